@@ -1,0 +1,1 @@
+"""Beat: the scheduler process that fires timers and cron/interval schedules."""

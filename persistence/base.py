@@ -1,0 +1,146 @@
+"""Shared plumbing of the store: models, clock, error mapping, conditional writes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import time
+import zlib
+from typing import Any, Callable, Iterator, TypeVar
+
+from pynamodb.connection import Connection
+from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
+from pynamodb.transactions import TransactWrite
+
+from workflows.errors import ItemTooLarge, StorageError, Throttled
+from workflows.settings import DYNAMODB_ITEM_LIMIT, Settings
+
+from .models import Models, build_models
+from .records import TimerRecord
+
+THROTTLE_CODES = frozenset({
+    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
+})
+CONDITION_FAILED = "ConditionalCheckFailedException"
+TX_CONDITION_FAILED = frozenset({"ConditionalCheckFailed", CONDITION_FAILED})
+TX_CONFLICT = "TransactionConflict"
+TIMER_SHARDS = 8
+LEASE_SHARDS = 8
+SCHEDULE_SHARDS = 4
+
+T = TypeVar("T")
+
+
+def shard_of(key: str, shards: int) -> str:
+    """Return a stable shard label for ``key`` (spreads hot index partitions)."""
+    return str(zlib.crc32(key.encode()) % shards)
+
+
+def cause_code(exc: BaseException) -> str | None:
+    """Return the AWS error code behind a PynamoDB error, if any."""
+    return getattr(exc, "cause_response_code", None)
+
+
+def is_condition_failure(exc: BaseException) -> bool:
+    """Whether a write failed only because its condition did not hold."""
+    if isinstance(exc, TransactWriteError):
+        reasons = getattr(exc, "cancellation_reasons", None) or []
+        return any(r is not None and r.code in TX_CONDITION_FAILED for r in reasons)
+    return cause_code(exc) == CONDITION_FAILED
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """Whether a transaction lost a race with another one on the same items (retry it)."""
+    reasons = getattr(exc, "cancellation_reasons", None) or [] if isinstance(exc, TransactWriteError) else []
+    return any(r is not None and r.code == TX_CONFLICT for r in reasons) and not is_condition_failure(exc)
+
+
+class StoreBase:
+    """Holds the models and the helpers every part of the store uses."""
+
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.m: Models = build_models(settings)
+        self.clock = clock
+        self._connection: Connection | None = None
+
+    def now(self) -> float:
+        """Return the store's clock, in epoch seconds."""
+        return self.clock()
+
+    def lease_until(self, seconds: float | None = None) -> float:
+        """Return a lease expiry, rounded up to a bucket so index writes stay rare."""
+        seconds = self.settings.lease_seconds if seconds is None else seconds
+        bucket = max(1.0, self.settings.lease_seconds / 5)
+        return math.ceil((self.now() + seconds) / bucket) * bucket
+
+    @property
+    def connection(self) -> Connection:
+        """The explicit connection that transactions need."""
+        if self._connection is None:
+            self._connection = Connection(region=self.settings.region, host=self.settings.dynamodb_endpoint)
+        return self._connection
+
+    def transaction(self) -> TransactWrite:
+        """Return a write transaction on this store's connection."""
+        return TransactWrite(connection=self.connection)
+
+    def transact(self, action: str, build: Callable[[TransactWrite], None], attempts: int = 6) -> bool:
+        """Run a transaction (retrying conflicts); False if a condition did not hold."""
+        for attempt in range(attempts):
+            try:
+                with self.errors(action), self.transaction() as tx:
+                    build(tx)
+                return True
+            except PynamoDBException as exc:
+                if is_condition_failure(exc):
+                    return False
+                if not is_conflict(exc) or attempt == attempts - 1:
+                    raise
+                time.sleep(0.01 * 2 ** attempt)
+        return False
+
+    def timer_item(self, timer: TimerRecord) -> Any:
+        """Return the model item of ``timer``."""
+        check_item_size({"data": timer.data})
+        return self.m.Timer(timer.timer_id, shard=shard_of(timer.timer_id, TIMER_SHARDS), due_at=timer.due_at,
+                            kind=timer.kind, run_id=timer.run_id, pos=timer.pos, data=timer.data)
+
+    @contextlib.contextmanager
+    def errors(self, action: str) -> Iterator[None]:
+        """Map PynamoDB failures to typed errors (condition failures and conflicts pass through)."""
+        try:
+            yield
+        except PynamoDBException as exc:
+            if isinstance(exc, DoesNotExist) or is_condition_failure(exc) or is_conflict(exc):
+                raise
+            code = cause_code(exc)
+            if code in THROTTLE_CODES:
+                raise Throttled(f"{action}: DynamoDB kept throttling ({code})") from exc
+            raise StorageError(f"{action} failed: {code or exc}") from exc
+
+    def conditional(self, action: str, write: Callable[[], Any]) -> bool:
+        """Run a conditional write; return False when its condition did not hold."""
+        try:
+            with self.errors(action):
+                write()
+            return True
+        except PynamoDBException as exc:
+            if is_condition_failure(exc):
+                return False
+            raise
+
+
+def check_item_size(fields: dict[str, str | None], limit: int = DYNAMODB_ITEM_LIMIT - 8 * 1024) -> None:
+    """Raise ItemTooLarge, naming the largest field, before a request that would fail."""
+    sizes = {name: len(value.encode()) for name, value in fields.items() if value}
+    total = sum(sizes.values())
+    if total > limit:
+        largest = max(sizes, key=lambda k: sizes[k])
+        raise ItemTooLarge(largest, total, limit)
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON for the store's own small structured fields."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)

@@ -1,0 +1,69 @@
+"""The append-only history: one record per op outcome or failed attempt, written once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist
+
+from .base import StoreBase, check_item_size
+from .records import EventRecord, TimerRecord, event_seq
+
+
+def _event_record(item: Any) -> EventRecord:
+    return EventRecord(run_id=item.run_id, seq=int(item.seq), kind=item.kind, status=item.status, at=item.at,
+                       name=item.name, data=item.data, error=item.error,
+                       attempt=None if item.attempt is None else int(item.attempt), started_at=item.started_at)
+
+
+class HistoryStore(StoreBase):
+    """History records keyed by (run id, op position): the key is the dedupe."""
+
+    def event_item(self, event: EventRecord) -> Any:
+        """Return the model item for ``event`` (size-checked)."""
+        check_item_size({"data": event.data, "error": event.error})
+        return self.m.Event(event.run_id, event.seq, kind=event.kind, name=event.name, pos=event.pos,
+                            status=event.status, at=event.at or self.now(), data=event.data,
+                            error=event.error, attempt=event.attempt, started_at=event.started_at)
+
+    def record_event(self, event: EventRecord) -> bool:
+        """Append ``event`` unless its slot is taken; return whether this call wrote it."""
+        item = self.event_item(event)
+        return self.conditional("record event", lambda: item.save(condition=self.m.Event.seq.does_not_exist()))
+
+    def record_outcome(self, run_id: str, pos: int, kind: str, status: str, *, name: str | None = None,
+                       data: str | None = None, error: str | None = None, attempt: int | None = None,
+                       started_at: float | None = None) -> bool:
+        """Record the outcome of op ``pos`` exactly once; False if one was already recorded."""
+        return self.record_event(EventRecord(run_id=run_id, seq=event_seq(pos), kind=kind, status=status,
+                                             at=self.now(), name=name, data=data, error=error,
+                                             attempt=attempt, started_at=started_at))
+
+    def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
+        """Return the recorded outcome of op ``pos``, if any."""
+        try:
+            with self.errors("read event"):
+                return _event_record(self.m.Event.get(run_id, event_seq(pos), consistent_read=True))
+        except DoesNotExist:
+            return None
+
+    def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None) -> list[EventRecord]:
+        """Return the records after ``after_seq`` in order, paging to the end."""
+        with self.errors("read history"):
+            return [_event_record(item) for item in self.m.Event.query(
+                run_id, self.m.Event.seq > after_seq, consistent_read=True, page_size=page_size)]
+
+    def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
+        """Record a failed attempt, schedule its retry and extend the run's lease over
+        the backoff, in one transaction. False if the run has ended."""
+        Run = self.m.Run
+
+        def build(tx: Any) -> None:
+            if event is not None:
+                tx.save(self.event_item(event))
+            tx.save(self.timer_item(retry))
+            tx.update(Run(retry.run_id), actions=[
+                Run.lease_expires_at.set(self.lease_until(backoff + self.settings.lease_seconds))],
+                condition=Run.status.is_in("pending", "running", "suspended"))
+
+        return self.transact("record attempt", build)

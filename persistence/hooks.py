@@ -1,0 +1,82 @@
+"""Hooks: found by the hash of their token, resumed once by a conditional update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist
+
+from workflows.errors import HookAlreadyResumed, HookClosed, HookExpired, HookNotFound
+
+from .base import StoreBase, check_item_size
+from .records import HookRecord
+
+
+def _hook_record(item: Any) -> HookRecord:
+    return HookRecord(token_hash=item.token_hash, run_id=item.run_id, pos=int(item.pos), name=item.name,
+                      status=item.status, created_at=item.created_at, expires_at=item.expires_at,
+                      schema=item.schema, payload=item.payload, resumed_at=item.resumed_at)
+
+
+class HookStore(StoreBase):
+    """Hook items; the raw token is never stored here, only its hash."""
+
+    def hook_item(self, hook: HookRecord) -> Any:
+        """Return the model item of ``hook``."""
+        return self.m.Hook(hook.token_hash, run_id=hook.run_id, pos=hook.pos, name=hook.name, status=hook.status,
+                           created_at=hook.created_at, expires_at=hook.expires_at, schema=hook.schema)
+
+    def get_hook(self, token_hash: str) -> HookRecord | None:
+        """Return the hook with this token hash, or None."""
+        try:
+            with self.errors("read hook"):
+                return _hook_record(self.m.Hook.get(token_hash, consistent_read=True))
+        except DoesNotExist:
+            return None
+
+    def resume_hook(self, token_hash: str, payload: str) -> HookRecord:
+        """Resume a pending, unexpired hook exactly once.
+
+        Raises:
+            HookNotFound, HookExpired, HookClosed, HookAlreadyResumed: why it was refused.
+        """
+        check_item_size({"payload": payload})
+        Hook, now = self.m.Hook, self.now()
+        cond = (Hook.status == "pending") & (Hook.expires_at.does_not_exist() | (Hook.expires_at > now))
+        item = Hook(token_hash)
+        ok = self.conditional("resume hook", lambda: item.update(
+            actions=[Hook.status.set("resumed"), Hook.payload.set(payload), Hook.resumed_at.set(now)],
+            condition=cond & Hook.token_hash.exists()))
+        if ok:
+            return _hook_record(item)
+        current = self.get_hook(token_hash)
+        if current is None:
+            raise HookNotFound()
+        if current.status == "resumed":
+            raise HookAlreadyResumed("this hook token was already used")
+        if current.status == "closed":
+            raise HookClosed(f"the run of hook {current.name!r} has ended")
+        raise HookExpired(f"hook {current.name!r} expired")
+
+    def expire_hook(self, token_hash: str) -> bool:
+        """Mark a pending hook expired; False if it was resumed or closed first."""
+        Hook = self.m.Hook
+        return self.conditional("expire hook", lambda: Hook(token_hash).update(
+            actions=[Hook.status.set("expired")], condition=Hook.status == "pending"))
+
+    def hooks_for_run(self, run_id: str) -> list[HookRecord]:
+        """Return a run's hooks in op order (index Query, paged)."""
+        with self.errors("list hooks"):
+            keys = [item.token_hash for item in self.m.Hook.by_run.query(run_id)]
+        with self.errors("read hooks"):
+            items = {i.token_hash: _hook_record(i) for i in self.m.Hook.batch_get(keys)} if keys else {}
+        return sorted(items.values(), key=lambda h: h.pos)
+
+    def close_hooks(self, run_id: str) -> int:
+        """Close every pending hook of an ended run; return how many were closed."""
+        Hook, closed = self.m.Hook, 0
+        for hook in self.hooks_for_run(run_id):
+            if hook.status == "pending" and self.conditional("close hook", lambda h=hook: Hook(h.token_hash).update(
+                    actions=[Hook.status.set("closed")], condition=Hook.status == "pending")):
+                closed += 1
+        return closed

@@ -1,0 +1,207 @@
+"""PynamoDB models of every piece of workflow state.
+
+Table names carry the deployment's prefix, so the model classes are built per
+settings by :func:`build_models`. Nothing outside ``persistence`` imports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pynamodb.attributes import (
+    BooleanAttribute,
+    NumberAttribute,
+    NumberSetAttribute,
+    UnicodeAttribute,
+)
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
+from pynamodb.models import Model
+
+from workflows.settings import Settings
+
+
+@dataclass(frozen=True)
+class Models:
+    """The model classes of one deployment (one table prefix)."""
+
+    Run: Any
+    Event: Any
+    Hook: Any
+    Timer: Any
+    Schedule: Any
+    Join: Any
+    Signal: Any
+    Guard: Any
+
+    def all(self) -> list[Any]:
+        """Return every model class, in creation order."""
+        return [self.Run, self.Event, self.Hook, self.Timer, self.Schedule, self.Join, self.Signal, self.Guard]
+
+
+def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per table
+    """Build the model classes bound to ``settings`` (prefix, region, endpoint)."""
+    prefix, region, host = settings.table_prefix, settings.region, settings.dynamodb_endpoint
+
+    class BaseMeta:
+        billing_mode = "PAY_PER_REQUEST"
+
+    def meta(name: str) -> type:
+        return type("Meta", (BaseMeta,), {"table_name": prefix + name, "region": region, "host": host,
+                                          "max_retry_attempts": 8, "base_backoff_ms": 25})
+
+    def index_meta(name: str, projection: Any) -> type:
+        return type("Meta", (), {"index_name": name, "projection": projection})
+
+    summary = IncludeProjection(["workflow", "parent_run_id", "schedule_id", "ended_at"])
+
+    class RunsByStatus(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        Meta = index_meta("by_status", summary)
+        status = UnicodeAttribute(hash_key=True)
+        created_at = NumberAttribute(range_key=True)
+
+    class RunsByWorkflow(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        Meta = index_meta("by_workflow", IncludeProjection(["status", "parent_run_id", "schedule_id", "ended_at"]))
+        workflow = UnicodeAttribute(hash_key=True)
+        created_at = NumberAttribute(range_key=True)
+
+    class RunsByLease(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        Meta = index_meta("by_lease", KeysOnlyProjection())
+        lease_shard = UnicodeAttribute(hash_key=True)
+        lease_expires_at = NumberAttribute(range_key=True)
+
+    class Run(Model):
+        Meta = meta("runs")
+        run_id = UnicodeAttribute(hash_key=True)
+        workflow = UnicodeAttribute()
+        status = UnicodeAttribute()
+        created_at = NumberAttribute()
+        updated_at = NumberAttribute()
+        ended_at = NumberAttribute(null=True)
+        args = UnicodeAttribute()
+        result = UnicodeAttribute(null=True)
+        error = UnicodeAttribute(null=True)
+        cursor = NumberAttribute(default=-1)
+        waiting = UnicodeAttribute(null=True)
+        wake_seq = NumberAttribute(default=0)
+        lease_shard = UnicodeAttribute(null=True)
+        lease_expires_at = NumberAttribute(null=True)
+        recoveries = NumberAttribute(default=0)
+        cancel_requested = BooleanAttribute(default=False)
+        deadline = NumberAttribute(null=True)
+        idempotency_key = UnicodeAttribute(null=True)
+        parent_run_id = UnicodeAttribute(null=True)
+        parent_pos = NumberAttribute(null=True)
+        continued_from = UnicodeAttribute(null=True)
+        continued_to = UnicodeAttribute(null=True)
+        schedule_id = UnicodeAttribute(null=True)
+        fire_time = NumberAttribute(null=True)
+        queue = UnicodeAttribute(null=True)
+        by_status = RunsByStatus()
+        by_workflow = RunsByWorkflow()
+        by_lease = RunsByLease()
+
+    class Event(Model):
+        """One history record, written once: its key is derived from the op position."""
+
+        Meta = meta("history")
+        run_id = UnicodeAttribute(hash_key=True)
+        seq = NumberAttribute(range_key=True)
+        kind = UnicodeAttribute()
+        name = UnicodeAttribute(null=True)
+        pos = NumberAttribute(null=True)
+        status = UnicodeAttribute()
+        at = NumberAttribute()
+        data = UnicodeAttribute(null=True)
+        error = UnicodeAttribute(null=True)
+        attempt = NumberAttribute(null=True)
+        started_at = NumberAttribute(null=True)
+
+    class HooksByRun(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        Meta = index_meta("by_run", IncludeProjection(["name", "status", "expires_at", "created_at"]))
+        run_id = UnicodeAttribute(hash_key=True)
+        pos = NumberAttribute(range_key=True)
+
+    class Hook(Model):
+        Meta = meta("hooks")
+        token_hash = UnicodeAttribute(hash_key=True)
+        run_id = UnicodeAttribute()
+        pos = NumberAttribute()
+        name = UnicodeAttribute()
+        status = UnicodeAttribute()
+        created_at = NumberAttribute()
+        expires_at = NumberAttribute(null=True)
+        schema = UnicodeAttribute(null=True)
+        payload = UnicodeAttribute(null=True)
+        resumed_at = NumberAttribute(null=True)
+        by_run = HooksByRun()
+
+    class TimersByDue(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        Meta = index_meta("by_due", AllProjection())
+        shard = UnicodeAttribute(hash_key=True)
+        due_at = NumberAttribute(range_key=True)
+
+    class Timer(Model):
+        Meta = meta("timers")
+        timer_id = UnicodeAttribute(hash_key=True)
+        shard = UnicodeAttribute()
+        due_at = NumberAttribute()
+        kind = UnicodeAttribute()
+        run_id = UnicodeAttribute()
+        pos = NumberAttribute(null=True)
+        data = UnicodeAttribute(null=True)
+        by_due = TimersByDue()
+
+    class SchedulesByNextFire(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        Meta = index_meta("by_next_fire", KeysOnlyProjection())
+        active_shard = UnicodeAttribute(hash_key=True)
+        next_fire_at = NumberAttribute(range_key=True)
+
+    class Schedule(Model):
+        Meta = meta("schedules")
+        schedule_id = UnicodeAttribute(hash_key=True)
+        workflow = UnicodeAttribute()
+        spec = UnicodeAttribute()
+        state = UnicodeAttribute()
+        overlap = UnicodeAttribute()
+        catchup_window = NumberAttribute(null=True)
+        args = UnicodeAttribute()
+        next_fire_at = NumberAttribute(null=True)
+        active_shard = UnicodeAttribute(null=True)
+        running = NumberSetAttribute(null=True)  # type: ignore[var-annotated]
+        buffered = NumberAttribute(default=0)
+        last_fire_at = NumberAttribute(null=True)
+        last_run_id = UnicodeAttribute(null=True)
+        created_at = NumberAttribute()
+        updated_at = NumberAttribute()
+        declared = BooleanAttribute(default=False)
+        by_next_fire = SchedulesByNextFire()
+
+    class Join(Model):
+        """Branch results (slot >= 0) and the join's counters (slot < 0)."""
+
+        Meta = meta("joins")
+        join_id = UnicodeAttribute(hash_key=True)
+        slot = NumberAttribute(range_key=True)
+        data = UnicodeAttribute(null=True)
+        error = UnicodeAttribute(null=True)
+        total = NumberAttribute(null=True)
+        done = NumberSetAttribute(null=True)  # type: ignore[var-annotated]
+
+    class Signal(Model):
+        Meta = meta("signals")
+        run_id = UnicodeAttribute(hash_key=True)
+        signal_key = UnicodeAttribute(range_key=True)
+        name = UnicodeAttribute()
+        payload = UnicodeAttribute(null=True)
+        sent_at = NumberAttribute()
+
+    class Guard(Model):
+        """An idempotency key, written in the same transaction as its run."""
+
+        Meta = meta("idempotency")
+        key = UnicodeAttribute(hash_key=True)
+        run_id = UnicodeAttribute()
+        created_at = NumberAttribute()
+
+    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard)

@@ -1,0 +1,46 @@
+"""Create the tables and queues a deployment needs; idempotent."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import boto3
+
+from workflows.settings import Settings
+
+from .models import build_models
+
+BASE_QUEUES = ("workflows", "steps")
+DLQ = "dlq"
+
+
+def sqs_client(settings: Settings):  # type: ignore[no-untyped-def]
+    """Return a boto3 SQS client for ``settings``."""
+    return boto3.client("sqs", region_name=settings.region, endpoint_url=settings.sqs_endpoint)
+
+
+def create_tables(settings: Settings) -> list[tuple[str, bool]]:
+    """Create every missing table (on-demand billing); return (name, created) pairs."""
+    report = []
+    for model in build_models(settings).all():
+        exists = model.exists()
+        if not exists:
+            model.create_table(wait=True, billing_mode="PAY_PER_REQUEST")
+        report.append((model.Meta.table_name, not exists))
+    return report
+
+
+def create_queues(settings: Settings, extra: Iterable[str] = ()) -> list[tuple[str, bool]]:
+    """Create the resume, step, custom step and dead-letter queues; return (name, created)."""
+    client = sqs_client(settings)
+    existing = set()
+    for page in client.get_paginator("list_queues").paginate(QueueNamePrefix=settings.queue_prefix):
+        existing.update(url.rsplit("/", 1)[-1] for url in page.get("QueueUrls", []))
+    report = []
+    for name in dict.fromkeys([*BASE_QUEUES, *extra, DLQ]):
+        full = settings.queue_prefix + name
+        if full not in existing:
+            client.create_queue(QueueName=full, Attributes={
+                "VisibilityTimeout": str(settings.visibility_timeout)})
+        report.append((full, full not in existing))
+    return report

@@ -1,0 +1,246 @@
+"""Runs: creation with idempotency guards, leases, suspension, wake-ups, endings."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist
+
+from workflows.errors import RunNotFound
+
+from .base import LEASE_SHARDS, StoreBase, check_item_size, shard_of, to_json
+from .records import TERMINAL, Page, RunRecord, TimerRecord
+
+LIVE = ("pending", "running", "suspended")
+
+
+def _run_record(item: Any) -> RunRecord:
+    return RunRecord(
+        run_id=item.run_id, workflow=item.workflow, status=item.status, created_at=item.created_at,
+        updated_at=item.updated_at or item.created_at, args=item.args or "[[],{}]", ended_at=item.ended_at,
+        result=item.result, error=item.error, cursor=int(item.cursor if item.cursor is not None else -1),
+        waiting=json.loads(item.waiting) if item.waiting else None, wake_seq=int(item.wake_seq or 0),
+        lease_expires_at=item.lease_expires_at, recoveries=int(item.recoveries or 0),
+        cancel_requested=bool(item.cancel_requested), deadline=item.deadline,
+        idempotency_key=item.idempotency_key, parent_run_id=item.parent_run_id,
+        parent_pos=None if item.parent_pos is None else int(item.parent_pos),
+        continued_from=item.continued_from, continued_to=item.continued_to,
+        schedule_id=item.schedule_id, fire_time=item.fire_time,
+    )
+
+
+def _encode_cursor(key: dict[str, Any] | None) -> str | None:
+    return base64.urlsafe_b64encode(json.dumps(key).encode()).decode() if key else None
+
+
+def _decode_cursor(cursor: str | None) -> dict[str, Any] | None:
+    if not cursor:
+        return None
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"invalid cursor {cursor!r}") from exc
+    if not isinstance(value, dict):
+        raise ValueError(f"invalid cursor {cursor!r}")
+    return value
+
+
+class RunStore(StoreBase):
+    """Run items: the only mutable per-run state, always written conditionally."""
+
+    def create_run(self, run: RunRecord, *, timers: list[TimerRecord] = ()) -> tuple[str, bool]:  # type: ignore[assignment]
+        """Store a new run (pending, leased so a lost start is recovered).
+
+        With an idempotency key the run and its guard item are written in one
+        transaction, so concurrent starts with one key make exactly one run.
+
+        Returns:
+            ``(run_id, created)``: the existing run's id and False for a known key or id.
+        """
+        check_item_size({"args": run.args})
+        now = self.now()
+        item = self.m.Run(
+            run.run_id, workflow=run.workflow, status="pending", created_at=run.created_at or now,
+            updated_at=now, args=run.args, cursor=-1, wake_seq=0, recoveries=0, cancel_requested=False,
+            lease_shard=shard_of(run.run_id, LEASE_SHARDS), lease_expires_at=self.lease_until(),
+            deadline=run.deadline, idempotency_key=run.idempotency_key, parent_run_id=run.parent_run_id,
+            parent_pos=run.parent_pos, continued_from=run.continued_from, schedule_id=run.schedule_id,
+            fire_time=run.fire_time,
+        )
+        new = self.m.Run.run_id.does_not_exist()
+        if run.idempotency_key is None and not timers:
+            if self.conditional("create run", lambda: item.save(condition=new)):
+                return run.run_id, True
+            return run.run_id, False
+        def build(tx: Any) -> None:
+            tx.save(item, condition=new)
+            if run.idempotency_key is not None:
+                guard = self.m.Guard(run.idempotency_key, run_id=run.run_id, created_at=now)
+                tx.save(guard, condition=self.m.Guard.key.does_not_exist())
+            for timer in timers:
+                tx.save(self.timer_item(timer))
+
+        if not self.transact("create run", build):
+            if run.idempotency_key is not None:
+                existing = self.run_for_key(run.idempotency_key)
+                if existing is not None:
+                    return existing, False
+            return run.run_id, False
+        return run.run_id, True
+
+    def run_for_key(self, key: str) -> str | None:
+        """Return the run id an idempotency key maps to, if any."""
+        try:
+            with self.errors("read idempotency key"):
+                return str(self.m.Guard.get(key, consistent_read=True).run_id)
+        except DoesNotExist:
+            return None
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """Return a run (consistent read).
+
+        Raises:
+            RunNotFound: no run has this id.
+        """
+        try:
+            with self.errors("read run"):
+                return _run_record(self.m.Run.get(run_id, consistent_read=True))
+        except DoesNotExist:
+            raise RunNotFound(run_id) from None
+
+    def find_run(self, run_id: str) -> RunRecord | None:
+        """Return a run, or None."""
+        try:
+            return self.get_run(run_id)
+        except RunNotFound:
+            return None
+
+    def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+                  cursor: str | None = None, since: float | None = None,
+                  until: float | None = None) -> Page[RunRecord]:
+        """Return one page of runs, newest first, by status or by workflow (Query, never Scan)."""
+        if status is None and workflow is None:
+            raise ValueError("list_runs needs status= or workflow=")
+        index = self.m.Run.by_status if status is not None else self.m.Run.by_workflow
+        key = status if status is not None else workflow
+        lo, hi = since if since is not None else 0, until if until is not None else 1e12
+        cond = self.m.Run.created_at.between(lo, hi)
+        with self.errors("list runs"):
+            results = index.query(key, range_key_condition=cond, scan_index_forward=False, limit=limit,
+                                  last_evaluated_key=_decode_cursor(cursor),
+                                  filter_condition=(self.m.Run.workflow == workflow)
+                                  if status is not None and workflow is not None else None)
+            ids = [item.run_id for item in results]
+            last = results.last_evaluated_key
+        records = self.get_runs(ids)
+        return Page(items=records, next_cursor=_encode_cursor(last) if len(ids) >= limit or last else None)
+
+    def get_runs(self, run_ids: list[str]) -> list[RunRecord]:
+        """Return runs by id, in the order given (BatchGet)."""
+        if not run_ids:
+            return []
+        with self.errors("read runs"):
+            found = {item.run_id: _run_record(item) for item in self.m.Run.batch_get(run_ids)}
+        return [found[r] for r in run_ids if r in found]
+
+    def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
+        """Mark op ``pos`` in flight and renew the lease (the one run write of a dispatched step).
+
+        Returns False when another resume already moved past ``pos``, the run
+        ended, or cancellation was requested.
+        """
+        Run = self.m.Run
+        cond = (Run.cursor <= pos if recovering else Run.cursor < pos) & Run.status.is_in(*LIVE) & (
+            Run.cancel_requested == False)  # noqa: E712 - a DynamoDB condition, not a Python test
+        actions = [Run.status.set("running"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
+                   Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now())]
+        return self.conditional("advance run", lambda: Run(run_id).update(actions=actions, condition=cond))
+
+    def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
+                    timers: list[TimerRecord] = ()) -> bool:  # type: ignore[assignment]
+        """Suspend a run at op ``pos`` (no lease) and store its timers, atomically.
+
+        Fails (returns False) if anything woke the run since ``seen_wake`` was read.
+        """
+        Run = self.m.Run
+        cond = (Run.wake_seq == seen_wake) & Run.status.is_in(*LIVE) & (Run.cursor <= pos)
+        actions = [Run.status.set("suspended"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
+                   Run.lease_expires_at.remove(), Run.updated_at.set(self.now())]
+        def build(tx: Any) -> None:
+            tx.update(Run(run_id), actions=actions, condition=cond)
+            for timer in timers:
+                tx.save(self.timer_item(timer))
+
+        return self.transact("suspend run", build)
+
+    def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
+        """Tell a run that something it may wait for arrived (or that it must cancel).
+
+        Bumps ``wake_seq`` so a concurrent suspend fails, and leases a suspended
+        run so the reconciler resumes it if the resume message is lost.
+
+        Returns:
+            The run after the update, or None if it does not exist or has ended.
+        """
+        Run = self.m.Run
+        actions = [Run.wake_seq.add(1), Run.lease_expires_at.set(Run.lease_expires_at | self.lease_until(
+            min(self.settings.lease_seconds, 30.0)))]
+        if cancel:
+            actions.append(Run.cancel_requested.set(True))
+        item = Run(run_id)
+        ok = self.conditional("wake run", lambda: item.update(
+            actions=actions, condition=Run.status.is_in(*LIVE)))
+        return _run_record(item) if ok else None
+
+    def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
+        """Extend the lease of a live run whose op ``pos`` (None: an inline op) still runs."""
+        Run = self.m.Run
+        cond = Run.status.is_in(*LIVE)
+        if pos is not None:
+            cond = cond & (Run.cursor == pos)
+        return self.conditional("renew lease", lambda: Run(run_id).update(
+            actions=[Run.lease_expires_at.set(self.lease_until())], condition=cond))
+
+    def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
+                   continued_to: str | None = None) -> RunRecord | None:
+        """End a run; exactly one caller wins. Returns the ended run, or None if it had ended."""
+        if status not in TERMINAL:
+            raise ValueError(f"not a terminal status: {status}")
+        check_item_size({"result": result, "error": error})
+        Run = self.m.Run
+        now = self.now()
+        actions = [Run.status.set(status), Run.ended_at.set(now), Run.updated_at.set(now),
+                   Run.lease_expires_at.remove()]
+        if result is not None:
+            actions.append(Run.result.set(result))
+        if error is not None:
+            actions.append(Run.error.set(error[:4000]))
+        if continued_to is not None:
+            actions.append(Run.continued_to.set(continued_to))
+        item = Run(run_id)
+        ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=Run.status.is_in(*LIVE)))
+        return _run_record(item) if ok else None
+
+    def stale_runs(self, limit: int = 100) -> list[str]:
+        """Return runs whose lease has expired, from the sparse lease index (paged Query)."""
+        now, found = self.now(), []
+        for shard in range(LEASE_SHARDS):
+            with self.errors("query stale leases"):
+                for item in self.m.Run.by_lease.query(str(shard), self.m.Run.lease_expires_at < now):
+                    found.append(item.run_id)
+                    if len(found) >= limit:
+                        return found
+        return found
+
+    def claim_recovery(self, run_id: str) -> RunRecord | None:
+        """Claim an expired lease for the reconciler (one reconciler wins) and count it."""
+        Run = self.m.Run
+        item = Run(run_id)
+        ok = self.conditional("claim recovery", lambda: item.update(
+            actions=[Run.recoveries.add(1), Run.lease_expires_at.set(self.lease_until())],
+            condition=(Run.lease_expires_at < self.now()) & Run.status.is_in(*LIVE)))
+        if not ok:
+            return None
+        return _run_record(item)

@@ -1,0 +1,31 @@
+"""Signals: stored durably when sent, consumed in send order by the run's waits."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+from .base import StoreBase, check_item_size
+from .records import SignalRecord
+
+
+class SignalStore(StoreBase):
+    """Signal items keyed by (run id, name#send-time#nonce)."""
+
+    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord:
+        """Store a signal; its key orders it after every earlier signal of the name."""
+        check_item_size({"payload": payload})
+        key = f"{name}#{time.time_ns():020d}#{secrets.token_hex(4)}"
+        record = SignalRecord(run_id=run_id, signal_key=key, name=name, payload=payload, sent_at=self.now())
+        item = self.m.Signal(run_id, key, name=name, payload=payload, sent_at=record.sent_at)
+        with self.errors("put signal"):
+            item.save()
+        return record
+
+    def signals(self, run_id: str, name: str) -> list[SignalRecord]:
+        """Return the signals of ``name`` sent to a run, oldest first (paged Query)."""
+        with self.errors("read signals"):
+            return [SignalRecord(run_id=i.run_id, signal_key=i.signal_key, name=i.name, payload=i.payload,
+                                 sent_at=i.sent_at)
+                    for i in self.m.Signal.query(run_id, self.m.Signal.signal_key.startswith(f"{name}#"),
+                                                 consistent_read=True)]

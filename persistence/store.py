@@ -1,0 +1,57 @@
+"""The store: every read and write of workflow state, in domain terms."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from workflows.errors import StorageError
+from workflows.settings import Settings, get_settings
+
+from .history import HistoryStore
+from .hooks import HookStore
+from .joins import JoinStore
+from .records import EventRecord, HookRecord, TimerRecord, event_seq
+from .runs import RunStore
+from .signals import SignalStore
+from .timers import TimerStore
+
+
+class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore):
+    """DynamoDB-backed state of runs, history, timers, hooks, signals and joins."""
+
+    def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(settings or get_settings(), clock)
+
+    def create_hook(self, hook: HookRecord, timer: TimerRecord | None, run_id: str, pos: int,
+                    data: str) -> EventRecord:
+        """Store a hook, its expiry timer and the op's outcome in one transaction.
+
+        Returns the recorded outcome: this call's, or the one a concurrent replay wrote.
+        """
+        event = EventRecord(run_id=run_id, seq=event_seq(pos), kind="hook", status="created", at=self.now(),
+                            name=hook.name, data=data)
+        def build(tx: Any) -> None:
+            tx.save(self.hook_item(hook), condition=self.m.Hook.token_hash.does_not_exist())
+            if timer is not None:
+                tx.save(self.timer_item(timer))
+            tx.save(self.event_item(event), condition=self.m.Event.seq.does_not_exist())
+
+        if not self.transact("create hook", build):
+            existing = self.get_outcome(run_id, pos)
+            if existing is None:
+                raise StorageError(f"hook of run {run_id} at {pos} could not be created")
+            return existing
+        return event
+
+
+_stores: dict[Settings, Store] = {}
+
+
+def get_store(settings: Settings | None = None) -> Store:
+    """Return the shared store of ``settings`` (the active settings by default)."""
+    settings = settings or get_settings()
+    store = _stores.get(settings)
+    if store is None:
+        store = _stores[settings] = Store(settings)
+    return store

@@ -1,0 +1,45 @@
+"""The Celery configuration, built from the typed settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .settings import Settings
+
+RESUME_QUEUE = "workflows"
+STEP_QUEUE = "steps"
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """Return Celery settings: SQS broker, JSON only, late acks, prefetch 1, prefixed queues."""
+    return {
+        "broker_url": settings.broker_url(),
+        "broker_transport_options": {
+            "region": settings.region,
+            "queue_name_prefix": settings.queue_prefix,
+            "visibility_timeout": settings.visibility_timeout,
+            "wait_time_seconds": settings.poll_wait_seconds,
+            "polling_interval": 0.05,
+            "is_secure": settings.sqs_is_secure,
+        },
+        "broker_connection_retry_on_startup": True,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "event_serializer": "json",
+        "task_ignore_result": True,
+        "result_backend": None,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "worker_pool": "threads",
+        "worker_concurrency": 8,
+        "worker_hijack_root_logger": False,
+        "worker_send_task_events": False,
+        "task_default_queue": RESUME_QUEUE,
+        "task_routes": {"workflows.resume": {"queue": RESUME_QUEUE}, "workflows.step.*": {"queue": STEP_QUEUE}},
+        "imports": list(settings.imports),
+        "beat_scheduler": "beat.scheduler:WorkflowScheduler",
+        "beat_max_loop_interval": settings.sweep_interval,
+        "enable_utc": True,
+    }

@@ -1,0 +1,242 @@
+"""The ``workflows`` command line (also ``python -m workflows``)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+from .errors import WorkflowError
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+def _imports() -> None:
+    from .registry import load_imports
+    from .settings import get_settings
+
+    load_imports(get_settings().imports)
+
+
+def cmd_init_aws(args: argparse.Namespace) -> int:
+    from persistence.provision import create_queues, create_tables
+
+    from .app import worker_queues
+    from .settings import get_settings
+
+    settings = get_settings()
+    _imports()
+    changed = 0
+    for name, created in create_tables(settings) + create_queues(settings, worker_queues()):
+        changed += created
+        print(f"{'created' if created else 'exists '}  {name}")
+    try:
+        from beat.schedules import sync_declared_schedules
+
+        declared = sync_declared_schedules()
+        if declared:
+            print(f"declared schedules synced: {declared}")
+    except ImportError:
+        pass
+    print("nothing to change: every table and queue exists" if not changed else f"{changed} resource(s) created")
+    return 0
+
+
+def _celery(argv: list[str]) -> int:
+    from .app import app
+
+    app.start(argv)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    extra = list(args.celery_args)
+    if not any(a == "-Q" or a.startswith("--queues") for a in extra):
+        from .app import worker_queues
+
+        extra += ["-Q", ",".join(worker_queues())]
+    return _celery(["worker", *extra])
+
+
+def cmd_beat(args: argparse.Namespace) -> int:
+    return _celery(["beat", "-S", "beat.scheduler:WorkflowScheduler", *args.celery_args])
+
+
+def cmd_local_aws(args: argparse.Namespace) -> int:
+    from .localstack import serve_forever
+
+    serve_forever(args.host, args.port)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(sleep_seconds=args.sleep)
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    from .engine import get_engine
+    from .sweeper import reconcile
+
+    _imports()
+    print(f"recovered {reconcile(get_engine())} run(s)")
+    return 0
+
+
+def cmd_runs_list(args: argparse.Namespace) -> int:
+    from .client import list_runs
+
+    page = list_runs(status=args.status, workflow=args.workflow, limit=args.limit, cursor=args.cursor)
+    print(f"{'RUN ID':38} {'WORKFLOW':20} {'STATUS':10} CREATED")
+    for run in page:
+        print(f"{run.run_id:38} {run.workflow:20} {run.status:10} {_when(run.created_at)}")
+    if page.next_cursor:
+        print(f"next page: --cursor {page.next_cursor}")
+    return 0
+
+
+def cmd_runs_show(args: argparse.Namespace) -> int:
+    from .client import get_run
+
+    handle = get_run(args.run_id)
+    run = handle.record()
+    print(f"run       {run.run_id}\nworkflow  {run.workflow}\nstatus    {run.status}")
+    print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
+    for label, value in (("parent", run.parent_run_id), ("continued from", run.continued_from),
+                         ("continued to", run.continued_to), ("schedule", run.schedule_id),
+                         ("result", run.result), ("error", run.error)):
+        if value:
+            print(f"{label:9} {value}")
+    children = handle.children()
+    if children:
+        print("children  " + ", ".join(c.run_id for c in children))
+    print("\nsteps:")
+    for row in handle.steps():
+        took = (row["finished_at"] - row["started_at"]) if row["finished_at"] and row["started_at"] else None
+        print(f"  #{row['seq']:<4} {row['name']:24} {row['status']:10} attempts={row['attempts']}"
+              f" took={'-' if took is None else f'{took:.3f}s'}" + (f"  error={row['error']}" if row["error"] else ""))
+    print("\ntimeline:")
+    _print_events(handle.events())
+    return 0
+
+
+def _print_events(events: list[dict[str, Any]]) -> None:
+    for event in events:
+        detail = {k: v for k, v in event.items() if k not in ("seq", "at", "type", "pos") and v is not None}
+        print(f"  {_when(event.get('at'))}  {event['type']:22} {json.dumps(detail, default=str)}")
+
+
+def cmd_runs_events(args: argparse.Namespace) -> int:
+    from .client import get_run
+
+    events = get_run(args.run_id).events()
+    if args.json:
+        print(json.dumps(events, default=str, indent=2))
+    else:
+        _print_events(events)
+    return 0
+
+
+def cmd_runs_cancel(args: argparse.Namespace) -> int:
+    from .client import cancel
+
+    cancel(args.run_id)
+    print(f"cancellation requested for {args.run_id}")
+    return 0
+
+
+def cmd_hooks_resume(args: argparse.Namespace) -> int:
+    from .client import resume_hook
+
+    try:
+        payload = json.loads(args.data)
+    except json.JSONDecodeError as exc:
+        print(f"error: --data is not valid JSON: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    _imports()
+    run = resume_hook(args.token, payload)
+    print(f"hook resumed; run {run.run_id}")
+    return 0
+
+
+def cmd_hooks_list(args: argparse.Namespace) -> int:
+    from .engine import get_engine
+
+    print(f"{'POS':5} {'NAME':20} {'STATUS':9} {'EXPIRES':24} TOKEN HASH (prefix)")
+    for hook in get_engine().store.hooks_for_run(args.run):
+        print(f"{hook.pos:<5} {hook.name:20} {hook.status:9} {_when(hook.expires_at):24} {hook.token_hash[:12]}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(prog="workflows", description="Durable workflows on Celery, SQS and DynamoDB.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, fn: Callable[[argparse.Namespace], int], help_: str,
+            parent: Any = sub) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = parent.add_parser(name, help=help_, description=help_)
+        p.set_defaults(func=fn)
+        return p
+
+    add("init-aws", cmd_init_aws, "create every table and queue (idempotent)")
+    for name, fn, text in (("worker", cmd_worker, "run a Celery worker (extra args go to celery)"),
+                           ("beat", cmd_beat, "run beat with the DynamoDB scheduler (timers, schedules, recovery)")):
+        add(name, fn, text).add_argument("celery_args", nargs=argparse.REMAINDER)
+    p = add("local-aws", cmd_local_aws, "run the local AWS emulator in the foreground")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=5000)
+    p = add("demo", cmd_demo, "run an example workflow end to end on an embedded local stack")
+    p.add_argument("--sleep", type=float, default=3.0, help="seconds of the demo's durable sleep")
+    add("reconcile", cmd_reconcile, "resume runs whose lease expired (beat also does this)")
+
+    runs = add("runs", lambda a: EXIT_USAGE, "inspect and cancel runs").add_subparsers(dest="runs_cmd", required=True)
+    p = add("list", cmd_runs_list, "list runs, newest first", runs)
+    p.add_argument("--status")
+    p.add_argument("--workflow")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--cursor")
+    add("show", cmd_runs_show, "show a run, its steps and its timeline", runs).add_argument("run_id")
+    p = add("events", cmd_runs_events, "print a run's history", runs)
+    p.add_argument("run_id")
+    p.add_argument("--json", action="store_true")
+    add("cancel", cmd_runs_cancel, "cancel a run", runs).add_argument("run_id")
+
+    hooks = add("hooks", lambda a: EXIT_USAGE, "resume and list hooks").add_subparsers(dest="hooks_cmd", required=True)
+    p = add("resume", cmd_hooks_resume, "resume a hook with a JSON payload", hooks)
+    p.add_argument("token")
+    p.add_argument("--data", default="null", help="the payload, as JSON")
+    add("list", cmd_hooks_list, "list a run's hooks", hooks).add_argument("--run", required=True)
+    try:
+        from .cli_schedules import add_schedule_commands
+    except ImportError:
+        pass
+    else:
+        add_schedule_commands(sub, add)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except WorkflowError as exc:
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,317 @@
+"""The client API: start runs, inspect them, cancel them, resume hooks, send signals."""
+
+from __future__ import annotations
+
+import enum
+import json
+import sys
+import time
+import uuid
+from typing import Any, Iterator
+
+from persistence import EventRecord, Page, RunRecord
+
+from . import codec
+from .engine import get_engine, record_timers
+from .errors import (
+    HookAlreadyResumed,
+    HookClosed,
+    HookExpired,
+    HookNotFound,
+    HookPayloadInvalid,
+    RunCancelled,
+    RunEnded,
+    RunFailed,
+    RunTimedOut,
+    SerializationError,
+)
+from .registry import WorkflowDef, get_workflow
+from .waits import hash_token
+
+MAX_KEY_LENGTH = 512
+
+
+class RunStatus(str, enum.Enum):
+    """The states of a run."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    CONTINUED = "continued"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _check_text(value: Any, what: str, limit: int = MAX_KEY_LENGTH) -> str:
+    if not isinstance(value, str) or not value or len(value) > limit:
+        raise SerializationError(f"{what} must be a non-empty string of at most {limit} characters, got {value!r}")
+    return value
+
+
+def new_run_record(run_id: str, workflow: str, args: str, **fields: Any) -> RunRecord:
+    """A run record ready for :meth:`Store.create_run`."""
+    return RunRecord(run_id=run_id, workflow=workflow, status="pending", created_at=time.time(), args=args, **fields)
+
+
+def create_and_send(definition: WorkflowDef, args: str, *, run_id: str | None = None,
+                    idempotency_key: str | None = None, **fields: Any) -> tuple[str, bool]:
+    """Store a new run and queue its first resume; return ``(run_id, created)``."""
+    engine = get_engine()
+    deadline = time.time() + definition.max_duration if definition.max_duration else None
+    record = new_run_record(run_id or str(uuid.uuid4()), definition.name, args, deadline=deadline,
+                            idempotency_key=idempotency_key, **fields)
+    run_id, created = engine.store.create_run(record, timers=record_timers(record))
+    if created:
+        engine.transport.send_resume(run_id)
+    return run_id, created
+
+
+def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any], *,
+                   idempotency_key: str | None = None, **fields: Any) -> RunHandle:
+    """Start a run of ``definition``; nothing is stored if the arguments are not JSON data."""
+    if idempotency_key is not None:
+        _check_text(idempotency_key, "idempotency_key")
+    payload = codec.dumps([list(args), kwargs], what=f"arguments of workflow {definition.name!r}",
+                          limit=get_engine().settings.max_payload_bytes)
+    run_id, _ = create_and_send(definition, payload, idempotency_key=idempotency_key, **fields)
+    return RunHandle(run_id)
+
+
+def start(workflow: Any, *args: Any, idempotency_key: str | None = None, **kwargs: Any) -> RunHandle:
+    """Start a run of a workflow given by registered name (or by the workflow object)."""
+    name = workflow if isinstance(workflow, str) else getattr(workflow, "name", workflow)
+    return start_workflow(get_workflow(_check_text(name, "workflow name")), args, kwargs,
+                          idempotency_key=idempotency_key)
+
+
+class RunHandle:
+    """A run, by id. Every method reads the current stored state."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+
+    def __repr__(self) -> str:
+        return f"RunHandle({self.run_id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunHandle) and other.run_id == self.run_id
+
+    def __hash__(self) -> int:
+        return hash(self.run_id)
+
+    def record(self) -> RunRecord:
+        """The stored run."""
+        return get_engine().store.get_run(self.run_id)
+
+    def status(self) -> RunStatus:
+        """The run's status."""
+        return RunStatus(self.record().status)
+
+    def result(self, timeout: float | None = None, poll: float = 0.1) -> Any:
+        """Wait for the run (following continue-as-new) to end; return its result.
+
+        Raises:
+            RunFailed, RunCancelled, RunTimedOut: how the run ended.
+            TimeoutError: ``timeout`` seconds passed first.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        run_id = self.run_id
+        while True:
+            run = get_engine().store.get_run(run_id)
+            if run.status == "continued" and run.continued_to:
+                run_id = run.continued_to
+                continue
+            if run.status == "completed":
+                return codec.loads(run.result)
+            if run.status == "failed":
+                raise RunFailed(run.run_id, run.error)
+            if run.status == "cancelled":
+                raise RunCancelled(run.run_id)
+            if run.status == "timed_out":
+                raise RunTimedOut(run.run_id)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"run {self.run_id} did not end within {timeout}s (status {run.status})")
+            time.sleep(poll)
+            poll = min(poll * 1.5, 1.0)
+
+    def history(self) -> list[EventRecord]:
+        """The raw history records, in order."""
+        return get_engine().store.read_history(self.run_id)
+
+    def events(self) -> list[dict[str, Any]]:
+        """The history as a timeline: run start, every op record in order, run end."""
+        from .inspect import timeline
+
+        return timeline(self.record(), self.history())
+
+    def steps(self) -> list[dict[str, Any]]:
+        """One record per step op: seq, name, status, attempts, started_at, finished_at, error."""
+        from .inspect import step_rows
+
+        return step_rows(self.record(), self.history())
+
+    def cancel(self) -> None:
+        """Request cancellation (see :func:`cancel`)."""
+        cancel(self.run_id)
+
+    def children(self) -> list[RunHandle]:
+        """The child runs this run started, in start order."""
+        return [RunHandle(json.loads(e.data or "{}")["run_id"]) for e in self.history()
+                if e.kind == "child" and e.is_outcome]
+
+    def parent(self) -> RunHandle | None:
+        """The run that started this one as a child, if any."""
+        parent = self.record().parent_run_id
+        return RunHandle(parent) if parent else None
+
+    def chain(self) -> list[RunHandle]:
+        """Every run of this run's continue-as-new chain, first to last."""
+        store = get_engine().store
+        run = store.get_run(self.run_id)
+        while run.continued_from:
+            run = store.get_run(run.continued_from)
+        chain = [RunHandle(run.run_id)]
+        while run.continued_to:
+            run = store.get_run(run.continued_to)
+            chain.append(RunHandle(run.run_id))
+        return chain
+
+
+def get_run(run_id: str) -> RunHandle:
+    """Return a handle of an existing run.
+
+    Raises:
+        RunNotFound: no run has this id.
+    """
+    get_engine().store.get_run(_check_text(run_id, "run_id"))
+    return RunHandle(run_id)
+
+
+STATUSES = [s.value for s in RunStatus]
+
+
+def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit: int = 50,
+              cursor: str | None = None, since: float | None = None, until: float | None = None) -> Page[RunRecord]:
+    """One page of runs, newest first; ``workflow`` takes a name or the workflow object.
+
+    Without ``status`` or ``workflow`` the pages walk status by status.
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+        raise SerializationError(f"limit must be an int in 1..1000, got {limit!r}")
+    name = getattr(workflow, "name", workflow)
+    if name is not None:
+        _check_text(name, "workflow")
+    store = get_engine().store
+    if status is not None:
+        status = RunStatus(status).value
+    if status is not None or name is not None:
+        return store.list_runs(status=status, workflow=name, limit=limit, cursor=cursor, since=since, until=until)
+    index, inner = 0, None
+    if cursor:
+        index_text, _, inner_text = cursor.partition(":")
+        index, inner = int(index_text), inner_text or None
+    while index < len(STATUSES):
+        page = store.list_runs(status=STATUSES[index], limit=limit, cursor=inner, since=since, until=until)
+        if page.next_cursor:
+            return Page(page.items, f"{index}:{page.next_cursor}")
+        if page.items or index == len(STATUSES) - 1:
+            nxt = f"{index + 1}:" if index + 1 < len(STATUSES) else None
+            return Page(page.items, nxt)
+        index, inner = index + 1, None
+    return Page([], None)
+
+
+def iter_runs(**filters: Any) -> Iterator[RunRecord]:
+    """Every run matching ``filters``, across pages."""
+    cursor = None
+    while True:
+        page = list_runs(cursor=cursor, **filters)
+        yield from page
+        if not page.next_cursor:
+            return
+        cursor = page.next_cursor
+
+
+def cancel(run_id: str) -> None:
+    """Cancel a run at its next suspension point; its timers, hooks and children go with it.
+
+    Cancelling an ended run does nothing.
+
+    Raises:
+        RunNotFound: no run has this id.
+    """
+    engine = get_engine()
+    run = engine.store.get_run(_check_text(run_id, "run_id"))
+    if not run.is_terminal:
+        engine.request_cancel(run_id)
+
+
+def send_signal(run_id: str, name: str, payload: Any = None) -> None:
+    """Store a signal for a run; its next ``wait_for_signal(name)`` receives it, in send order.
+
+    Raises:
+        RunNotFound: no run has this id.
+        RunEnded: the run has ended.
+        SerializationError / PayloadTooLarge: the payload is not acceptable JSON data.
+    """
+    engine = get_engine()
+    _check_text(name, "signal name", 256)
+    data = codec.dumps(payload, what=f"payload of signal {name!r}", limit=engine.settings.max_payload_bytes)
+    run = engine.store.get_run(_check_text(run_id, "run_id"))
+    if run.is_terminal:
+        raise RunEnded(f"run {run_id} has ended ({run.status}); signal {name!r} not sent")
+    engine.store.put_signal(run_id, name, data)
+    engine.wake(run_id)
+
+
+def resume_hook(token: str, payload: Any = None) -> RunHandle:
+    """Resume the hook with this token once; return its run.
+
+    Raises:
+        HookNotFound, HookExpired, HookClosed, HookAlreadyResumed: the token was refused.
+        HookPayloadInvalid: the payload does not match the hook's schema (the hook stays pending).
+        SerializationError / PayloadTooLarge: the payload is not acceptable JSON data.
+    """
+    engine = get_engine()
+    if not isinstance(token, str) or not token or len(token) > 256:
+        raise HookNotFound()
+    data = codec.dumps(payload, what="hook payload", limit=engine.settings.max_payload_bytes)
+    token_hash = hash_token(token)
+    hook = engine.store.get_hook(token_hash)
+    if hook is None:
+        raise HookNotFound()
+    if hook.status == "resumed":
+        raise HookAlreadyResumed("this hook token was already used")
+    if hook.status == "closed":
+        raise HookClosed(f"the run of hook {hook.name!r} has ended")
+    if hook.status == "expired" or (hook.expires_at is not None and time.time() >= hook.expires_at):
+        raise HookExpired(f"hook {hook.name!r} expired")
+    if hook.schema:
+        data = codec.dumps(validate_payload(hook.schema, codec.loads(data), hook.name), what="hook payload")
+    engine.store.resume_hook(token_hash, data)
+    engine.wake(hook.run_id)
+    return RunHandle(hook.run_id)
+
+
+def validate_payload(schema: str, payload: Any, hook_name: str) -> Any:
+    """Check a payload against a hook's pydantic model (or, if the model is not loaded here,
+    its stored JSON schema's required fields); never imports anything."""
+    info = json.loads(schema)
+    module_name, _, qualname = info.get("ref", "").partition(":")
+    model: Any = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        model = getattr(model, part, None) if model is not None else None
+    if model is not None and hasattr(model, "model_validate"):
+        try:
+            return model.model_validate(payload).model_dump(mode="json")
+        except Exception as exc:
+            raise HookPayloadInvalid(f"payload for hook {hook_name!r} does not match its schema: {exc}") from None
+    required = info.get("json", {}).get("required", [])
+    if not isinstance(payload, dict) or any(key not in payload for key in required):
+        raise HookPayloadInvalid(f"payload for hook {hook_name!r} must be an object with fields {required}")
+    return payload

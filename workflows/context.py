@@ -1,0 +1,152 @@
+"""The replay context: what a workflow's durable calls do while its function runs.
+
+Op ``n`` of a run is the n-th durable call (step, sleep, hook, wait, child,
+parallel). A recorded outcome is returned as it was; the first op without one
+either runs (inline steps, hooks, starts of children) or asks the engine to
+dispatch and suspend, by raising :class:`Suspend` with an action.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from persistence import EventRecord, RunRecord, TimerRecord
+
+from . import codec
+from .errors import NonDeterminismError, StepFailed, Suspend
+from .history_cache import RunHistory
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .registry import StepDef, WorkflowDef
+
+_current: contextvars.ContextVar[WorkflowContext | None] = contextvars.ContextVar("workflow", default=None)
+
+
+def current_workflow() -> WorkflowContext | None:
+    """Return the context of the workflow running in this thread, if any."""
+    return _current.get()
+
+
+@dataclass
+class Dispatch:
+    """Send these step messages for op ``pos``, then mark the op in flight."""
+
+    pos: int
+    calls: list[dict[str, Any]]
+    waiting: dict[str, Any]
+
+
+@dataclass
+class Wait:
+    """Suspend the run at op ``pos`` with these timers (and records) stored atomically."""
+
+    pos: int
+    waiting: dict[str, Any]
+    timers: list[TimerRecord] = field(default_factory=list)
+
+
+class InFlight:
+    """The op is already in flight (dispatched by an earlier resume): nothing to do."""
+
+
+class WorkflowContext:
+    """Replay state of one resume of one run."""
+
+    def __init__(self, engine: Engine, run: RunRecord, history: RunHistory, *, recovering: bool = False) -> None:
+        self.engine, self.run, self.history, self.recovering = engine, run, history, recovering
+        self.store = engine.store
+        self.pos = 0
+        self.fatal: BaseException | None = None
+        self.consumed_signals: set[str] = set()
+        self.children: list[str] = []
+        self.has_hooks = False
+
+    # -- bookkeeping --------------------------------------------------------------------
+    def activate(self) -> contextvars.Token[WorkflowContext | None]:
+        """Make this the current workflow of the thread."""
+        return _current.set(self)
+
+    @staticmethod
+    def deactivate(token: contextvars.Token[WorkflowContext | None]) -> None:
+        """Restore the previous current workflow."""
+        _current.reset(token)
+
+    def next_op(self, kind: str, name: str | None) -> tuple[int, EventRecord | None]:
+        """Take the next op position; check it against the history (invariant 1)."""
+        pos = self.pos
+        self.pos += 1
+        event = self.history.outcomes.get(pos)
+        recorded = None
+        if event is not None:
+            recorded = (event.kind, event.name)
+        elif self.run.cursor == pos and self.run.waiting:
+            recorded = (self.run.waiting.get("kind"), self.run.waiting.get("name"))
+        if recorded is not None and recorded != (kind, name):
+            self.fatal = NonDeterminismError(pos, f"{recorded[0]} {recorded[1] or ''}".strip(),
+                                             f"{kind} {name or ''}".strip())
+            raise Suspend()
+        return pos, event
+
+    def record(self, pos: int, kind: str, status: str, *, name: str | None = None, data: str | None = None,
+               error: str | None = None, attempt: int | None = None, started_at: float | None = None) -> EventRecord:
+        """Record op ``pos``'s outcome once; if another resume won, return its record."""
+        event = EventRecord(run_id=self.run.run_id, seq=pos * 1000 + 999, kind=kind, status=status, at=time.time(),
+                            name=name, data=data, error=error, attempt=attempt, started_at=started_at)
+        if not self.store.record_event(event):
+            existing = self.store.get_outcome(self.run.run_id, pos)
+            assert existing is not None
+            event = existing
+        self.history.add(event)
+        self.engine.cache.remember(event)
+        return event
+
+    def in_flight(self, pos: int) -> bool:
+        """Whether op ``pos`` was dispatched by an earlier resume and is not to be re-sent."""
+        return self.run.cursor >= pos and not (self.recovering and self.run.cursor == pos)
+
+    def waiting_due(self, pos: int, kind: str) -> float | None:
+        """The due time stored when the run first suspended at ``pos`` (timers never move)."""
+        waiting = self.run.waiting or {}
+        if self.run.cursor == pos and waiting.get("kind") == kind and "due" in waiting:
+            return float(waiting["due"])
+        return None
+
+    def encode(self, value: Any, what: str) -> str:
+        """Encode a payload under the configured size limit."""
+        return codec.dumps(value, what=what, limit=self.engine.settings.max_payload_bytes)
+
+    def timer(self, pos: int, kind: str, due: float, data: Any = None) -> TimerRecord:
+        """Return the timer of op ``pos`` (its id is derived, so re-suspending overwrites it)."""
+        return TimerRecord(timer_id=f"{self.run.run_id}#{pos}#{kind}", kind=kind, run_id=self.run.run_id,
+                           due_at=due, pos=pos, data=None if data is None else codec.dumps(data))
+
+    # -- steps --------------------------------------------------------------------------
+    def call_step(self, step: StepDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A step call: the recorded result, an inline execution, or a dispatch."""
+        pos, event = self.next_op("step", step.name)
+        if event is not None:
+            return step_value(event)
+        args_json = self.encode([list(args), kwargs], f"arguments of step {step.name!r}")
+        if step.inline:
+            return self.engine.run_inline_step(self, pos, step, args_json)
+        if self.in_flight(pos):
+            raise Suspend(InFlight())
+        call = {"step": step.name, "pos": pos, "args": args_json, "queue": step.queue}
+        raise Suspend(Dispatch(pos, [call], {"kind": "step", "name": step.name, "since": time.time()}))
+
+    def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Start a linked child run (idempotent on replay); return its handle."""
+        from .waits import start_child
+
+        return start_child(self, workflow, args, kwargs)
+
+
+def step_value(event: EventRecord) -> Any:
+    """Return a recorded step result, or raise its recorded failure."""
+    if event.status == "completed":
+        return codec.loads(event.data)
+    raise StepFailed(event.name or "?", event.error)

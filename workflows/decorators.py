@@ -1,0 +1,181 @@
+"""``@workflow`` and ``@step``: typed, validated at decoration time, bare or called."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, TypeVar, overload
+
+from . import registry
+from .durations import Duration, to_seconds
+from .errors import RegistrationError
+
+if TYPE_CHECKING:
+    from .client import RunHandle
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_STEP_OPTIONS = {"name", "retries", "retry_delay", "backoff", "max_delay", "jitter", "timeout", "queue", "inline"}
+_WORKFLOW_OPTIONS = {"name", "max_duration", "queue", "schedule", "schedule_timezone", "schedule_overlap"}
+
+
+@dataclass(frozen=True)
+class StepCall:
+    """A step with its arguments, not yet called: a branch of :func:`parallel`."""
+
+    step: Step[..., Any]
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+class Step(Generic[P, R]):
+    """A durable step. Inside a workflow a call is recorded; outside it is a plain call."""
+
+    def __init__(self, definition: registry.StepDef) -> None:
+        self.definition = definition
+        self.name = definition.name
+        functools.update_wrapper(self, definition.fn)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        from .context import current_workflow
+
+        ctx = current_workflow()
+        if ctx is None:
+            return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
+        return ctx.call_step(self.definition, args, kwargs)  # type: ignore[no-any-return]
+
+    def s(self, *args: P.args, **kwargs: P.kwargs) -> StepCall:
+        """Return a signature of this step for :func:`parallel`."""
+        return StepCall(self, args, dict(kwargs))
+
+    def map(self, items: Iterable[Any], *, return_exceptions: bool = False) -> list[R]:
+        """Run this step once per item, in parallel; results in item order."""
+        from .ops import parallel
+
+        return parallel(*(self.s(item) for item in items), return_exceptions=return_exceptions)  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return f"<step {self.name}>"
+
+
+class Workflow(Generic[P, R]):
+    """A durable workflow: ``start()`` it; a plain call runs the function directly."""
+
+    def __init__(self, definition: registry.WorkflowDef) -> None:
+        self.definition = definition
+        self.name = definition.name
+        functools.update_wrapper(self, definition.fn)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
+
+    def start(self, *args: P.args, **kwargs: P.kwargs) -> RunHandle:
+        """Start a run (``idempotency_key=`` keyword: same key, same run).
+
+        Inside a workflow this starts a linked child run; ``.result()`` on the
+        returned handle then waits for it durably.
+        """
+        from .client import start_workflow
+        from .context import current_workflow
+
+        key = kwargs.pop("idempotency_key", None)
+        ctx = current_workflow()
+        if ctx is not None:
+            return ctx.start_child(self.definition, args, kwargs)  # type: ignore[return-value]
+        return start_workflow(self.definition, args, kwargs, idempotency_key=key)  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return f"<workflow {self.name}>"
+
+
+def _check_options(kind: str, options: dict[str, Any], allowed: set[str]) -> None:
+    unknown = set(options) - allowed
+    if unknown:
+        raise RegistrationError(f"unknown @{kind} option(s): {', '.join(sorted(unknown))}")
+
+
+def _build_step(fn: Callable[..., Any], options: dict[str, Any]) -> Step[Any, Any]:
+    _check_options("step", options, _STEP_OPTIONS)
+    if not callable(fn):
+        raise RegistrationError(f"@step needs a function, got {fn!r}")
+    retries = options.get("retries", 3)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise RegistrationError(f"@step retries must be an int >= 0, got {retries!r}")
+    backoff = options.get("backoff", 2.0)
+    if not isinstance(backoff, (int, float)) or backoff < 1:
+        raise RegistrationError(f"@step backoff must be a number >= 1, got {backoff!r}")
+    jitter = options.get("jitter", 0.1)
+    if not isinstance(jitter, (int, float)) or not 0 <= jitter < 1:
+        raise RegistrationError(f"@step jitter must be in [0, 1), got {jitter!r}")
+    policy = registry.RetryPolicy(
+        retries=retries, backoff=float(backoff), jitter=float(jitter),
+        retry_delay=to_seconds(options.get("retry_delay", 1.0), what="retry_delay"),
+        max_delay=to_seconds(options.get("max_delay", 300.0), what="max_delay"),
+    )
+    timeout = options.get("timeout")
+    queue = options.get("queue")
+    if queue is not None and (not isinstance(queue, str) or not queue):
+        raise RegistrationError(f"@step queue must be a non-empty string, got {queue!r}")
+    definition = registry.StepDef(
+        name=options.get("name") or fn.__name__, fn=fn, retry=policy,
+        timeout=None if timeout is None else to_seconds(timeout, what="timeout", allow_zero=False),
+        queue=queue, inline=bool(options.get("inline", False)),
+    )
+    registry.add_step(definition)
+    return Step(definition)
+
+
+def _build_workflow(fn: Callable[..., Any], options: dict[str, Any]) -> Workflow[Any, Any]:
+    _check_options("workflow", options, _WORKFLOW_OPTIONS)
+    if not callable(fn):
+        raise RegistrationError(f"@workflow needs a function, got {fn!r}")
+    max_duration = options.get("max_duration")
+    schedule = options.get("schedule")
+    if schedule is not None:
+        from beat.cron import ScheduleSpec
+
+        ScheduleSpec.build(cron=schedule, timezone=options.get("schedule_timezone") or "UTC")
+    definition = registry.WorkflowDef(
+        name=options.get("name") or fn.__name__, fn=fn, queue=options.get("queue"), schedule=schedule,
+        max_duration=None if max_duration is None else to_seconds(max_duration, what="max_duration",
+                                                                     allow_zero=False),
+        options={k: options[k] for k in ("schedule_timezone", "schedule_overlap") if k in options},
+    )
+    registry.add_workflow(definition)
+    return Workflow(definition)
+
+
+@overload
+def step(fn: Callable[P, R], /) -> Step[P, R]: ...
+@overload
+def step(*, name: str | None = ..., retries: int = ..., retry_delay: Duration = ..., backoff: float = ...,
+         max_delay: Duration = ..., jitter: float = ..., timeout: Duration | None = ..., queue: str | None = ...,
+         inline: bool = ...) -> Callable[[Callable[P, R]], Step[P, R]]: ...
+
+
+def step(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    """Mark a function as a durable step (bare ``@step`` or ``@step(retries=5, ...)``).
+
+    Options: ``retries`` (default 3), ``retry_delay`` (1 s), ``backoff`` (2.0),
+    ``max_delay`` (300 s), ``jitter`` (0.1), ``timeout`` (per attempt), ``queue``,
+    ``inline`` (run inside the workflow's task: no broker hop), ``name``.
+    """
+    if fn is not None:
+        return _build_step(fn, options)
+    return lambda f: _build_step(f, options)
+
+
+@overload
+def workflow(fn: Callable[P, R], /) -> Workflow[P, R]: ...
+@overload
+def workflow(*, name: str | None = ..., max_duration: Duration | None = ..., queue: str | None = ...,
+             schedule: str | None = ..., schedule_timezone: str | None = ...,
+             schedule_overlap: str | None = ...) -> Callable[[Callable[P, R]], Workflow[P, R]]: ...
+
+
+def workflow(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    """Mark a function as a durable workflow (bare or ``@workflow(name=..., max_duration="7d")``)."""
+    if fn is not None:
+        return _build_workflow(fn, options)
+    return lambda f: _build_workflow(f, options)

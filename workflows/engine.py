@@ -1,0 +1,237 @@
+"""The replay engine: resume a run from its history until it suspends or ends.
+
+No Celery here: messages go through :mod:`workflows.transport`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Any, Callable
+
+from persistence import RunRecord, Store, get_store
+
+from . import codec
+from .context import Dispatch, InFlight, Wait, WorkflowContext, step_value
+from .errors import ContinueAsNew, NonDeterminismError, Suspend, UnknownWorkflow, describe
+from .history_cache import HistoryCache, RunHistory
+from .registry import StepDef, get_workflow
+from .settings import Settings, get_settings
+from .transport import Transport, get_transport
+
+log = logging.getLogger("workflows.engine")
+
+MAX_CONTENDED_REPLAYS = 8
+RUN_NAMESPACE = uuid.UUID("6f1c2a52-3d4e-4b8a-9a51-0c7d2e9f4b10")
+
+RunEndListener = Callable[[RunRecord], None]
+
+
+class Engine:
+    """Resumes runs; one per process and settings."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store, self.settings = store, settings
+        self.cache = HistoryCache(store)
+        self.run_end_listeners: list[RunEndListener] = []
+
+    @property
+    def transport(self) -> Transport:
+        """The message transport (Celery by default)."""
+        return get_transport()
+
+    # -- resuming -----------------------------------------------------------------------
+    def resume(self, run_id: str, *, run: RunRecord | None = None, recovering: bool = False,
+               known_through: int | None = None) -> None:
+        """Replay a run until it suspends, dispatches, or ends.
+
+        Args:
+            run: a recent read of the run, to save a read (conditions catch staleness).
+            recovering: the reconciler found the run's lease expired: re-send an
+                op that is marked in flight.
+            known_through: this process just recorded the outcome at this position.
+        """
+        for _ in range(MAX_CONTENDED_REPLAYS):
+            run = run or self.store.find_run(run_id)
+            if run is None:
+                log.warning("resume of unknown run %s ignored", run_id)
+                return
+            if run.is_terminal:
+                return
+            if run.cancel_requested:
+                self.cancel_now(run)
+                return
+            if run.deadline is not None and time.time() >= run.deadline:
+                self.time_out(run)
+                return
+            history = self.cache.load(run_id, known_through=known_through)
+            if self._replay(run, history, recovering):
+                return
+            run, known_through = None, None
+        log.warning("run %s: resume gave up after %d contended replays; its lease will recover it",
+                    run_id, MAX_CONTENDED_REPLAYS)
+
+    def _replay(self, run: RunRecord, history: RunHistory, recovering: bool) -> bool:
+        """Run the workflow function once; return False if a conditional write lost."""
+        try:
+            definition = get_workflow(run.workflow)
+        except UnknownWorkflow as exc:
+            self.end(run, "failed", error=describe(exc))
+            return True
+        ctx = WorkflowContext(self, run, history, recovering=recovering)
+        args, kwargs = codec.loads(run.args)
+        token = ctx.activate()
+        try:
+            value = definition.fn(*args, **kwargs)
+        except Suspend as suspend:
+            return self._perform(ctx, suspend.args[0] if suspend.args else None)
+        except ContinueAsNew as cont:
+            if ctx.fatal is None:
+                return self._continue_as_new(ctx, cont)
+        except Exception as exc:  # the workflow raised: the run fails with the error text
+            if ctx.fatal is None:
+                self.end(run, "failed", error=describe(exc), ctx=ctx)
+                return True
+        else:
+            if ctx.fatal is None:
+                try:
+                    result = codec.dumps(value, what=f"result of workflow {run.workflow!r}",
+                                         limit=self.settings.max_payload_bytes)
+                except Exception as exc:
+                    self.end(run, "failed", error=describe(exc), ctx=ctx)
+                    return True
+                self.end(run, "completed", result=result, ctx=ctx)
+                return True
+        finally:
+            ctx.deactivate(token)
+        return self._perform(ctx, None)
+
+    def _perform(self, ctx: WorkflowContext, action: Any) -> bool:
+        run = ctx.run
+        if ctx.fatal is not None:
+            log.error("run %s: %s", run.run_id, ctx.fatal)
+            self.end(run, "failed", error=describe(ctx.fatal), ctx=ctx)
+            return True
+        if isinstance(action, InFlight) or action is None:
+            return True
+        if isinstance(action, Dispatch):
+            for call in action.calls:
+                self.transport.send_step(call["step"], run.run_id, call["pos"], call.get("attempt", 1),
+                                         call["args"], call.get("branch"), call.get("queue"))
+            return self.store.advance_run(run.run_id, action.pos, action.waiting, recovering=ctx.recovering)
+        if isinstance(action, Wait):
+            return self.store.suspend_run(run.run_id, action.pos, action.waiting, run.wake_seq, action.timers)
+        raise TypeError(f"unknown action {action!r}")
+
+    def run_inline_step(self, ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) -> Any:
+        """Run an inline step in this task: one durable write, no broker hop."""
+        from .steps import run_attempt
+
+        due = ctx.waiting_due(pos, "step")
+        waiting = {"kind": "step", "name": step.name}
+        if due is not None and time.time() < due:
+            raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, "wake", due)]))
+        attempt = ctx.history.attempts.get(pos, 0) + 1
+        outcome = run_attempt(self, step, args_json, attempt, ctx.run.run_id, pos)
+        if outcome.retry_in is None:
+            event = ctx.record(pos, "step", outcome.status, name=step.name, data=outcome.data,
+                               error=outcome.error, attempt=attempt, started_at=outcome.started_at)
+            return step_value(event)
+        self.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name))
+        due = time.time() + outcome.retry_in
+        raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, "wake", due)]))
+
+    # -- endings ------------------------------------------------------------------------
+    def end(self, run: RunRecord, status: str, *, result: str | None = None, error: str | None = None,
+            ctx: WorkflowContext | None = None, continued_to: str | None = None) -> bool:
+        """End a run (one caller wins) and tidy up after it."""
+        ended = self.store.finish_run(run.run_id, status, result=result, error=error, continued_to=continued_to)
+        if ended is None:
+            return False
+        self.cache.forget(run.run_id)
+        self._after_end(ended, run, ctx)
+        return True
+
+    def _after_end(self, ended: RunRecord, before: RunRecord, ctx: WorkflowContext | None) -> None:
+        timers = [f"{ended.run_id}#deadline"] if ended.deadline is not None else []
+        if before.waiting and before.waiting.get("timer"):
+            timers.append(before.waiting["timer"])
+        for timer_id in timers:
+            self.store.delete_timer(timer_id)
+        if ctx is None or ctx.has_hooks:
+            self.store.close_hooks(ended.run_id)
+        if ended.status in ("cancelled", "timed_out"):
+            for child in (ctx.children if ctx is not None else self._children(ended.run_id)):
+                self.request_cancel(child)
+        if ended.parent_run_id and ended.status != "continued":
+            self.wake(ended.parent_run_id)
+        for listener in self.run_end_listeners:
+            listener(ended)
+
+    def _children(self, run_id: str) -> list[str]:
+        history = self.cache.load(run_id)
+        return [codec.loads(e.data)["run_id"] for e in history.outcomes.values() if e.kind == "child"]
+
+    def cancel_now(self, run: RunRecord) -> None:
+        """End a run whose cancellation was requested."""
+        self.end(run, "cancelled", error="cancelled")
+
+    def time_out(self, run: RunRecord) -> None:
+        """End a run that passed its ``max_duration``."""
+        self.end(run, "timed_out", error="the run passed its max_duration")
+
+    def request_cancel(self, run_id: str) -> RunRecord | None:
+        """Ask a run to cancel; a suspended run is resumed to act on it at once."""
+        woken = self.store.wake_run(run_id, cancel=True)
+        if woken is not None and woken.status in ("suspended", "pending"):
+            self.transport.send_resume(run_id)
+        return woken
+
+    def wake(self, run_id: str) -> None:
+        """Tell a run something arrived; resume it if it is suspended."""
+        woken = self.store.wake_run(run_id)
+        if woken is not None and woken.status == "suspended":
+            self.transport.send_resume(run_id)
+
+    def _continue_as_new(self, ctx: WorkflowContext, cont: ContinueAsNew) -> bool:
+        run = ctx.run
+        args = codec.dumps([list(cont.args), cont.kwargs], what="continue_as_new arguments",
+                           limit=self.settings.max_payload_bytes)
+        new_id = str(uuid.uuid5(RUN_NAMESPACE, f"{run.run_id}:continue"))
+        definition = get_workflow(run.workflow)
+        deadline = time.time() + definition.max_duration if definition.max_duration else None
+        from .client import new_run_record
+
+        record = new_run_record(new_id, run.workflow, args, deadline=deadline, continued_from=run.run_id,
+                                parent_run_id=run.parent_run_id, parent_pos=run.parent_pos,
+                                schedule_id=run.schedule_id, fire_time=run.fire_time)
+        self.store.create_run(record, timers=record_timers(record))
+        if self.end(run, "continued", ctx=ctx, continued_to=new_id):
+            self.transport.send_resume(new_id)
+        return True
+
+
+def record_timers(record: RunRecord) -> list[Any]:
+    """The timers a new run starts with (its deadline)."""
+    from persistence import TimerRecord
+
+    if record.deadline is None:
+        return []
+    return [TimerRecord(timer_id=f"{record.run_id}#deadline", kind="deadline", run_id=record.run_id,
+                        due_at=record.deadline)]
+
+
+_engines: dict[Settings, Engine] = {}
+
+
+def get_engine(settings: Settings | None = None) -> Engine:
+    """Return this process's engine for ``settings`` (the active settings by default)."""
+    settings = settings or get_settings()
+    engine = _engines.get(settings)
+    if engine is None:
+        engine = _engines[settings] = Engine(get_store(settings), settings)
+    return engine
+
+
+__all__ = ["Engine", "NonDeterminismError", "get_engine", "record_timers"]

@@ -1,0 +1,284 @@
+"""Every error the library raises.
+
+Tree::
+
+    WorkflowError
+    ├── ConfigurationError
+    ├── NotInWorkflow                a workflow-only call made outside a workflow
+    ├── RegistrationError            duplicate name, bad decorator option
+    ├── UnknownWorkflow / UnknownStep
+    ├── SerializationError           value is not JSON data
+    │   └── PayloadTooLarge
+    ├── InvalidDuration
+    ├── InvalidSchedule              bad cron, time zone, interval or policy
+    ├── NotFound
+    │   ├── RunNotFound
+    │   ├── ScheduleNotFound
+    │   └── HookNotFound
+    ├── Duplicate                    a conditional write lost (already recorded)
+    ├── ItemTooLarge                 a DynamoDB item over 400 KB
+    ├── StorageError                 DynamoDB / SQS failure, cause attached
+    │   └── Throttled
+    ├── HookError
+    │   ├── HookExpired
+    │   ├── HookClosed
+    │   ├── HookAlreadyResumed
+    │   └── HookPayloadInvalid
+    ├── StepFailed                   a step failed after its retries (raised in the workflow)
+    ├── StepError
+    │   ├── FatalError               fail the step now, no retry
+    │   ├── RetryableError           retry, optionally after ``retry_after``
+    │   └── StepTimeout
+    ├── NonDeterminismError
+    ├── WaitTimeout (also TimeoutError)
+    ├── ParallelError                a branch failed
+    ├── RunFailed / RunCancelled / RunTimedOut
+    ├── RunEnded                     a signal or cancel sent to an ended run
+    └── ChildFailed
+
+Control flow that user code must not swallow derives from ``BaseException``:
+``Suspend`` (the run waits), ``Cancelled`` (the run was cancelled) and
+``ContinueAsNew`` (the run ends and a successor starts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class WorkflowError(Exception):
+    """Base class of every error raised by the library."""
+
+
+class ConfigurationError(WorkflowError):
+    """The settings or environment are invalid."""
+
+
+class NotInWorkflow(WorkflowError):
+    """A call that only makes sense inside a running workflow was made outside one."""
+
+
+class RegistrationError(WorkflowError):
+    """A decorator was misused: duplicate name or unknown option."""
+
+
+class UnknownWorkflow(WorkflowError):
+    """No workflow is registered under this name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown workflow {name!r} (is its module in WORKFLOWS_IMPORTS?)")
+        self.name = name
+
+
+class UnknownStep(WorkflowError):
+    """No step is registered under this name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown step {name!r}")
+        self.name = name
+
+
+class SerializationError(WorkflowError):
+    """A value cannot be stored as JSON data."""
+
+
+class PayloadTooLarge(SerializationError):
+    """An encoded payload is over the configured size limit."""
+
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        super().__init__(f"{what} is {size} bytes, over the limit of {limit} bytes")
+        self.what, self.size, self.limit = what, size, limit
+
+
+class InvalidDuration(WorkflowError, ValueError):
+    """A duration string or value cannot be understood."""
+
+
+class InvalidSchedule(WorkflowError, ValueError):
+    """A schedule has a bad cron expression, time zone, interval or option."""
+
+
+class NotFound(WorkflowError, LookupError):
+    """A stored item does not exist."""
+
+
+class RunNotFound(NotFound):
+    """No run has this id."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no run with id {run_id!r}")
+        self.run_id = run_id
+
+
+class ScheduleNotFound(NotFound):
+    """No schedule has this id."""
+
+    def __init__(self, schedule_id: str) -> None:
+        super().__init__(f"no schedule with id {schedule_id!r}")
+        self.schedule_id = schedule_id
+
+
+class Duplicate(WorkflowError):
+    """A conditional write found the outcome already recorded."""
+
+
+class ItemTooLarge(WorkflowError):
+    """A DynamoDB item would exceed the 400 KB item limit."""
+
+    def __init__(self, field: str, size: int, limit: int) -> None:
+        super().__init__(f"item field {field!r} makes the item {size} bytes, over {limit}")
+        self.field, self.size, self.limit = field, size, limit
+
+
+class StorageError(WorkflowError):
+    """DynamoDB or SQS failed; the cause is attached as ``__cause__``."""
+
+
+class Throttled(StorageError):
+    """AWS kept throttling the request after the retries ran out."""
+
+
+class HookError(WorkflowError):
+    """A hook cannot be resumed."""
+
+
+class HookNotFound(HookError, NotFound):
+    """No hook has this token."""
+
+    def __init__(self) -> None:
+        super().__init__("no hook matches this token")
+
+
+class HookExpired(HookError):
+    """The hook's timeout has passed."""
+
+
+class HookClosed(HookError):
+    """The hook's run has ended."""
+
+
+class HookAlreadyResumed(HookError):
+    """The hook token was already used."""
+
+
+class HookPayloadInvalid(HookError):
+    """The payload does not match the hook's schema; the hook stays pending."""
+
+
+class StepFailed(WorkflowError):
+    """A step failed for good; raised at its call site inside the workflow."""
+
+    def __init__(self, name: str, error: str | None) -> None:
+        super().__init__(f"step {name!r} failed: {error}")
+        self.name, self.error = name, error
+
+
+class StepError(WorkflowError):
+    """Base of the errors a step raises to steer its retries."""
+
+
+class FatalError(StepError):
+    """Fail the step at once, without retries."""
+
+    non_retryable = True
+
+
+class RetryableError(StepError):
+    """Retry the step; ``retry_after`` (seconds) overrides the backoff delay."""
+
+    def __init__(self, message: str = "", retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class StepTimeout(StepError, TimeoutError):
+    """A step attempt ran longer than its ``timeout``."""
+
+
+class NonDeterminismError(WorkflowError):
+    """Replay met a different operation than the history recorded."""
+
+    def __init__(self, position: int, recorded: str, found: str) -> None:
+        super().__init__(
+            f"non-deterministic workflow at position {position}: "
+            f"history has {recorded!r}, code called {found!r}"
+        )
+        self.position, self.recorded, self.found = position, recorded, found
+
+
+class WaitTimeout(WorkflowError, TimeoutError):
+    """A hook or signal wait passed its timeout."""
+
+
+class ParallelError(WorkflowError):
+    """A branch of ``parallel`` failed after its retries."""
+
+    def __init__(self, index: int, name: str, error: str) -> None:
+        super().__init__(f"branch {index} ({name}) failed: {error}")
+        self.index, self.name, self.error = index, name, error
+
+
+class RunFailed(WorkflowError):
+    """The run ended as failed; ``error`` holds the recorded error text."""
+
+    def __init__(self, run_id: str, error: str | None) -> None:
+        super().__init__(f"run {run_id} failed: {error}")
+        self.run_id, self.error = run_id, error
+
+
+class RunEnded(WorkflowError):
+    """The run has ended; it takes no more signals."""
+
+
+class RunCancelled(WorkflowError):
+    """The run was cancelled."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} was cancelled")
+        self.run_id = run_id
+
+
+class RunTimedOut(WorkflowError):
+    """The run passed its ``max_duration``."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} timed out")
+        self.run_id = run_id
+
+
+class ChildFailed(WorkflowError):
+    """A child workflow did not complete."""
+
+    def __init__(self, run_id: str, status: str, error: str | None) -> None:
+        super().__init__(f"child run {run_id} ended {status}: {error}")
+        self.run_id, self.status, self.error = run_id, status, error
+
+
+class Suspend(BaseException):  # control flow, not an error
+    """Raised inside a workflow to stop the replay until an outcome arrives."""
+
+
+class Cancelled(BaseException):  # control flow, not an error
+    """Raised inside a workflow whose run was cancelled."""
+
+
+class ContinueAsNew(BaseException):  # control flow, not an error
+    """Raised by :func:`workflows.continue_as_new` to end the run and start its successor."""
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        super().__init__()
+        self.args_, self.kwargs = args, kwargs
+
+    @property
+    def args(self) -> tuple[Any, ...]:  # type: ignore[override]
+        return self.args_
+
+
+def describe(exc: BaseException) -> str:
+    """Return ``Type: message`` for storing an error."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def error_fields(exc: BaseException) -> dict[str, Any]:
+    """Return the structured fields of an error worth storing."""
+    return {"type": type(exc).__name__, "message": str(exc)}

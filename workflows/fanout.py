@@ -1,0 +1,79 @@
+"""``parallel``: fan-out as step messages, fan-in as an idempotent DynamoDB join."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from persistence import RunRecord
+
+from . import codec
+from .context import Dispatch, InFlight, WorkflowContext
+from .errors import ParallelError, StepFailed, Suspend
+
+if TYPE_CHECKING:
+    from .decorators import StepCall
+    from .engine import Engine
+    from .registry import StepDef
+    from .steps import Attempt
+
+
+def join_id(run_id: str, pos: int) -> str:
+    """The join of op ``pos`` of a run."""
+    return f"{run_id}#{pos}"
+
+
+def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exceptions: bool) -> list[Any]:
+    """Run every call as its own step message; return the results in call order."""
+    name = f"{len(calls)} branches"
+    pos, event = ctx.next_op("parallel", name)
+    if event is None and not calls:
+        event = ctx.record(pos, "parallel", "completed", name=name)
+    if event is not None:
+        return _results(ctx, pos, event, calls, return_exceptions)
+    if ctx.in_flight(pos):
+        raise Suspend(InFlight())
+    messages = []
+    for index, call in enumerate(calls):
+        step = call.step.definition
+        args = ctx.encode([list(call.args), call.kwargs], f"arguments of branch {index} ({step.name})")
+        branch = {"join": join_id(ctx.run.run_id, pos), "index": index, "total": len(calls),
+                  "fail_fast": not return_exceptions}
+        messages.append({"step": step.name, "pos": pos, "args": args, "branch": branch, "queue": step.queue})
+    raise Suspend(Dispatch(pos, messages, {"kind": "parallel", "name": name, "since": time.time()}))
+
+
+def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, ...],
+             return_exceptions: bool) -> list[Any]:
+    if event.status == "failed":
+        info = json.loads(event.data or "{}")
+        raise ParallelError(info.get("index", -1), info.get("name", "?"), info.get("error", event.error))
+    results: list[Any] = []
+    for record in ctx.store.branch_results(join_id(ctx.run.run_id, pos)):
+        name = calls[record.index].step.name if record.index < len(calls) else "?"
+        if record.error is not None:
+            if not return_exceptions:
+                raise ParallelError(record.index, name, record.error)
+            results.append(StepFailed(name, record.error))
+        else:
+            results.append(codec.loads(record.data))
+    return results
+
+
+def finish_branch(engine: Engine, run: RunRecord, step: StepDef, branch: dict[str, Any],
+                  outcome: Attempt) -> None:
+    """Record a branch's final outcome, count it in the join, and resume the parent once."""
+    store, jid, index = engine.store, branch["join"], int(branch["index"])
+    pos = int(jid.rsplit("#", 1)[1])
+    store.record_branch(jid, index, outcome.data, outcome.error)
+    if outcome.status == "failed" and branch.get("fail_fast", True):
+        info = json.dumps({"index": index, "name": step.name, "error": outcome.error})
+        won = store.record_outcome(run.run_id, pos, "parallel", "failed", name=f"{branch['total']} branches",
+                                   data=info, error=f"branch {index} ({step.name}) failed: {outcome.error}")
+    elif store.join_branch(jid, index, int(branch["total"])):
+        won = store.record_outcome(run.run_id, pos, "parallel", "completed", name=f"{branch['total']} branches")
+    else:
+        return
+    if won:
+        engine.resume(run.run_id, run=run, known_through=None)

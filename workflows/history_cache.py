@@ -1,0 +1,77 @@
+"""A per-process cache of run histories, so a resume reads only what it has not seen."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from persistence import EventRecord, Store
+
+
+@dataclass
+class RunHistory:
+    """The outcomes (by op position) and failed-attempt counts of one run."""
+
+    outcomes: dict[int, EventRecord] = field(default_factory=dict)
+    attempts: dict[int, int] = field(default_factory=dict)
+    last_seq: int = -1
+    complete_below: int = 0  # every position below this has an outcome
+
+    def add(self, event: EventRecord) -> None:
+        """Add a record read from or written to the store."""
+        if event.is_outcome:
+            self.outcomes[event.pos] = event
+            while self.complete_below in self.outcomes:
+                self.complete_below += 1
+        else:
+            self.attempts[event.pos] = max(self.attempts.get(event.pos, 0), event.attempt or 0)
+        self.last_seq = max(self.last_seq, event.seq)
+
+    def copy(self) -> RunHistory:
+        """Return a copy that a replay may extend without touching the cache."""
+        return RunHistory(dict(self.outcomes), dict(self.attempts), self.last_seq, self.complete_below)
+
+
+class HistoryCache:
+    """LRU of run histories, shared by the threads of a worker process."""
+
+    def __init__(self, store: Store, size: int = 2000) -> None:
+        self.store, self.size = store, size
+        self._runs: OrderedDict[str, RunHistory] = OrderedDict()
+        self._lock = threading.Lock()
+        self.queries = 0
+
+    def _entry(self, run_id: str) -> RunHistory:
+        with self._lock:
+            entry = self._runs.get(run_id)
+            if entry is None:
+                entry = self._runs[run_id] = RunHistory()
+                if len(self._runs) > self.size:
+                    self._runs.popitem(last=False)
+            else:
+                self._runs.move_to_end(run_id)
+            return entry
+
+    def load(self, run_id: str, *, known_through: int | None = None) -> RunHistory:
+        """Return the run's history, querying only records after the cached ones.
+
+        ``known_through``: the caller just recorded the outcome at this position
+        and the run cannot have outcomes past it, so if every earlier position is
+        cached no query is needed.
+        """
+        entry = self._entry(run_id)
+        if known_through is None or entry.complete_below <= known_through:
+            self.queries += 1
+            for event in self.store.read_history(run_id, after_seq=entry.last_seq):
+                entry.add(event)
+        return entry.copy()
+
+    def remember(self, event: EventRecord) -> None:
+        """Add a record this process wrote."""
+        self._entry(event.run_id).add(event)
+
+    def forget(self, run_id: str) -> None:
+        """Drop a run (it ended)."""
+        with self._lock:
+            self._runs.pop(run_id, None)

@@ -1,0 +1,52 @@
+"""Readable views of a run: its timeline and its steps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from persistence import EventRecord, RunRecord
+
+from . import codec
+
+
+def timeline(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]:
+    """The run's history in order, framed by its start and (if ended) its end."""
+    events: list[dict[str, Any]] = [{"seq": -1, "at": run.created_at, "type": "run_started",
+                                     "workflow": run.workflow, "args": codec.loads(run.args)}]
+    for event in history:
+        row: dict[str, Any] = {"seq": event.seq, "pos": event.pos, "at": event.at,
+                               "type": f"{event.kind}_{event.status}", "name": event.name}
+        if event.attempt is not None:
+            row["attempt"] = event.attempt
+        if event.error:
+            row["error"] = event.error
+        if event.data is not None and event.kind not in ("hook",):  # hook records hold the secret token
+            row["data"] = event.data
+        events.append(row)
+    if run.is_terminal:
+        events.append({"seq": 10**12, "at": run.ended_at, "type": f"run_{run.status}", "error": run.error,
+                       "result": run.result, "continued_to": run.continued_to})
+    return events
+
+
+def step_rows(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]:
+    """One row per step op: outcome, attempts and timing (in-flight steps included)."""
+    rows: dict[int, dict[str, Any]] = {}
+    for event in history:
+        if event.kind not in ("step", "attempt"):
+            continue
+        row = rows.setdefault(event.pos, {"seq": event.pos, "name": event.name, "status": "running",
+                                          "attempts": 0, "started_at": event.started_at, "finished_at": None,
+                                          "error": None, "result": None})
+        row["attempts"] = max(row["attempts"], event.attempt or 1)
+        row["error"] = event.error
+        if event.kind == "attempt":
+            row["status"] = "retrying"
+        else:
+            row.update(status=event.status, finished_at=event.at,
+                       result=codec.loads(event.data) if event.status == "completed" else None)
+    waiting = run.waiting or {}
+    if not run.is_terminal and waiting.get("kind") == "step" and run.cursor not in rows:
+        rows[run.cursor] = {"seq": run.cursor, "name": waiting.get("name"), "status": "running", "attempts": 1,
+                            "started_at": waiting.get("since"), "finished_at": None, "error": None, "result": None}
+    return [rows[k] for k in sorted(rows)]

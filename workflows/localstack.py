@@ -1,0 +1,148 @@
+"""An embedded local AWS (DynamoDB + SQS) for tests, demos and development."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from typing import Self
+
+START_DEADLINE = 10.0
+INSTALL_HINT = "the local AWS emulator needs moto: pip install 'moto[server]'"
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _can_bind(host: str, port: int) -> bool:
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError:
+        return False
+    return True
+
+
+class LocalAWS:
+    """A moto server in a background thread, usable as a context manager.
+
+    Args:
+        host: address to listen on.
+        port: port to listen on; ``None`` picks a free one.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int | None = None) -> None:
+        self.host = host
+        self.port = port
+        self._server: Any = None
+
+    @property
+    def url(self) -> str:
+        """The endpoint URL, e.g. ``http://127.0.0.1:5000``."""
+        if self.port is None:
+            raise RuntimeError("LocalAWS is not started")
+        host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    def start(self) -> Self:
+        """Start the server (importing moto now) and wait until it answers HTTP.
+
+        Raises:
+            ConfigurationError: moto is not installed, or the server did not come up.
+        """
+        if self._server is not None:
+            return self
+        try:
+            from moto.server import ThreadedMotoServer
+        except ImportError as exc:
+            raise ConfigurationError(INSTALL_HINT) from exc
+        if self.port and not _can_bind(self.host, self.port):
+            raise ConfigurationError(f"local AWS cannot listen on {self.host}:{self.port}: in use")
+        if logging.getLogger("werkzeug").level == logging.NOTSET:
+            logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines
+        server = ThreadedMotoServer(ip_address=self.host, port=self.port or 0, verbose=False)
+        # moto's start() waits forever if the port cannot be bound; bound it with a deadline.
+        starter = threading.Thread(target=server.start, name="local-aws-start", daemon=True)
+        starter.start()
+        starter.join(START_DEADLINE)
+        if starter.is_alive():
+            raise ConfigurationError(f"local AWS could not listen on {self.host}:{self.port}")
+        self._server = server
+        self.port = int(server.get_host_and_port()[1])
+        deadline = time.monotonic() + START_DEADLINE
+        while not self._answers():
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ConfigurationError(f"local AWS at {self.url} did not answer in time")
+            time.sleep(0.05)
+        return self
+
+    def _answers(self) -> bool:
+        try:
+            urllib.request.urlopen(f"{self.url}/moto-api/data.json", timeout=1).close()
+            return True
+        except urllib.error.HTTPError:
+            return True  # any HTTP answer means the server is up
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        """Stop the server; does nothing if it is not running."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
+
+    def reset(self) -> None:
+        """Delete every table, queue and message held by the server."""
+        request = urllib.request.Request(f"{self.url}/moto-api/reset", data=b"", method="POST")
+        urllib.request.urlopen(request, timeout=10).close()
+
+    def environ(self, region: str = "us-east-1") -> dict[str, str]:
+        """Return environment variables that point the AWS SDK at this server.
+
+        Args:
+            region: value of ``AWS_DEFAULT_REGION``.
+        """
+        return {
+            "AWS_ENDPOINT_URL": self.url,
+            "AWS_ENDPOINT_URL_DYNAMODB": self.url,
+            "AWS_ENDPOINT_URL_SQS": self.url,
+            "AWS_DEFAULT_REGION": region,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        }
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def serve_forever(host: str = "127.0.0.1", port: int | None = None) -> None:
+    """Run a local AWS in the foreground until Ctrl-C, printing the env to export.
+
+    Args:
+        host: address to listen on.
+        port: port to listen on; ``None`` picks a free one.
+    """
+    with LocalAWS(host, port) as aws:
+        exports = " ".join(f"{key}={value}" for key, value in aws.environ().items())
+        print(f"local AWS at {aws.url} (Ctrl-C to stop); export {exports}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)

@@ -1,0 +1,80 @@
+"""The durable calls a workflow makes: sleep, hook, wait_for_signal, parallel, continue_as_new."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .context import WorkflowContext, current_workflow
+from .durations import Duration
+from .errors import ContinueAsNew, NotInWorkflow
+from .steps import current_step
+
+if TYPE_CHECKING:
+    from .decorators import StepCall
+    from .waits import HookHandle
+
+
+def _context(call: str) -> WorkflowContext:
+    ctx = current_workflow()
+    if ctx is None:
+        raise NotInWorkflow(f"{call}() can only be called inside a @workflow function")
+    return ctx
+
+
+def sleep(duration: Duration) -> None:
+    """Sleep durably: ``"90s"``, ``"2h"``, ``"1d"``, seconds (fractions kept) or a timedelta."""
+    from .waits import sleep as durable_sleep
+
+    durable_sleep(_context("sleep"), duration)
+
+
+def hook(name: str, timeout: Duration | None = None, schema: Any = None) -> HookHandle:
+    """Create a durable hook; give ``.token`` to the outside world, then ``.wait()`` for its payload.
+
+    Args:
+        name: a label for the hook (shown in the CLI).
+        timeout: after it the hook expires and ``wait()`` raises WaitTimeout.
+        schema: a pydantic model; ``resume_hook`` rejects payloads that do not match it.
+    """
+    from .waits import hook as durable_hook
+
+    return durable_hook(_context("hook"), name, timeout, schema)
+
+
+def wait_for_signal(name: str, timeout: Duration | None = None) -> Any:
+    """Return the next signal ``name`` sent to this run (in send order), waiting durably.
+
+    Raises:
+        WaitTimeout: no signal arrived within ``timeout``.
+    """
+    from .waits import wait_for_signal as durable_wait
+
+    return durable_wait(_context("wait_for_signal"), name, timeout)
+
+
+def parallel(*calls: StepCall, return_exceptions: bool = False) -> list[Any]:
+    """Run steps in parallel (``step.s(...)`` signatures); results come back in call order.
+
+    Raises:
+        ParallelError: a branch failed after its retries (unless ``return_exceptions``,
+            which puts a StepFailed in that branch's place instead).
+    """
+    from .fanout import parallel as fan_out
+
+    return fan_out(_context("parallel"), calls, return_exceptions)
+
+
+def continue_as_new(*args: Any, **kwargs: Any) -> None:
+    """End this run as ``continued`` and start a linked successor with these arguments."""
+    _context("continue_as_new")
+    raise ContinueAsNew(args, kwargs)
+
+
+def cancel_requested() -> bool:
+    """Inside a step: whether cancellation of its run was requested (one read)."""
+    info = current_step()
+    if info is None:
+        ctx = current_workflow()
+        return bool(ctx and ctx.run.cancel_requested)
+    run = info.engine.store.find_run(info.run_id)
+    return run is None or run.cancel_requested or run.is_terminal

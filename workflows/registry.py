@@ -1,0 +1,142 @@
+"""Registries of workflows and steps, by name."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import RegistrationError, UnknownStep, UnknownWorkflow
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a step retries.
+
+    Attributes:
+        retries: attempts after the first (0 = no retry).
+        retry_delay: seconds before the first retry.
+        backoff: factor applied per retry: the n-th retry waits ``retry_delay * backoff**(n-1)``.
+        max_delay: cap of one wait, in seconds.
+        jitter: fraction of the wait randomised (0.1 = up to 10% shorter).
+    """
+
+    retries: int = 3
+    retry_delay: float = 1.0
+    backoff: float = 2.0
+    max_delay: float = 300.0
+    jitter: float = 0.1
+
+    def delay(self, retry_number: int, rand: float) -> float:
+        """Return the wait before retry ``retry_number`` (1-based); ``rand`` in [0, 1)."""
+        base = min(self.max_delay, self.retry_delay * self.backoff ** (retry_number - 1))
+        return base * (1 - self.jitter * rand)
+
+
+@dataclass(frozen=True)
+class StepDef:
+    """A registered step."""
+
+    name: str
+    fn: Callable[..., Any]
+    retry: RetryPolicy
+    timeout: float | None
+    queue: str | None
+    inline: bool
+
+
+@dataclass(frozen=True)
+class WorkflowDef:
+    """A registered workflow."""
+
+    name: str
+    fn: Callable[..., Any]
+    max_duration: float | None
+    queue: str | None
+    schedule: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+_lock = threading.Lock()
+_workflows: dict[str, WorkflowDef] = {}
+_steps: dict[str, StepDef] = {}
+_step_listeners: list[Callable[[StepDef], None]] = []
+
+
+def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
+    # A module imported twice (as __main__ and by name) redefines the same function.
+    return getattr(a, "__qualname__", None) == getattr(b, "__qualname__", None) and \
+        getattr(a.__code__, "co_filename", None) == getattr(b.__code__, "co_filename", None)
+
+
+def add_workflow(definition: WorkflowDef) -> None:
+    """Register a workflow; a different function under a taken name is an error."""
+    with _lock:
+        known = _workflows.get(definition.name)
+        if known is not None and not _same_function(known.fn, definition.fn):
+            raise RegistrationError(
+                f"workflow name {definition.name!r} is already used by {known.fn.__module__}.{known.fn.__qualname__}")
+        _workflows[definition.name] = definition
+
+
+def add_step(definition: StepDef) -> None:
+    """Register a step; a different function under a taken name is an error."""
+    with _lock:
+        known = _steps.get(definition.name)
+        if known is not None and not _same_function(known.fn, definition.fn):
+            raise RegistrationError(
+                f"step name {definition.name!r} is already used by {known.fn.__module__}.{known.fn.__qualname__}")
+        _steps[definition.name] = definition
+        listeners = list(_step_listeners)
+    for listener in listeners:
+        listener(definition)
+
+
+def get_workflow(name: str) -> WorkflowDef:
+    """Return the workflow registered under ``name``.
+
+    Raises:
+        UnknownWorkflow: nothing is registered under ``name``.
+    """
+    try:
+        return _workflows[name]
+    except KeyError:
+        raise UnknownWorkflow(name) from None
+
+
+def get_step(name: str) -> StepDef:
+    """Return the step registered under ``name``.
+
+    Raises:
+        UnknownStep: nothing is registered under ``name``.
+    """
+    try:
+        return _steps[name]
+    except KeyError:
+        raise UnknownStep(name) from None
+
+
+def workflows() -> list[WorkflowDef]:
+    """Return every registered workflow."""
+    return list(_workflows.values())
+
+
+def steps() -> list[StepDef]:
+    """Return every registered step."""
+    return list(_steps.values())
+
+
+def on_step_registered(listener: Callable[[StepDef], None]) -> None:
+    """Call ``listener`` for every step registered so far and from now on."""
+    with _lock:
+        _step_listeners.append(listener)
+        known = list(_steps.values())
+    for definition in known:
+        listener(definition)
+
+
+def load_imports(modules: tuple[str, ...] | list[str]) -> None:
+    """Import the modules that define workflows (``WORKFLOWS_IMPORTS``)."""
+    for module in modules:
+        importlib.import_module(module)

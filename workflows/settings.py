@@ -1,0 +1,134 @@
+"""The one typed settings object; nothing else reads the environment."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Mapping
+from urllib.parse import urlparse
+
+from .errors import ConfigurationError
+
+DYNAMODB_ITEM_LIMIT = 400 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Deployment settings, read from the environment by :meth:`from_env`.
+
+    Attributes:
+        region: AWS region (``AWS_DEFAULT_REGION``).
+        endpoint_url: one endpoint for every service, for a local stack (``AWS_ENDPOINT_URL``).
+        dynamodb_endpoint: DynamoDB endpoint (``AWS_ENDPOINT_URL_DYNAMODB``, else ``endpoint_url``).
+        sqs_endpoint: SQS endpoint (``AWS_ENDPOINT_URL_SQS``, else ``endpoint_url``).
+        table_prefix: prefix of every table name (``WORKFLOWS_TABLE_PREFIX``).
+        queue_prefix: prefix of every queue name (``WORKFLOWS_QUEUE_PREFIX``).
+        imports: modules that define workflows (``WORKFLOWS_IMPORTS``, comma-separated).
+        sweep_interval: seconds between beat sweeps of timers and schedules
+            (``WORKFLOWS_SWEEP_INTERVAL``).
+        lease_seconds: a run lease; past it the reconciler resumes the run
+            (``WORKFLOWS_LEASE_SECONDS``).
+        visibility_timeout: SQS visibility timeout of step queues, seconds
+            (``WORKFLOWS_VISIBILITY_TIMEOUT``); longer than the longest step timeout.
+        max_payload_bytes: largest encoded argument, result or payload
+            (``WORKFLOWS_MAX_PAYLOAD_BYTES``, default 256 KB, below DynamoDB's 400 KB).
+        max_recovery_attempts: reconciler resumes of one run before it fails
+            (``WORKFLOWS_MAX_RECOVERY_ATTEMPTS``).
+        poll_wait_seconds: SQS long-poll wait of workers (``WORKFLOWS_POLL_WAIT_SECONDS``).
+        access_key_id / secret_access_key: taken from the standard AWS variables when set;
+            otherwise boto3's credential chain applies.
+    """
+
+    region: str = "us-east-1"
+    endpoint_url: str | None = None
+    dynamodb_endpoint: str | None = None
+    sqs_endpoint: str | None = None
+    table_prefix: str = "workflows-"
+    queue_prefix: str = "workflows-"
+    imports: tuple[str, ...] = ()
+    sweep_interval: float = 5.0
+    lease_seconds: float = 300.0
+    visibility_timeout: int = 1800
+    max_payload_bytes: int = 256 * 1024
+    max_recovery_attempts: int = 10
+    poll_wait_seconds: int = 1
+    access_key_id: str | None = field(default=None, repr=False)
+    secret_access_key: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_payload_bytes <= 0 or self.max_payload_bytes > DYNAMODB_ITEM_LIMIT - 16 * 1024:
+            raise ConfigurationError(
+                f"max_payload_bytes must be in 1..{DYNAMODB_ITEM_LIMIT - 16 * 1024}, "
+                f"got {self.max_payload_bytes}"
+            )
+        for name in ("sweep_interval", "lease_seconds", "visibility_timeout"):
+            if getattr(self, name) <= 0:
+                raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from environment variables (``os.environ`` by default)."""
+        env = os.environ if env is None else env
+        endpoint = env.get("AWS_ENDPOINT_URL") or None
+        try:
+            return cls(
+                region=env.get("AWS_DEFAULT_REGION") or env.get("AWS_REGION") or "us-east-1",
+                endpoint_url=endpoint,
+                dynamodb_endpoint=env.get("AWS_ENDPOINT_URL_DYNAMODB") or endpoint,
+                sqs_endpoint=env.get("AWS_ENDPOINT_URL_SQS") or endpoint,
+                table_prefix=env.get("WORKFLOWS_TABLE_PREFIX", "workflows-"),
+                queue_prefix=env.get("WORKFLOWS_QUEUE_PREFIX", "workflows-"),
+                imports=tuple(m.strip() for m in env.get("WORKFLOWS_IMPORTS", "").split(",") if m.strip()),
+                sweep_interval=float(env.get("WORKFLOWS_SWEEP_INTERVAL", "5")),
+                lease_seconds=float(env.get("WORKFLOWS_LEASE_SECONDS", "300")),
+                visibility_timeout=int(env.get("WORKFLOWS_VISIBILITY_TIMEOUT", "1800")),
+                max_payload_bytes=int(env.get("WORKFLOWS_MAX_PAYLOAD_BYTES", str(256 * 1024))),
+                max_recovery_attempts=int(env.get("WORKFLOWS_MAX_RECOVERY_ATTEMPTS", "10")),
+                poll_wait_seconds=int(env.get("WORKFLOWS_POLL_WAIT_SECONDS", "1")),
+                access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
+                secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
+            )
+        except ValueError as exc:
+            if isinstance(exc, ConfigurationError):
+                raise
+            raise ConfigurationError(f"invalid workflows setting: {exc}") from exc
+
+    def with_(self, **changes: object) -> Settings:
+        """Return a copy with some fields changed."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    def broker_url(self) -> str:
+        """Return the Celery broker URL for SQS, pointing at ``sqs_endpoint`` when set."""
+        if not self.sqs_endpoint:
+            return "sqs://"
+        parsed = urlparse(self.sqs_endpoint)
+        key = self.access_key_id or "local"
+        secret = self.secret_access_key or "local"
+        port = f":{parsed.port}" if parsed.port else ""
+        return f"sqs://{key}:{secret}@{parsed.hostname}{port}"
+
+    @property
+    def sqs_is_secure(self) -> bool:
+        """Whether the SQS endpoint uses TLS."""
+        return not self.sqs_endpoint or self.sqs_endpoint.startswith("https")
+
+
+_override: Settings | None = None
+
+
+@lru_cache(maxsize=1)
+def _from_env() -> Settings:
+    return Settings.from_env()
+
+
+def get_settings() -> Settings:
+    """Return the active settings (the override, else read once from the environment)."""
+    return _override if _override is not None else _from_env()
+
+
+def configure(settings: Settings | None) -> None:
+    """Replace the active settings (``None`` re-reads the environment)."""
+    global _override
+    _override = settings
+    _from_env.cache_clear()

@@ -1,0 +1,172 @@
+"""Executing step attempts: timeouts, retries, lease heartbeats, recording outcomes."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from persistence import EventRecord, TimerRecord
+
+from . import codec
+from .errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
+from .registry import StepDef, get_step
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+log = logging.getLogger("workflows.steps")
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What a running step can know about itself."""
+
+    run_id: str
+    pos: int
+    attempt: int
+    engine: Engine
+
+
+_current_step: contextvars.ContextVar[StepInfo | None] = contextvars.ContextVar("step", default=None)
+
+
+def current_step() -> StepInfo | None:
+    """Return the step running in this thread, if any."""
+    return _current_step.get()
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of one attempt: a result, a final error, or a retry after ``retry_in`` s."""
+
+    status: str
+    data: str | None = None
+    error: str | None = None
+    retry_in: float | None = None
+    started_at: float = 0.0
+    attempt: int = 1
+
+    def attempt_event(self, run_id: str, pos: int, name: str) -> EventRecord:
+        """The history record of this failed attempt."""
+        return EventRecord(run_id=run_id, seq=pos * 1000 + self.attempt, kind="attempt", status="failed",
+                           at=time.time(), name=name, error=self.error, attempt=self.attempt,
+                           started_at=self.started_at)
+
+
+def call_with_timeout(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any],
+                      timeout: float | None, name: str) -> Any:
+    """Call ``fn``; past ``timeout`` seconds raise StepTimeout.
+
+    Python cannot stop a thread: a timed-out call keeps running in the
+    background until it returns, and its result is discarded.
+    """
+    if timeout is None:
+        return fn(*args, **kwargs)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(target,), daemon=True,
+                              name=f"step-{name}")
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise StepTimeout(f"step {name!r} ran longer than its timeout of {timeout:g}s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+@contextlib.contextmanager
+def lease_heartbeat(engine: Engine, run_id: str, pos: int | None) -> Iterator[None]:
+    """Renew the run's lease while a step runs, so the reconciler leaves it alone."""
+    interval = engine.settings.lease_seconds / 3
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            try:
+                engine.store.renew_lease(run_id, pos)
+            except Exception:  # a missed renewal only risks a duplicate attempt
+                log.warning("lease renewal of run %s failed", run_id, exc_info=True)
+
+    thread = threading.Thread(target=beat, daemon=True, name=f"lease-{run_id}")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+
+
+def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
+                *, in_flight_pos: int | None = None) -> Attempt:
+    """Run one attempt of ``step`` and classify its outcome by the retry policy."""
+    args, kwargs = codec.loads(args_json)
+    started = time.time()
+    token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
+    try:
+        with lease_heartbeat(engine, run_id, in_flight_pos):
+            value = call_with_timeout(step.fn, args, kwargs, step.timeout, step.name)
+        data = codec.dumps(value, what=f"result of step {step.name!r}", limit=engine.settings.max_payload_bytes)
+        return Attempt("completed", data=data, started_at=started, attempt=attempt)
+    except (FatalError, SerializationError) as exc:
+        return Attempt("failed", error=describe(exc), started_at=started, attempt=attempt)
+    except Exception as exc:
+        if attempt > step.retry.retries:
+            return Attempt("failed", error=describe(exc), started_at=started, attempt=attempt)
+        delay = step.retry.delay(attempt, random.random())
+        if isinstance(exc, RetryableError) and exc.retry_after is not None:
+            delay = max(0.0, float(exc.retry_after))
+        log.info("step %s of run %s attempt %d failed (%s); retry in %.2fs", step.name, run_id, attempt, exc, delay)
+        return Attempt("retry", error=describe(exc), retry_in=delay, started_at=started, attempt=attempt)
+    finally:
+        _current_step.reset(token)
+
+
+def execute_step(engine: Engine, step_name: str, run_id: str, pos: int, attempt: int, args_json: str,
+                 branch: dict[str, Any] | None = None) -> None:
+    """Body of a dispatched step message: run it, record the outcome, continue the run in place."""
+    step = get_step(step_name)
+    store = engine.store
+    run = store.find_run(run_id)
+    if run is None:
+        log.warning("step %s for unknown run %s dropped", step_name, run_id)
+        return
+    if run.is_terminal:
+        return
+    if run.cancel_requested:
+        engine.resume(run_id, run=run)
+        return
+    if branch is None and (run.cursor > pos or store.get_outcome(run_id, pos) is not None):
+        return  # a redelivery of a step whose result is recorded: never run it again
+    outcome = run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos=pos)
+    if outcome.status == "retry":
+        retry = TimerRecord(timer_id=f"{run_id}#{pos}#retry#{(branch or {}).get('index', '')}", kind="retry",
+                            run_id=run_id, due_at=time.time() + (outcome.retry_in or 0.0), pos=pos,
+                            data=codec.dumps({"step": step_name, "attempt": attempt + 1, "args": args_json,
+                                              "branch": branch, "queue": step.queue}))
+        # Branch attempts share the op position, so only the retry timer records them.
+        event = None if branch is not None else outcome.attempt_event(run_id, pos, step_name)
+        store.record_attempt_failure(event, retry, backoff=outcome.retry_in or 0.0)
+        return
+    if branch is not None:
+        from .fanout import finish_branch
+
+        finish_branch(engine, run, step, branch, outcome)
+        return
+    event = EventRecord(run_id=run_id, seq=pos * 1000 + 999, kind="step", status=outcome.status, at=time.time(),
+                        name=step_name, data=outcome.data, error=outcome.error, attempt=attempt,
+                        started_at=outcome.started_at)
+    if store.record_event(event):
+        engine.cache.remember(event)
+        engine.resume(run_id, run=run, known_through=pos)

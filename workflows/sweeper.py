@@ -1,0 +1,83 @@
+"""What beat drives: firing due timers and recovering runs whose lease expired."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from persistence import TimerRecord
+
+from .engine import Engine
+
+log = logging.getLogger("workflows.sweeper")
+
+
+def fire_due_timers(engine: Engine, limit: int = 500) -> int:
+    """Fire every due timer (idempotently: two beats may fire one timer, its effect lands once)."""
+    fired = 0
+    for timer in engine.store.due_timers(limit=limit):
+        try:
+            fire_timer(engine, timer)
+            fired += 1
+        except Exception:
+            log.exception("timer %s failed to fire; it stays due", timer.timer_id)
+    return fired
+
+
+def fire_timer(engine: Engine, timer: TimerRecord) -> None:
+    """Apply one due timer, then delete it (a crash before the delete repeats a no-op)."""
+    store, data = engine.store, json.loads(timer.data) if timer.data else {}
+    kind, run_id, pos = timer.kind, timer.run_id, timer.pos
+    if kind == "retry":
+        if store.claim_timer(timer.timer_id):
+            _send_retry(engine, timer, data)
+        return
+    if kind == "sleep" and pos is not None:
+        store.record_outcome(run_id, pos, "sleep", "fired")
+        engine.wake(run_id)
+    elif kind == "signal_timeout" and pos is not None:
+        store.record_outcome(run_id, pos, "signal", "timed_out", name=data.get("name"))
+        engine.wake(run_id)
+    elif kind == "hook_timeout":
+        if store.expire_hook(data["hash"]):
+            engine.wake(run_id)
+    elif kind == "deadline":
+        run = store.find_run(run_id)
+        if run is not None and not run.is_terminal:
+            engine.time_out(run)
+    else:  # "wake": an inline step's retry backoff has passed
+        engine.wake(run_id)
+    store.delete_timer(timer.timer_id)
+
+
+def _send_retry(engine: Engine, timer: TimerRecord, data: dict[str, Any]) -> None:
+    run = engine.store.find_run(timer.run_id)
+    if run is None or run.is_terminal or timer.pos is None:
+        return
+    engine.transport.send_step(data["step"], timer.run_id, timer.pos, int(data["attempt"]), data["args"],
+                               data.get("branch"), data.get("queue"))
+
+
+def reconcile(engine: Engine, limit: int = 100) -> int:
+    """Resume runs whose lease expired (found through the sparse lease index, never a scan).
+
+    Each recovery is counted; past ``max_recovery_attempts`` the run fails saying so.
+    """
+    recovered = 0
+    for run_id in engine.store.stale_runs(limit=limit):
+        run = engine.store.claim_recovery(run_id)
+        if run is None:
+            continue
+        if run.recoveries > engine.settings.max_recovery_attempts:
+            engine.end(run, "failed", error=f"recovery attempts exhausted ({engine.settings.max_recovery_attempts})")
+            continue
+        log.warning("run %s: lease expired, resuming (recovery %d)", run_id, run.recoveries)
+        engine.transport.send_resume(run_id, recovering=True)
+        recovered += 1
+    return recovered
+
+
+def sweep(engine: Engine) -> dict[str, int]:
+    """One beat tick's worth of timer and recovery work."""
+    return {"timers": fire_due_timers(engine), "recovered": reconcile(engine)}

@@ -1,0 +1,58 @@
+"""Celery as a transport adapter: one resume task and one task per step."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Celery
+
+from . import registry
+from .celery_config import RESUME_QUEUE
+from .engine import get_engine
+from .steps import execute_step
+from .transport import set_transport
+
+log = logging.getLogger("workflows.tasks")
+
+RESUME_TASK = "workflows.resume"
+
+
+def step_task_name(step: str) -> str:
+    """The stable Celery task name of a step."""
+    return f"workflows.step.{step}"
+
+
+class CeleryTransport:
+    """Sends engine messages as Celery tasks."""
+
+    def __init__(self, celery: Celery) -> None:
+        self.celery = celery
+
+    def send_step(self, step: str, run_id: str, pos: int, attempt: int, args: str,
+                  branch: dict[str, Any] | None = None, queue: str | None = None) -> None:
+        options = {"queue": queue} if queue else {}
+        self.celery.send_task(step_task_name(step), args=[run_id, pos, attempt, args, branch], **options)
+
+    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+        self.celery.send_task(RESUME_TASK, args=[run_id], kwargs={"recovering": recovering}, queue=RESUME_QUEUE)
+
+
+def install(celery: Celery) -> None:
+    """Register the resume task and every step (present and future) on ``celery``."""
+
+    @celery.task(name=RESUME_TASK, acks_late=True)
+    def resume(run_id: str, recovering: bool = False) -> None:
+        get_engine().resume(run_id, recovering=recovering)
+
+    def register_step(definition: registry.StepDef) -> None:
+        name = definition.name
+
+        def run_step(run_id: str, pos: int, attempt: int, args: str, branch: dict[str, Any] | None = None) -> None:
+            execute_step(get_engine(), name, run_id, pos, attempt, args, branch)
+
+        run_step.__name__ = run_step.__qualname__ = f"step_{name}"
+        celery.task(name=step_task_name(name), acks_late=True)(run_step)
+
+    registry.on_step_registered(register_step)
+    set_transport(CeleryTransport(celery))

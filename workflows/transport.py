@@ -1,0 +1,33 @@
+"""What the engine needs from a message transport; Celery implements it in ``tasks``."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Transport(Protocol):
+    """Sends the two kinds of message the engine uses."""
+
+    def send_step(self, step: str, run_id: str, pos: int, attempt: int, args: str,
+                  branch: dict[str, Any] | None = None, queue: str | None = None) -> None:
+        """Queue one attempt of a step (``branch``: join id, index and width of a fan-out)."""
+
+    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+        """Queue a resume of a run."""
+
+
+_transport: Transport | None = None
+
+
+def set_transport(transport: Transport) -> None:
+    """Install the transport (the Celery module does this when imported)."""
+    global _transport
+    _transport = transport
+
+
+def get_transport() -> Transport:
+    """Return the installed transport, importing the Celery one by default."""
+    if _transport is None:
+        from . import app  # noqa: F401 - builds the Celery app, which installs its transport
+    assert _transport is not None
+    return _transport

@@ -1,0 +1,174 @@
+"""Durable waits inside a workflow: sleep, hooks, signals and child runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from persistence import HookRecord
+
+from . import codec
+from .context import Wait, WorkflowContext
+from .durations import Duration, to_seconds
+from .errors import ChildFailed, Suspend, WaitTimeout
+
+if TYPE_CHECKING:
+    from .registry import WorkflowDef
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a hook token (tokens themselves are never stored in the hook table)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _suspend(ctx: WorkflowContext, pos: int, kind: str, name: str | None, due: float | None,
+             timer_kind: str | None, **extra: Any) -> Suspend:
+    waiting: dict[str, Any] = {"kind": kind, "name": name, **extra}
+    timers = []
+    if due is not None and timer_kind is not None:
+        timer = ctx.timer(pos, timer_kind, due, {"name": name})
+        waiting.update(due=due, timer=timer.timer_id)
+        timers.append(timer)
+    return Suspend(Wait(pos, waiting, timers))
+
+
+def sleep(ctx: WorkflowContext, duration: Duration) -> None:
+    """Suspend the run for ``duration``; a durable timer in DynamoDB wakes it, never early."""
+    seconds = to_seconds(duration, what="sleep duration")
+    pos, event = ctx.next_op("sleep", None)
+    if event is not None:
+        return
+    due = ctx.waiting_due(pos, "sleep") or time.time() + seconds
+    raise _suspend(ctx, pos, "sleep", None, due, "sleep", seconds=seconds)
+
+
+@dataclass
+class HookHandle:
+    """A hook created by :func:`hook`; hand ``token`` to the outside world, then ``wait()``."""
+
+    ctx: WorkflowContext
+    name: str
+    token: str
+    token_hash: str
+    expires_at: float | None
+
+    def wait(self) -> Any:
+        """Suspend until ``resume_hook(token, payload)``; return the payload.
+
+        Raises:
+            WaitTimeout: the hook's timeout passed first.
+        """
+        ctx = self.ctx
+        pos, event = ctx.next_op("hook_wait", self.name)
+        if event is None:
+            hook = ctx.store.get_hook(self.token_hash)
+            if hook is not None and hook.status == "pending" and hook.expires_at is not None \
+                    and time.time() >= hook.expires_at and ctx.store.expire_hook(self.token_hash):
+                hook.status = "expired"
+            if hook is None or hook.status == "pending":
+                raise _suspend(ctx, pos, "hook_wait", self.name, None, None, hook=self.token_hash)
+            if hook.status == "resumed":
+                event = ctx.record(pos, "hook_wait", "resumed", name=self.name, data=hook.payload)
+            else:
+                event = ctx.record(pos, "hook_wait", "timed_out", name=self.name)
+        if event.status == "resumed":
+            return codec.loads(event.data)
+        raise WaitTimeout(f"hook {self.name!r} timed out")
+
+
+def hook(ctx: WorkflowContext, name: str, timeout: Duration | None, schema: Any) -> HookHandle:
+    """Create a hook with an unguessable single-use token (256 bits from ``secrets``)."""
+    pos, event = ctx.next_op("hook", name)
+    ctx.has_hooks = True
+    if event is None:
+        token = secrets.token_urlsafe(32)
+        expires = time.time() + to_seconds(timeout, what="hook timeout", allow_zero=False) if timeout else None
+        data = json.dumps({"token": token, "hash": hash_token(token), "expires_at": expires})
+        record = HookRecord(token_hash=hash_token(token), run_id=ctx.run.run_id, pos=pos, name=name,
+                            status="pending", created_at=time.time(), expires_at=expires,
+                            schema=schema_ref(schema))
+        timer = ctx.timer(pos, "hook_timeout", expires, {"hash": record.token_hash}) if expires else None
+        event = ctx.engine.store.create_hook(record, timer, ctx.run.run_id, pos, data)
+        ctx.history.add(event)
+        ctx.engine.cache.remember(event)
+    info = json.loads(event.data or "{}")
+    return HookHandle(ctx, name, info["token"], info["hash"], info.get("expires_at"))
+
+
+def schema_ref(schema: Any) -> str | None:
+    """Describe a pydantic model so ``resume_hook`` can validate payloads against it."""
+    if schema is None:
+        return None
+    if not hasattr(schema, "model_validate"):
+        raise TypeError(f"hook schema must be a pydantic model class, got {schema!r}")
+    return json.dumps({"ref": f"{schema.__module__}:{schema.__qualname__}",
+                       "json": schema.model_json_schema()})
+
+
+def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -> Any:
+    """Return the oldest unconsumed signal ``name`` sent to this run, waiting durably for one."""
+    pos, event = ctx.next_op("signal", name)
+    if event is None:
+        pending = [s for s in ctx.store.signals(ctx.run.run_id, name) if s.signal_key not in ctx.consumed_signals]
+        if pending:
+            first = pending[0]
+            event = ctx.record(pos, "signal", "received", name=name,
+                               data=json.dumps({"key": first.signal_key, "payload": first.payload}))
+        else:
+            seconds = to_seconds(timeout, what="signal timeout") if timeout is not None else None
+            due = ctx.waiting_due(pos, "signal") or (time.time() + seconds if seconds is not None else None)
+            raise _suspend(ctx, pos, "signal", name, due, "signal_timeout")
+    if event.status == "timed_out":
+        raise WaitTimeout(f"no signal {name!r} arrived before the timeout")
+    info = json.loads(event.data or "{}")
+    ctx.consumed_signals.add(info.get("key"))
+    return codec.loads(info.get("payload"))
+
+
+@dataclass
+class ChildHandle:
+    """A child run started from a workflow; ``result()`` waits for it durably."""
+
+    ctx: WorkflowContext
+    run_id: str
+    workflow: str
+
+    def result(self) -> Any:
+        """Suspend until the child run (or the last run of its continue-as-new chain) ends.
+
+        Raises:
+            ChildFailed: the child failed, was cancelled or timed out.
+        """
+        ctx = self.ctx
+        pos, event = ctx.next_op("child_result", self.workflow)
+        if event is None:
+            child = ctx.store.get_run(self.run_id)
+            while child.status == "continued" and child.continued_to:
+                child = ctx.store.get_run(child.continued_to)
+            if not child.is_terminal:
+                raise _suspend(ctx, pos, "child_result", self.workflow, None, None, child=self.run_id)
+            event = ctx.record(pos, "child_result", child.status, name=self.workflow, data=child.result,
+                               error=None if child.status == "completed" else (child.error or child.status))
+        if event.status == "completed":
+            return codec.loads(event.data)
+        raise ChildFailed(self.run_id, event.status, event.error)
+
+
+def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> ChildHandle:
+    """Start a linked child run; its id is derived from the parent, so replays start nothing new."""
+    from .client import create_and_send
+
+    pos, event = ctx.next_op("child", workflow.name)
+    if event is None:
+        child_id = f"{ctx.run.run_id}.{pos}"
+        payload = ctx.encode([list(args), kwargs], f"arguments of child workflow {workflow.name!r}")
+        create_and_send(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos)
+        event = ctx.record(pos, "child", "started", name=workflow.name, data=json.dumps({"run_id": child_id}))
+    child_id = json.loads(event.data or "{}")["run_id"]
+    ctx.children.append(child_id)
+    return ChildHandle(ctx, child_id, workflow.name)

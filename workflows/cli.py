@@ -228,7 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if argv and argv[0] in ("worker", "beat") and not ({"-h", "--help"} & set(argv[1:2])):
+        # Everything after the command belongs to celery, options included.
+        args = parser.parse_args(argv[:1])
+        args.celery_args = argv[1:]
+    else:
+        args = parser.parse_args(argv)
     try:
         return int(args.func(args))
     except WorkflowError as exc:

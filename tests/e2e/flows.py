@@ -1,0 +1,150 @@
+"""Workflows used by the end-to-end tests; workers import this module by name."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from workflows import FatalError, RetryableError, parallel, sleep, step, workflow
+
+def counter_dir() -> Path:
+    """Where executions are counted (set by the test session for every process)."""
+    return Path(os.environ["WORKFLOWS_TEST_COUNTERS"])
+
+
+def bump(name: str) -> int:
+    """Count an execution in a file (visible across worker processes)."""
+    counter_dir().mkdir(parents=True, exist_ok=True)
+    path = counter_dir() / name
+    with path.open("a") as f:
+        f.write("x")
+    return path.stat().st_size
+
+
+def executions(name: str) -> int:
+    path = counter_dir() / name
+    return path.stat().st_size if path.exists() else 0
+
+
+@step
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@step
+def record(tag: str) -> int:
+    return bump(tag)
+
+
+@step(retries=3, retry_delay=0.2, backoff=1.0)
+def flaky(tag: str, failures: int) -> str:
+    if bump(tag) <= failures:
+        raise RuntimeError(f"transient failure of {tag}")
+    return f"ok after {failures}"
+
+
+@step(retries=5)
+def fatal(tag: str) -> str:
+    bump(tag)
+    raise FatalError("card declined")
+
+
+@step(retries=1, retry_delay=0.1, timeout=0.5)
+def slow(seconds: float) -> str:
+    time.sleep(seconds)
+    return "done"
+
+
+@step(retries=0, queue="crashy")
+def slow_once(tag: str, seconds: float) -> str:
+    bump(tag)
+    time.sleep(seconds)
+    return "slept"
+
+
+@step(retries=2)
+def retry_after(tag: str) -> float:
+    if bump(tag) == 1:
+        raise RetryableError("come back later", retry_after=0.3)
+    return time.time()
+
+
+@step(inline=True)
+def inline_add(a: int, b: int) -> int:
+    return a + b
+
+
+@workflow
+def sequence(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total = add(total, i)
+    return total
+
+
+@workflow
+def inline_sequence(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total = inline_add(total, i)
+    return total
+
+
+@workflow
+def twice(tag: str) -> list[int]:
+    return [record(tag), record(tag)]
+
+
+@workflow
+def retrying(tag: str) -> str:
+    return flaky(tag, 2)
+
+
+@workflow
+def failing(tag: str) -> str:
+    return fatal(tag)
+
+
+@workflow
+def timing_out() -> str:
+    return slow(3.0)
+
+
+@workflow(max_duration=1.5)
+def too_long() -> str:
+    sleep(30)
+    return "never"
+
+
+@step
+def now() -> float:
+    return time.time()
+
+
+@workflow
+def sleeper(seconds: float) -> dict:
+    before = now()  # workflow code is replayed: clocks are read in steps
+    sleep(seconds)
+    return {"slept_from": before, "woke_at": now()}
+
+
+@workflow
+def long_step(tag: str, seconds: float) -> str:
+    return slow_once(tag, seconds)
+
+
+@workflow
+def fan_out(n: int) -> list[int]:
+    return parallel(*(add.s(i, i) for i in range(n)))
+
+
+@workflow
+def nondeterministic(tag: str) -> int:
+    if executions(tag + "-flip") == 0:
+        bump(tag + "-flip")
+        add(1, 1)
+        sleep(0.5)
+        return 0
+    record(tag)  # a different step at position 0 on replay
+    return 1

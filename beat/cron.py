@@ -1,25 +1,23 @@
 """Schedule maths: when cron and fixed-interval schedules fire. Pure, no I/O.
 
-Cron expressions have the five standard fields (``minute hour day month weekday``) or
-are one of croniter's aliases (``@hourly``, ``@daily``, ``@weekly``, ``@monthly``,
-``@yearly``). Six- and seven-field forms are rejected: croniter reads a sixth field as
-seconds *last*, where Quartz reads it first, so such strings are ambiguous; use ``every``
-below a minute. croniter's random ``R`` and hashed ``H`` fields are rejected too, since
-every beat must compute the same times. Day-of-month and weekday combine with OR, as in
-Vixie cron. The expression is matched against the wall clock of the IANA ``timezone``.
+``cron`` takes the five standard fields (``minute hour day month weekday``) or an alias
+(``@hourly``, ``@daily``, ``@weekly``, ``@monthly``, ``@yearly``), matched against the wall
+clock of the IANA ``timezone``; day-of-month and weekday combine with OR, as in Vixie cron.
+Six/seven-field forms are rejected (croniter puts seconds last, Quartz first: ambiguous; use
+``every`` below a minute), and so are croniter's random ``R`` and hashed ``H`` fields.
 
 Daylight saving time, e.g. ``30 2 * * *`` in Europe/Paris:
 
-* A wall time skipped by a spring-forward gap fires once, moved forward by the length of
-  the gap: 2:30 does not exist on 2026-03-29, so it fires at 03:30 CEST (01:30 UTC). A
-  moved time that equals another fire time fires once.
-* A wall time repeated by a fall-back fires once, at its first occurrence: on 2026-10-25
-  at 02:30 CEST (00:30 UTC), not again at 02:30 CET. Schedules whose hour field matches
-  every hour fire in both copies of the repeated hour, so ``0 * * * *`` fires once per
-  real hour: 25 times on 2026-10-25 and 23 times on 2026-03-29.
+* A wall time skipped by a spring-forward gap fires once, moved forward by the gap:
+  2:30 does not exist on 2026-03-29, so it fires at 03:30 CEST (01:30 UTC). A moved
+  time equal to another fire time fires once.
+* A wall time repeated by a fall-back fires once, at its first occurrence: 2026-10-25
+  02:30 CEST (00:30 UTC), not 02:30 CET. A schedule whose hour field matches every hour
+  fires in both copies of the repeated hour, so ``0 * * * *`` fires once per real hour:
+  25 times on 2026-10-25, 23 times on 2026-03-29.
 
-``every`` schedules fire at ``start_at + k * every`` (the Unix epoch when there is no
-``start_at``): elapsed time, unaffected by time zones and daylight saving time.
+``every`` fires at ``start_at + k * every`` (the Unix epoch without ``start_at``):
+elapsed time, unaffected by time zones and daylight saving time.
 """
 
 from __future__ import annotations
@@ -82,13 +80,12 @@ class ScheduleSpec:
         end_at: datetime | None = None,
         jitter: Duration | None = None,
     ) -> ScheduleSpec:
-        """Validate the options; ``every``/``jitter`` take seconds, ``"5m"`` or a timedelta.
+        """Validate and normalise options; ``every``/``jitter`` take seconds, ``"5m"`` or a timedelta.
 
         Raises:
             InvalidSchedule: an option is invalid; the message names the bad value.
         """
-        if (cron is None) == (every is None):
-            raise InvalidSchedule(f"give exactly one of cron or every, got cron={cron!r} and every={every!r}")
+        _one_of(cron, every)
         if cron is not None and not isinstance(cron, str):
             raise InvalidSchedule(f"invalid cron expression {cron!r}: not a string")
         return cls(
@@ -102,40 +99,28 @@ class ScheduleSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the spec as JSON-safe primitives, datetimes as ISO 8601 strings."""
+        start_at, end_at = (None if t is None else t.isoformat() for t in (self.start_at, self.end_at))
         return {
             "cron": self.cron,
             "every": self.every,
             "timezone": self.timezone,
-            "start_at": None if self.start_at is None else self.start_at.isoformat(),
-            "end_at": None if self.end_at is None else self.end_at.isoformat(),
+            "start_at": start_at,
+            "end_at": end_at,
             "jitter": self.jitter,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ScheduleSpec:
-        """Rebuild a spec from :meth:`to_dict` output; unknown keys are ignored.
-
-        Raises:
-            InvalidSchedule: the data does not describe a valid schedule.
-        """
+        """Rebuild a spec from :meth:`to_dict` output (unknown keys ignored); raises InvalidSchedule."""
         if not isinstance(data, Mapping):
             raise InvalidSchedule(f"a stored schedule must be a mapping, got {data!r}")
-        return cls.build(
-            cron=data.get("cron"),
-            every=data.get("every"),
-            timezone=data.get("timezone", "UTC"),
-            start_at=_parse_time(data.get("start_at"), "start_at"),
-            end_at=_parse_time(data.get("end_at"), "end_at"),
-            jitter=data.get("jitter"),
-        )
+        start_at, end_at = (_parse_time(data.get(k), k) for k in ("start_at", "end_at"))
+        get = data.get
+        return cls.build(get("cron"), get("every"), get("timezone", "UTC"), start_at, end_at, get("jitter"))
 
 
 def parse_every(value: Duration) -> float:
-    """Return an interval in seconds from seconds, ``"5m"``-style text or a timedelta.
-
-    Raises:
-        InvalidSchedule: the value is not a duration, or not positive.
-    """
+    """Return a positive interval in seconds from seconds, ``"5m"`` or a timedelta; raises InvalidSchedule."""
     try:
         seconds = to_seconds(value, what="every", allow_zero=False)
     except InvalidDuration as exc:
@@ -146,43 +131,27 @@ def parse_every(value: Duration) -> float:
 
 
 def next_fire(spec: ScheduleSpec, after: datetime) -> datetime | None:
-    """Return the first fire time strictly after ``after`` (aware), in UTC.
-
-    Returns None when no fire time is left (past ``end_at``, or the cron never matches).
-
-    Raises:
-        InvalidSchedule: ``after`` is not a timezone-aware datetime.
-    """
+    """Return the first fire time strictly after aware ``after``, in UTC; None if none is left."""
     return _next(spec, _aware(after, "after"), None)
 
 
 def fire_times_between(spec: ScheduleSpec, start: datetime, end: datetime, limit: int = 10000) -> list[datetime]:
-    """Return the fire times in ``(start, end]``, oldest first, at most ``limit`` of them, in UTC.
-
-    Raises:
-        InvalidSchedule: a bound is naive, or ``limit`` is negative.
-    """
+    """Return the fire times in ``(start, end]`` in UTC, oldest first, at most ``limit`` of them."""
     cursor, end = _aware(start, "start"), _aware(end, "end")
     if limit < 0:
         raise InvalidSchedule(f"limit must be >= 0, got {limit!r}")
     it = None if spec.cron is None else croniter(spec.cron, _REFERENCE)
     fires: list[datetime] = []
-    while len(fires) < limit:
-        fire = _next(spec, cursor, it)
-        if fire is None or fire > end:
-            break
+    while len(fires) < limit and (fire := _next(spec, cursor, it)) is not None and fire <= end:
         fires.append(fire)
         cursor = fire
     return fires
 
 
 def apply_jitter(fire_time: datetime, jitter: float, key: str) -> datetime:
-    """Delay ``fire_time`` by ``[0, jitter)`` seconds, derived from a hash of ``key`` and the time.
+    """Return ``fire_time`` (in UTC) delayed by ``[0, jitter)`` seconds, from a hash of ``key`` and the time.
 
-    Every beat computes the same delay for the same key and instant. Returns UTC.
-
-    Raises:
-        InvalidSchedule: ``fire_time`` is naive or ``jitter`` is negative.
+    Every beat computes the same delay for the same key and instant.
     """
     fire_time = _aware(fire_time, "fire_time").astimezone(UTC)
     bound = math.floor(_seconds(jitter, "jitter") * 1_000_000)
@@ -193,13 +162,12 @@ def apply_jitter(fire_time: datetime, jitter: float, key: str) -> datetime:
 
 
 def _next(spec: ScheduleSpec, after: datetime, it: Any) -> datetime | None:
-    """Return the next fire after ``after`` within ``start_at``/``end_at``; ``it`` is a croniter or None."""
+    """Return the next fire after ``after`` within ``start_at``/``end_at``; ``it``: a croniter or None."""
     if spec.start_at is not None and after < spec.start_at:
         after = spec.start_at - _US  # start_at itself may fire
     try:
         if spec.every is not None:
-            anchor = spec.start_at or EPOCH
-            period = round(spec.every * 1_000_000)
+            anchor, period = spec.start_at or EPOCH, round(spec.every * 1_000_000)
             fire: datetime | None = anchor + _US * period * ((after - anchor) // _US // period + 1)
         else:
             cron = str(spec.cron)
@@ -215,13 +183,12 @@ def _next(spec: ScheduleSpec, after: datetime, it: Any) -> datetime | None:
 def _next_cron(it: Any, tz: ZoneInfo, every_hour: bool, after: datetime) -> datetime | None:
     """Return the first instant after ``after`` whose wall time in ``tz`` matches ``it``.
 
-    Wall times are scanned in order from a margin before ``after`` (a skipped or repeated
-    wall time can map to a later instant than a wall time after it); once a match lands
-    after ``after``, the scan continues for the size of that match's transition.
+    A skipped or repeated wall time can map to a later instant than a wall time after it,
+    so the scan starts a margin before ``after`` and, once a match lands after ``after``,
+    goes on for the size of that match's transition.
     """
     local = after.astimezone(tz).replace(tzinfo=None, fold=0)
-    margin = max(_resolve(local, tz)[2], _recent_shift(after, tz))
-    it.set_current(local - margin - _MINUTE, force=True)
+    it.set_current(local - max(_resolve(local, tz)[2], _recent_shift(after, tz)) - _MINUTE, force=True)
     best: datetime | None = None
     horizon: datetime | None = None
     while True:
@@ -242,13 +209,11 @@ def _next_cron(it: Any, tz: ZoneInfo, every_hour: bool, after: datetime) -> date
 
 
 def _resolve(wall: datetime, tz: ZoneInfo) -> tuple[datetime, datetime | None, timedelta]:
-    """Map a naive wall time to (instant, instant of its repeat or None, transition size)."""
+    """Map a naive wall time to (its instant, the instant of its repeat or None, transition size)."""
     early = wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
     late = wall.replace(tzinfo=tz, fold=1).astimezone(UTC)
-    if early == late:
-        return early, None, _NO_SHIFT
-    if early < late:  # repeated by a fall-back: fold=0 is the first occurrence
-        return early, late, late - early
+    if early <= late:  # equal, or repeated by a fall-back (fold=0 is the first occurrence)
+        return early, (late if late > early else None), late - early
     return early, None, early - late  # skipped by a gap: fold=0 moves it forward by the gap
 
 
@@ -263,9 +228,7 @@ def _every_hour(expr: str) -> bool:
     """Validate a cron expression; return whether its hour field matches every hour."""
     fields = expr.split()
     if not (len(fields) == 5 or (len(fields) == 1 and expr.startswith("@"))):
-        raise InvalidSchedule(
-            f"invalid cron expression {expr!r}: need 5 fields (minute hour day month weekday) or an @alias"
-        )
+        raise InvalidSchedule(f"invalid cron expression {expr!r}: need 5 fields (minute hour day month weekday)")
     if any(_RANDOM_FIELD.search(field) for field in fields):
         raise InvalidSchedule(f"invalid cron expression {expr!r}: random (R) and hashed (H) fields are not supported")
     try:
@@ -281,8 +244,7 @@ def _every_hour(expr: str) -> bool:
 
 def _validate(spec: ScheduleSpec) -> None:
     """Raise InvalidSchedule unless ``spec`` is consistent and normalised."""
-    if (spec.cron is None) == (spec.every is None):
-        raise InvalidSchedule(f"give exactly one of cron or every, got cron={spec.cron!r} and every={spec.every!r}")
+    _one_of(spec.cron, spec.every)
     if spec.cron is not None:
         if not isinstance(spec.cron, str):
             raise InvalidSchedule(f"invalid cron expression {spec.cron!r}: not a string")
@@ -293,18 +255,22 @@ def _validate(spec: ScheduleSpec) -> None:
     if spec.every is not None:
         parse_every(spec.every)
     _seconds(spec.jitter, "jitter")
-    if not isinstance(spec.timezone, str) or not spec.timezone:
-        raise InvalidSchedule(f"unknown time zone {spec.timezone!r}")
     try:
         ZoneInfo(spec.timezone)
-    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+    except (ZoneInfoNotFoundError, ValueError, OSError, TypeError) as exc:
         raise InvalidSchedule(f"unknown time zone {spec.timezone!r}") from exc
-    if spec.start_at is not None:
-        _aware(spec.start_at, "start_at")
-    if spec.end_at is not None:
-        _aware(spec.end_at, "end_at")
-        if spec.start_at is not None and spec.start_at >= spec.end_at:
-            raise InvalidSchedule(f"start_at {spec.start_at.isoformat()} must be before end_at {spec.end_at.isoformat()}")
+    start, end = spec.start_at, spec.end_at
+    for what, value in (("start_at", start), ("end_at", end)):
+        if value is not None:
+            _aware(value, what)
+    if start is not None and end is not None and start >= end:
+        raise InvalidSchedule(f"start_at {start.isoformat()} must be before end_at {end.isoformat()}")
+
+
+def _one_of(cron: object, every: object) -> None:
+    """Raise InvalidSchedule unless exactly one of ``cron`` and ``every`` is given."""
+    if (cron is None) == (every is None):
+        raise InvalidSchedule(f"give exactly one of cron or every, got cron={cron!r} and every={every!r}")
 
 
 def _aware(value: object, what: str) -> datetime:
@@ -325,12 +291,11 @@ def _seconds(value: Duration, what: str) -> float:
 
 
 def _parse_time(value: object, what: str) -> datetime | None:
-    """Parse a stored ISO 8601 time (``Z`` accepted) or pass a datetime through."""
+    """Parse a stored ISO 8601 time (``Z`` accepted); pass None and datetimes through."""
     if value is None or isinstance(value, datetime):
         return value
-    if not isinstance(value, str):
-        raise InvalidSchedule(f"{what} must be an ISO 8601 string, got {value!r}")
+    text = str(value)
     try:
-        return datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     except ValueError as exc:
         raise InvalidSchedule(f"{what} {value!r} is not an ISO 8601 time") from exc

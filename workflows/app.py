@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from celery import Celery
-from kombu import Queue
+from kombu import Exchange, Queue
 
 from . import registry
 from .celery_config import RESUME_QUEUE, STEP_QUEUE
@@ -24,7 +24,8 @@ def create_app() -> Celery:
     from .tasks import install
 
     install(celery)
-    celery.conf.task_queues = [Queue(name) for name in worker_queues()]
+    # One direct exchange per queue, so a message reaches exactly the queue it names.
+    celery.conf.task_queues = [Queue(name, Exchange(name, type="direct"), routing_key=name) for name in worker_queues()]
     return celery
 
 

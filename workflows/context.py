@@ -49,6 +49,10 @@ class Wait:
     timers: list[TimerRecord] = field(default_factory=list)
 
 
+class StaleHistory(BaseException):  # control flow: never caught by workflow code
+    """The cached history misses an outcome that must exist; reload and replay."""
+
+
 class InFlight:
     """The op is already in flight (dispatched by an earlier resume): nothing to do."""
 
@@ -80,6 +84,9 @@ class WorkflowContext:
         pos = self.pos
         self.pos += 1
         event = self.history.outcomes.get(pos)
+        if event is None and pos < self.run.cursor:
+            # Every op before the cursor has an outcome: this history is stale.
+            raise StaleHistory(pos)
         recorded = None
         if event is not None:
             recorded = (event.kind, event.name)

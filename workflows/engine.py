@@ -13,7 +13,7 @@ from typing import Any, Callable
 from persistence import RunRecord, Store, get_store
 
 from . import codec
-from .context import Dispatch, InFlight, Wait, WorkflowContext, step_value
+from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext, step_value
 from .errors import ContinueAsNew, NonDeterminismError, Suspend, UnknownWorkflow, describe
 from .history_cache import HistoryCache, RunHistory
 from .registry import StepDef, get_workflow
@@ -86,6 +86,9 @@ class Engine:
             value = definition.fn(*args, **kwargs)
         except Suspend as suspend:
             return self._perform(ctx, suspend.args[0] if suspend.args else None)
+        except StaleHistory:
+            self.cache.forget(run.run_id)
+            return False
         except ContinueAsNew as cont:
             if ctx.fatal is None:
                 return self._continue_as_new(ctx, cont)
@@ -116,10 +119,14 @@ class Engine:
         if isinstance(action, InFlight) or action is None:
             return True
         if isinstance(action, Dispatch):
+            # Mark the op in flight first: only the resume that wins sends. A crash
+            # before the sends leaves a leased run that the reconciler re-dispatches.
+            if not self.store.advance_run(run.run_id, action.pos, action.waiting, recovering=ctx.recovering):
+                return False
             for call in action.calls:
                 self.transport.send_step(call["step"], run.run_id, call["pos"], call.get("attempt", 1),
                                          call["args"], call.get("branch"), call.get("queue"))
-            return self.store.advance_run(run.run_id, action.pos, action.waiting, recovering=ctx.recovering)
+            return True
         if isinstance(action, Wait):
             return self.store.suspend_run(run.run_id, action.pos, action.waiting, run.wake_seq, action.timers)
         raise TypeError(f"unknown action {action!r}")

@@ -18,15 +18,21 @@ class RunHistory:
     last_seq: int = -1
     complete_below: int = 0  # every position below this has an outcome
 
-    def add(self, event: EventRecord) -> None:
-        """Add a record read from or written to the store."""
+    def add(self, event: EventRecord, *, read_in_order: bool = True) -> None:
+        """Add a record.
+
+        ``read_in_order``: the record came from a query that returned everything
+        before it, so ``last_seq`` may move past it. A record this process wrote
+        moves ``last_seq`` only when no earlier outcome is missing.
+        """
         if event.is_outcome:
             self.outcomes[event.pos] = event
             while self.complete_below in self.outcomes:
                 self.complete_below += 1
         else:
             self.attempts[event.pos] = max(self.attempts.get(event.pos, 0), event.attempt or 0)
-        self.last_seq = max(self.last_seq, event.seq)
+        if read_in_order or self.complete_below > event.pos:
+            self.last_seq = max(self.last_seq, event.seq)
 
     def copy(self) -> RunHistory:
         """Return a copy that a replay may extend without touching the cache."""
@@ -69,7 +75,7 @@ class HistoryCache:
 
     def remember(self, event: EventRecord) -> None:
         """Add a record this process wrote."""
-        self._entry(event.run_id).add(event)
+        self._entry(event.run_id).add(event, read_in_order=False)
 
     def forget(self, run_id: str) -> None:
         """Drop a run (it ended)."""

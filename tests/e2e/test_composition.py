@@ -1,0 +1,104 @@
+"""Fan-out/fan-in, signals, child workflows and continue-as-new on real worker processes."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import boto3
+import pytest
+
+from tests.e2e import flows
+from workflows import RunCancelled, RunFailed, RunStatus, cancel, send_signal
+from workflows.errors import RunEnded, RunNotFound
+
+
+def wait_status(run, status: RunStatus, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.time() + timeout
+    while run.status() != status:
+        assert time.time() < deadline, f"run stayed {run.status()}"
+        time.sleep(0.1)
+
+
+def test_redelivered_branches_resume_the_parent_exactly_once(cluster, spawn, settings) -> None:
+    # A worker whose queue hides a message for only 2 s: each 3-second branch is
+    # delivered again while it runs, so every branch completes at least twice.
+    sqs = boto3.client("sqs", region_name=settings.region, endpoint_url=settings.sqs_endpoint)
+    sqs.create_queue(QueueName=settings.queue_prefix + "dup", Attributes={"VisibilityTimeout": "2"})
+    worker = spawn("worker", "-Q", "dup", "-c", "8")
+    t = uuid.uuid4().hex[:10]
+    try:
+        run = flows.duplicated_fan_out.start(t, 4, 3.0)
+        assert run.result(timeout=120) == [0, 1, 4, 9]
+    finally:
+        worker.kill()
+    assert flows.executions(t) > 4  # duplicates really happened
+    assert flows.executions(t + "-after") == 1  # ...and the parent went past the join once
+    joins = [e for e in run.history() if e.kind == "parallel"]
+    assert len(joins) == 1 and joins[0].status == "completed"
+
+
+def test_a_failed_branch_fails_the_join_naming_it(cluster) -> None:
+    run = flows.failing_fan_out.start(False)
+    with pytest.raises(RunFailed) as info:
+        run.result(timeout=60)
+    assert "ParallelError" in str(info.value) and "branch 2 (boom)" in str(info.value)
+
+
+def test_return_exceptions_puts_errors_in_place(cluster) -> None:
+    run = flows.failing_fan_out.start(True)
+    result = run.result(timeout=60)
+    assert result[:2] == [0, 1] and result[3] == 3
+    assert "branch two is broken" in result[2]
+
+
+def test_signals_sent_before_the_wait_arrive_in_order(cluster) -> None:
+    run = flows.signal_collector.start(3)
+    for i in range(3):
+        send_signal(run.run_id, "item", {"n": i})
+    assert run.result(timeout=60) == [{"n": 0}, {"n": 1}, {"n": 2}]
+
+
+def test_signal_wait_times_out(cluster) -> None:
+    assert flows.signal_or_timeout.start(1.0).result(timeout=60) == "timed out"
+
+
+def test_signal_to_unknown_or_ended_run_is_refused(cluster) -> None:
+    with pytest.raises(RunNotFound):
+        send_signal("no-such-run", "item", 1)
+    run = flows.sequence.start(1)
+    run.result(timeout=60)
+    with pytest.raises(RunEnded):
+        send_signal(run.run_id, "item", 1)
+
+
+def test_child_results_reach_the_parent(cluster) -> None:
+    run = flows.parent_of_children.start(3)
+    assert run.result(timeout=90) == [0, 2, 4]
+    children = run.children()
+    assert len(children) == 3
+    assert all(child.parent() == run for child in children)
+    assert [child.result(timeout=5) for child in children] == [0, 2, 4]
+
+
+def test_cancelling_a_parent_cancels_its_children(cluster) -> None:
+    run = flows.parent_of_sleeper.start(60)
+    wait_status(run, RunStatus.SUSPENDED)
+    deadline = time.time() + 30
+    while not run.children() or run.children()[0].status() != RunStatus.SUSPENDED:
+        assert time.time() < deadline
+        time.sleep(0.1)
+    cancel(run.run_id)
+    with pytest.raises(RunCancelled):
+        run.result(timeout=30)
+    (child,) = run.children()
+    wait_status(child, RunStatus.CANCELLED)
+
+
+def test_continue_as_new_three_times(cluster) -> None:
+    run = flows.counter.start(0, 3)
+    assert run.result(timeout=90) == 4
+    chain = run.chain()
+    assert len(chain) == 4 and chain[0] == run
+    assert [c.status() for c in chain] == [RunStatus.CONTINUED] * 3 + [RunStatus.COMPLETED]
+    assert all(len(c.history()) == 1 for c in chain)  # each run's history stays bounded

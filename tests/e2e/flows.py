@@ -6,7 +6,17 @@ import os
 import time
 from pathlib import Path
 
-from workflows import FatalError, RetryableError, parallel, sleep, step, workflow
+from workflows import (
+    FatalError,
+    RetryableError,
+    WaitTimeout,
+    continue_as_new,
+    parallel,
+    sleep,
+    step,
+    wait_for_signal,
+    workflow,
+)
 
 def counter_dir() -> Path:
     """Where executions are counted (set by the test session for every process)."""
@@ -148,3 +158,68 @@ def nondeterministic(tag: str) -> int:
         return 0
     record(tag)  # a different step at position 0 on replay
     return 1
+
+
+@step(queue="dup")
+def slow_branch(tag: str, i: int, seconds: float) -> int:
+    bump(tag)
+    time.sleep(seconds)
+    return i * i
+
+
+@workflow
+def duplicated_fan_out(tag: str, n: int, seconds: float) -> list[int]:
+    squares = parallel(*(slow_branch.s(tag, i, seconds) for i in range(n)))
+    record(tag + "-after")  # runs once per resume of the parent past the join
+    return squares
+
+
+@step(retries=0)
+def boom(i: int) -> int:
+    if i == 2:
+        raise ValueError("branch two is broken")
+    return i
+
+
+@workflow
+def failing_fan_out(return_exceptions: bool) -> list:
+    results = parallel(*(boom.s(i) for i in range(4)), return_exceptions=return_exceptions)
+    return [r if isinstance(r, int) else f"error: {r}" for r in results]
+
+
+@workflow
+def signal_collector(n: int) -> list:
+    now()  # a step first, so signals can arrive before the wait
+    return [wait_for_signal("item", timeout="30s") for _ in range(n)]
+
+
+@workflow
+def signal_or_timeout(seconds: float) -> str:
+    try:
+        return wait_for_signal("never", timeout=seconds)
+    except WaitTimeout:
+        return "timed out"
+
+
+@workflow
+def child_double(x: int) -> int:
+    return add(x, x)
+
+
+@workflow
+def parent_of_children(n: int) -> list[int]:
+    children = [child_double.start(i) for i in range(n)]
+    return [child.result() for child in children]
+
+
+@workflow
+def parent_of_sleeper(seconds: float) -> dict:
+    return sleeper.start(seconds).result()
+
+
+@workflow
+def counter(value: int, remaining: int) -> int:
+    value = add(value, 1)
+    if remaining > 0:
+        continue_as_new(value, remaining - 1)
+    return value

@@ -1,0 +1,58 @@
+"""Hook workflows for the end-to-end tests; workers import this module by name (WORKFLOWS_IMPORTS)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel
+
+from workflows import RunHandle, WaitTimeout, hook, step, workflow
+
+
+class Decision(BaseModel):
+    """The payload schema of :func:`typed_approval`."""
+
+    approved: bool
+    by: str
+
+
+@step
+def publish_token(token: str) -> str:
+    """Hand the token to the outside world: the test reads it from this step's result."""
+    return token
+
+
+@workflow
+def approval(timeout: float = 60) -> Any:
+    h = hook("approve", timeout=timeout)
+    publish_token(h.token)
+    return h.wait()
+
+
+@workflow
+def typed_approval() -> Any:
+    h = hook("approve", timeout=60, schema=Decision)
+    publish_token(h.token)
+    return h.wait()
+
+
+@workflow
+def short_approval(timeout: float) -> Any:
+    h = hook("approve", timeout=timeout)
+    publish_token(h.token)
+    try:
+        return h.wait()
+    except WaitTimeout:
+        return "timed out"
+
+
+def published_token(run: RunHandle, timeout: float = 30) -> str:
+    """Wait until ``run``'s ``publish_token`` step has completed; return the token it published."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for row in run.steps():
+            if row["name"] == "publish_token" and row["status"] == "completed":
+                return str(row["result"])
+        time.sleep(0.1)
+    raise TimeoutError(f"run {run.run_id} published no token within {timeout}s ({run.status()})")

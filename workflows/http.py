@@ -1,0 +1,255 @@
+"""A dependency-free ASGI app that resumes hooks over HTTP.
+
+Routes::
+
+    POST /hooks/{token}   body: the JSON payload  -> 202 {"status": "accepted", "run_id": ...}
+    GET  /healthz                                 -> 200 {"status": "ok"}
+
+Errors answer ``{"error": <type>, "message": <text>}`` with 404 (unknown token),
+409 (token already used), 410 (hook expired or its run ended), 413 (payload too
+large), 422 (schema mismatch, or the body is not JSON data), 405 (wrong method)
+or 500 (anything else; logged, no details sent).
+
+Serve it with ``uvicorn workflows.http:app`` or mount it in another ASGI app,
+e.g. ``starlette_app.mount("/wf", workflows.http.app)``. Tokens are secrets:
+they never appear in a response or a log line, and the app rewrites the
+request path in the ASGI scope to ``/hooks/<redacted>`` so that the server's
+access log does not record them either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import traceback
+from typing import Any, Awaitable, Callable, MutableMapping, Sequence
+
+from .client import resume_hook
+from .errors import (
+    HookAlreadyResumed,
+    HookClosed,
+    HookExpired,
+    HookNotFound,
+    HookPayloadInvalid,
+    PayloadTooLarge,
+    SerializationError,
+)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ResumeFn = Callable[[str, Any], Any]
+
+log = logging.getLogger("workflows.http")
+
+HOOKS_PREFIX = "/hooks/"
+REDACTED_PATH = "/hooks/<redacted>"
+BODY_MARGIN = 4096  # room for whitespace a client adds around a payload at the size limit
+
+# Most specific first: PayloadTooLarge is a SerializationError, HookNotFound a NotFound.
+ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (HookNotFound, 404),
+    (HookAlreadyResumed, 409),
+    (HookExpired, 410),
+    (HookClosed, 410),
+    (HookPayloadInvalid, 422),
+    (PayloadTooLarge, 413),
+    (SerializationError, 422),
+)
+
+
+class ClientGone(Exception):
+    """The client disconnected before sending its whole body; nobody is left to answer."""
+
+
+class HttpError(Exception):
+    """An error answered with ``status`` and a JSON body naming ``kind``."""
+
+    def __init__(self, status: int, kind: str, message: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message, self.headers = status, kind, message, list(headers)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path below the mount point (``root_path``), as Starlette's ``Mount`` passes it."""
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root):len(root) + 1] in ("", "/"):
+        return path[len(root):]
+    return path
+
+
+def _redact(scope: Scope, root_path: str) -> None:
+    # Servers log the path from the scope after the response starts (uvicorn reads ``raw_path``).
+    scope["path"] = (root_path or "") + REDACTED_PATH
+    scope["raw_path"] = scope["path"].encode()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON data")
+
+
+def parse_body(body: bytes) -> Any:
+    """Decode a request body as strict JSON (UTF-8, no NaN or Infinity).
+
+    Raises:
+        SerializationError: the body is not JSON data.
+    """
+    try:
+        return json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        reason = "it is empty" if not body.strip() else type(exc).__name__
+        raise SerializationError(f"the request body is not JSON data ({reason}); send null for no payload") from None
+
+
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+    """Read the request body, refusing one over ``limit`` bytes before reading all of it.
+
+    Raises:
+        HttpError: 413 when the declared or streamed size is over ``limit``.
+    """
+    too_large = HttpError(413, "PayloadTooLarge", f"the request body is over the limit of {limit} bytes")
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"content-length":
+            try:
+                declared = int(value)
+            except ValueError:
+                raise HttpError(400, "BadRequest", "invalid Content-Length header") from None
+            if declared > limit:
+                raise too_large
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def send_json(send: Send, status: int, body: Any, headers: Sequence[tuple[bytes, bytes]] = (),
+                    head: bool = False) -> None:
+    """Send a complete JSON response."""
+    data = json.dumps(body, separators=(",", ":")).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                            (b"cache-control", b"no-store"), *headers]})
+    await send({"type": "http.response.body", "body": b"" if head else data})
+
+
+def error_response(exc: Exception, token: str) -> HttpError:
+    """Map a library error to its HTTP answer; the token is scrubbed from the message."""
+    for kind, status in ERROR_STATUS:
+        if isinstance(exc, kind):
+            message = str(exc).replace(token, "<token>") if token else str(exc)
+            return HttpError(status, type(exc).__name__, message)
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    log.error("resuming a hook failed:\n%s", trace.replace(token, "<token>") if token else trace)
+    return HttpError(500, "InternalError", "the hook could not be resumed; see the server log")
+
+
+class HooksApp:
+    """The ASGI callable; see the module docstring for routes and answers."""
+
+    def __init__(self, resume: ResumeFn = resume_hook, max_body: int | None = None,
+                 imports: Sequence[str] | None = None) -> None:
+        self.resume = resume
+        self.max_body = max_body
+        self.imports = imports
+        self._loaded = False
+        self._lock = threading.Lock()
+
+    def body_limit(self) -> int:
+        """The largest accepted body: the configured payload limit plus a small margin."""
+        if self.max_body is None:
+            from .settings import get_settings
+
+            self.max_body = get_settings().max_payload_bytes + BODY_MARGIN
+        return self.max_body
+
+    def load_workflows(self) -> None:
+        """Import the workflow modules once, so hook schemas (pydantic models) can validate payloads."""
+        if self._loaded:
+            return
+        with self._lock:
+            if not self._loaded:
+                from .registry import load_imports
+                from .settings import get_settings
+
+                load_imports(tuple(self.imports) if self.imports is not None else get_settings().imports)
+                self._loaded = True
+
+    def _resume(self, token: str, payload: Any) -> Any:
+        self.load_workflows()
+        return self.resume(token, payload)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            raise RuntimeError(f"workflows.http serves HTTP only, not {scope['type']!r}")
+        method, path = scope.get("method", "GET"), _route_path(scope)
+        try:
+            if path == "/healthz":
+                if method not in ("GET", "HEAD"):
+                    raise HttpError(405, "MethodNotAllowed", f"{method} is not allowed here",
+                                    [(b"allow", b"GET, HEAD")])
+                await send_json(send, 200, {"status": "ok"}, head=method == "HEAD")
+                return
+            if not path.startswith(HOOKS_PREFIX):
+                raise HttpError(404, "NotFound", "no such route")
+            _redact(scope, scope.get("root_path", ""))  # even a mistyped hook URL holds a token
+            token = path[len(HOOKS_PREFIX):]
+            if not token or "/" in token:
+                raise HttpError(404, "NotFound", "no such route")
+            if method != "POST":
+                raise HttpError(405, "MethodNotAllowed", f"{method} is not allowed here", [(b"allow", b"POST")])
+            await send_json(send, 202, await self._handle_resume(scope, receive, token))
+        except ClientGone:
+            return
+        except HttpError as exc:
+            await send_json(send, exc.status, {"error": exc.kind, "message": exc.message}, exc.headers,
+                            head=method == "HEAD")
+
+    async def _handle_resume(self, scope: Scope, receive: Receive, token: str) -> dict[str, Any]:
+        body = await read_body(scope, receive, self.body_limit())
+        try:
+            payload = parse_body(body)
+            run = await asyncio.to_thread(self._resume, token, payload)
+        except Exception as exc:  # every failure becomes a typed answer; the 500s are logged
+            raise error_response(exc, token) from None
+        return {"status": "accepted", "run_id": getattr(run, "run_id", None)}
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def create_app(resume: ResumeFn = resume_hook, max_body: int | None = None,
+               imports: Sequence[str] | None = None) -> HooksApp:
+    """Build the hooks app.
+
+    Args:
+        resume: the function that resumes a hook (``resume_hook``; tests inject fakes).
+        max_body: largest accepted request body in bytes; default: the configured
+            ``max_payload_bytes`` plus a small margin, read at the first request.
+        imports: workflow modules to import at the first hook request; default:
+            ``WORKFLOWS_IMPORTS``.
+    """
+    return HooksApp(resume, max_body, imports)
+
+
+app = create_app()

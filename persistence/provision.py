@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterable
 
 import boto3
@@ -14,8 +15,9 @@ BASE_QUEUES = ("workflows", "steps")
 DLQ = "dlq"
 
 
+@lru_cache(maxsize=8)
 def sqs_client(settings: Settings):  # type: ignore[no-untyped-def]
-    """Return a boto3 SQS client for ``settings``."""
+    """Return a (shared, thread-safe) boto3 SQS client for ``settings``."""
     return boto3.client("sqs", region_name=settings.region, endpoint_url=settings.sqs_endpoint)
 
 

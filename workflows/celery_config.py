@@ -36,6 +36,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_concurrency": 8,
         "worker_hijack_root_logger": False,
         "worker_send_task_events": False,
+        "worker_consumer": "workflows.deadletter:DeadLetterConsumer",
         "task_default_queue": RESUME_QUEUE,
         "task_routes": {"workflows.resume": {"queue": RESUME_QUEUE}, "workflows.step.*": {"queue": STEP_QUEUE}},
         "imports": list(settings.imports),

@@ -291,6 +291,9 @@ def resume_hook(token: str, payload: Any = None) -> RunHandle:
         raise HookClosed(f"the run of hook {hook.name!r} has ended")
     if hook.status == "expired" or (hook.expires_at is not None and time.time() >= hook.expires_at):
         raise HookExpired(f"hook {hook.name!r} expired")
+    if engine.store.get_run(hook.run_id).is_terminal:
+        engine.store.close_hooks(hook.run_id)
+        raise HookClosed(f"the run of hook {hook.name!r} has ended")
     if hook.schema:
         data = codec.dumps(validate_payload(hook.schema, codec.loads(data), hook.name), what="hook payload")
     engine.store.resume_hook(token_hash, data)

@@ -55,7 +55,7 @@ class Engine:
         for _ in range(MAX_CONTENDED_REPLAYS):
             run = run or self.store.find_run(run_id)
             if run is None:
-                log.warning("resume of unknown run %s ignored", run_id)
+                self.transport.dead_letter("resume message for an unknown run", {"run_id": run_id})
                 return
             if run.is_terminal:
                 return

@@ -140,7 +140,8 @@ def execute_step(engine: Engine, step_name: str, run_id: str, pos: int, attempt:
     store = engine.store
     run = store.find_run(run_id)
     if run is None:
-        log.warning("step %s for unknown run %s dropped", step_name, run_id)
+        engine.transport.dead_letter("step message for an unknown run",
+                                     {"step": step_name, "run_id": run_id, "pos": pos, "attempt": attempt})
         return
     if run.is_terminal:
         return

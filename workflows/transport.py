@@ -15,6 +15,9 @@ class Transport(Protocol):
     def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
         """Queue a resume of a run."""
 
+    def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:
+        """Set aside a message that can never be processed (e.g. for an unknown run)."""
+
 
 _transport: Transport | None = None
 

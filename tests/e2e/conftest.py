@@ -56,9 +56,9 @@ def spawn(proc_env, tmp_path_factory) -> Iterator:  # type: ignore[no-untyped-de
     procs: list[Proc] = []
     logs = tmp_path_factory.mktemp("procs")
 
-    def start(kind: str, *extra: str) -> Proc:
+    def start(kind: str, *extra: str, env: dict[str, str] | None = None) -> Proc:
         args = [kind, *extra] if kind == "beat" else [kind, "--loglevel", "INFO", "-c", "4", *extra]
-        proc = Proc(args, proc_env, logs / f"{kind}-{len(procs)}.log")
+        proc = Proc(args, {**proc_env, **(env or {})}, logs / f"{kind}-{len(procs)}.log")
         procs.append(proc)
         return proc
 

@@ -1,0 +1,108 @@
+"""SQS visibility of running step messages (Celery adapter).
+
+While a step runs longer than half the visibility timeout, its message's
+visibility is extended, so SQS does not hand it to a second worker. When a worker
+is asked to stop (SIGTERM: warm shutdown), the messages of the steps still running
+are made visible at once, so another worker takes them over promptly instead of
+after the whole visibility timeout; the recorded-once rule makes the overlap safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+log = logging.getLogger("workflows.visibility")
+
+
+class VisibilityKeeper:
+    """Tracks the SQS messages of running step tasks in this worker process."""
+
+    def __init__(self, client: Any, timeout: int) -> None:
+        self.client, self.timeout = client, timeout
+        self._running: dict[str, tuple[str, str, float]] = {}  # task id -> queue url, receipt, extended at
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def track(self, task_id: str, queue_url: str, receipt: str) -> None:
+        """Remember a received step message."""
+        with self._lock:
+            self._running[task_id] = (queue_url, receipt, time.monotonic())
+        self._ensure_thread()
+
+    def done(self, task_id: str) -> None:
+        """Forget a message whose task finished (it is acked by Celery)."""
+        with self._lock:
+            self._running.pop(task_id, None)
+
+    def hand_back(self) -> int:
+        """Make every tracked message visible now (worker shutdown); return how many."""
+        with self._lock:
+            running, self._running = dict(self._running), {}
+        for queue_url, receipt, _ in running.values():
+            self._change(queue_url, receipt, 0)
+        self._stop.set()
+        return len(running)
+
+    def extend_due(self) -> None:
+        """Extend the messages that have used half their visibility."""
+        now = time.monotonic()
+        with self._lock:
+            due = [(tid, url, rh) for tid, (url, rh, at) in self._running.items() if now - at >= self.timeout / 2]
+            for tid, url, rh in due:
+                self._running[tid] = (url, rh, now)
+        for _, url, rh in due:
+            self._change(url, rh, self.timeout)
+
+    def _change(self, queue_url: str, receipt: str, seconds: int) -> None:
+        try:
+            self.client.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=receipt,
+                                                  VisibilityTimeout=seconds)
+        except Exception:  # the message may be gone already (acked); nothing to keep
+            log.debug("visibility change failed", exc_info=True)
+
+    def _ensure_thread(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name="sqs-visibility", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(max(0.5, self.timeout / 6)):
+            self.extend_due()
+
+
+def install(celery: Any, step_prefix: str) -> VisibilityKeeper:
+    """Connect the keeper to Celery's signals for tasks named ``step_prefix*``."""
+    from celery import signals
+
+    from persistence.provision import sqs_client
+
+    from .settings import get_settings
+
+    settings = get_settings()
+    keeper = VisibilityKeeper(sqs_client(settings), settings.visibility_timeout)
+
+    @signals.task_received.connect(weak=False)
+    def on_received(request: Any = None, **_: Any) -> None:
+        if request is None or not request.name.startswith(step_prefix):
+            return
+        info = getattr(request.message, "delivery_info", {}) or {}
+        message, queue_url = info.get("sqs_message"), info.get("sqs_queue")
+        if message and queue_url:
+            keeper.track(request.id, queue_url, message["ReceiptHandle"])
+
+    @signals.task_postrun.connect(weak=False)
+    def on_postrun(task_id: str = "", **_: Any) -> None:
+        keeper.done(task_id)
+
+    @signals.worker_shutting_down.connect(weak=False)
+    def on_shutdown(**_: Any) -> None:
+        handed = keeper.hand_back()
+        if handed:
+            log.warning("shutting down: handed %d running step message(s) back to SQS", handed)
+
+    return keeper

@@ -1,0 +1,50 @@
+"""Crash points: imported by a victim process (via WORKFLOWS_IMPORTS), this module makes the
+process SIGKILL itself the first time it passes the point named by WORKFLOWS_CRASH_AT."""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+from pathlib import Path
+from typing import Any, Callable
+
+from persistence.store import Store
+
+POINT = os.environ.get("WORKFLOWS_CRASH_AT", "")
+MARKER_DIR = Path(os.environ.get("WORKFLOWS_CRASH_DIR", "."))
+
+
+def crash(point: str) -> None:
+    """Kill this process with SIGKILL, once per point (a marker file says it happened)."""
+    marker = MARKER_DIR / f"crashed-{point}"
+    if POINT != point or marker.exists():
+        return
+    marker.write_text(str(os.getpid()))
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def after(method: str, point: str, when: Callable[..., bool]) -> None:
+    """Crash after ``Store.<method>`` returns, when ``when(result, *args)`` holds."""
+    original = getattr(Store, method)
+
+    @functools.wraps(original)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        if when(result, *args, **kwargs):
+            crash(point)
+        return result
+
+    setattr(Store, method, wrapper)
+
+
+# A dispatched step's result is recorded; the worker dies before continuing the run.
+after("record_event", "after_step_record", lambda ok, event, **_: ok and event.kind == "step" and event.is_outcome)
+# A resume won the in-flight write; it dies before sending the step message.
+after("advance_run", "mid_resume", lambda ok, *a, **_: ok)
+# A branch's result is recorded; the worker dies before counting it in the join.
+after("record_branch", "mid_fan_in", lambda ok, *a, **_: ok)
+# The join is complete; the worker dies before recording the parent's outcome.
+after("join_branch", "after_join", lambda done, *a, **_: done)
+# Beat recorded a sleep's outcome; it dies before waking the run.
+after("record_outcome", "beat_tick", lambda ok, run_id, pos, kind, *a, **_: ok and kind == "sleep")

@@ -26,7 +26,7 @@ def region_total(region: str) -> int:
 def report(regions: list) -> dict:
     """Start a child per region (they run in parallel), then collect their results."""
     children = [region_total.start(region) for region in regions]
-    return {region: child.result() for region, child in zip(regions, children)}
+    return {region: child.result() for region, child in zip(regions, children, strict=True)}
 
 
 @step

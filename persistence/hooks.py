@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
@@ -75,8 +76,11 @@ class HookStore(StoreBase):
     def close_hooks(self, run_id: str) -> int:
         """Close every pending hook of an ended run; return how many were closed."""
         Hook, closed = self.m.Hook, 0
+
+        def close(token_hash: str) -> None:
+            Hook(token_hash).update(actions=[Hook.status.set("closed")], condition=Hook.status == "pending")
+
         for hook in self.hooks_for_run(run_id):
-            if hook.status == "pending" and self.conditional("close hook", lambda h=hook: Hook(h.token_hash).update(
-                    actions=[Hook.status.set("closed")], condition=Hook.status == "pending")):
+            if hook.status == "pending" and self.conditional("close hook", functools.partial(close, hook.token_hash)):
                 closed += 1
         return closed

@@ -11,6 +11,7 @@ from typing import Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
+    MapAttribute,
     NumberAttribute,
     NumberSetAttribute,
     UnicodeAttribute,
@@ -46,7 +47,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
     class BaseMeta:
         billing_mode = "PAY_PER_REQUEST"
 
-    def meta(name: str) -> type:
+    def meta(name: str) -> Any:
         return type("Meta", (BaseMeta,), {"table_name": prefix + name, "region": region, "host": host,
                                           "max_retry_attempts": 8, "base_backoff_ms": 25})
 
@@ -152,30 +153,51 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         data = UnicodeAttribute(null=True)
         by_due = TimersByDue()
 
-    class SchedulesByNextFire(GlobalSecondaryIndex):  # type: ignore[type-arg]
-        Meta = index_meta("by_next_fire", KeysOnlyProjection())
+    class SchedulesByDue(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        """Sparse: only active schedules with a fire to come (or a start to finish) are in it."""
+
+        Meta = index_meta("by_due", KeysOnlyProjection())
         active_shard = UnicodeAttribute(hash_key=True)
-        next_fire_at = NumberAttribute(range_key=True)
+        due_at = NumberAttribute(range_key=True)
+
+    class SchedulesById(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        """Every schedule, sorted by id, for listings (written on create, delete, pause, resume)."""
+
+        Meta = index_meta("by_id", IncludeProjection(["workflow", "state"]))
+        kind = UnicodeAttribute(hash_key=True)
+        schedule_id = UnicodeAttribute(range_key=True)
 
     class Schedule(Model):
+        """A schedule and its bookkeeping; fire times are epoch seconds."""
+
         Meta = meta("schedules")
         schedule_id = UnicodeAttribute(hash_key=True)
+        kind = UnicodeAttribute(default="schedule")
         workflow = UnicodeAttribute()
         spec = UnicodeAttribute()
         state = UnicodeAttribute()
         overlap = UnicodeAttribute()
         catchup_window = NumberAttribute(null=True)
         args = UnicodeAttribute()
-        next_fire_at = NumberAttribute(null=True)
+        next_fire_at = NumberAttribute(null=True)  # nominal time of the next fire
+        next_due_at = NumberAttribute(null=True)  # next_fire_at plus its jitter
+        due_at = NumberAttribute(null=True)  # next_due_at, or a claim's lease while ``pending``
         active_shard = UnicodeAttribute(null=True)
+        pending = NumberAttribute(null=True)  # fire claimed, its run not yet known to exist
         running = NumberSetAttribute(null=True)  # type: ignore[var-annotated]
-        buffered = NumberAttribute(default=0)
+        buffered = NumberSetAttribute(null=True)  # type: ignore[var-annotated]
+        heads = MapAttribute(null=True)  # type: ignore[var-annotated]  # fire key -> last run of a continued chain
         last_fire_at = NumberAttribute(null=True)
         last_run_id = UnicodeAttribute(null=True)
+        fired = NumberAttribute(default=0)
+        skipped = NumberAttribute(default=0)
+        last_error = UnicodeAttribute(null=True)
         created_at = NumberAttribute()
         updated_at = NumberAttribute()
         declared = BooleanAttribute(default=False)
-        by_next_fire = SchedulesByNextFire()
+        version = NumberAttribute(default=0)
+        by_due = SchedulesByDue()
+        by_id = SchedulesById()
 
     class Join(Model):
         """Branch results (slot >= 0) and the join's counters (slot < 0)."""

@@ -35,7 +35,7 @@ def create_tables(settings: Settings) -> list[tuple[str, bool]]:
 def create_queues(settings: Settings, extra: Iterable[str] = ()) -> list[tuple[str, bool]]:
     """Create the resume, step, custom step and dead-letter queues; return (name, created)."""
     client = sqs_client(settings)
-    existing = set()
+    existing: set[str] = set()
     for page in client.get_paginator("list_queues").paginate(QueueNamePrefix=settings.queue_prefix):
         existing.update(url.rsplit("/", 1)[-1] for url in page.get("QueueUrls", []))
     report = []

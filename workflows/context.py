@@ -87,7 +87,7 @@ class WorkflowContext:
         if event is None and pos < self.run.cursor:
             # Every op before the cursor has an outcome: this history is stale.
             raise StaleHistory(pos)
-        recorded = None
+        recorded: tuple[Any, Any] | None = None
         if event is not None:
             recorded = (event.kind, event.name)
         elif self.run.cursor == pos and self.run.waiting:

@@ -43,7 +43,8 @@ def dead_letter(reason: str, body: Any, **detail: Any) -> None:
 def list_dead_letters(limit: int = 10) -> list[dict[str, Any]]:
     """Read up to ``limit`` dead letters; they stay queued (visible again a second later)."""
     client = sqs_client(get_settings())
-    url, found = _queue_url(client), {}
+    url = _queue_url(client)
+    found: dict[str, dict[str, Any]] = {}
     while len(found) < limit:
         batch = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=1,
                                        WaitTimeSeconds=0).get("Messages", [])

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, TypeVar, overload
 
 from . import registry
 from .durations import Duration, to_seconds
-from .errors import RegistrationError
+from .errors import InvalidSchedule, RegistrationError
 
 if TYPE_CHECKING:
     from .client import RunHandle
@@ -53,7 +54,7 @@ class Step(Generic[P, R]):
         """Run this step once per item, in parallel; results in item order."""
         from .ops import parallel
 
-        return parallel(*(self.s(item) for item in items), return_exceptions=return_exceptions)  # type: ignore[arg-type]
+        return parallel(*(StepCall(self, (item,), {}) for item in items), return_exceptions=return_exceptions)
 
     def __repr__(self) -> str:
         return f"<step {self.name}>"
@@ -70,7 +71,7 @@ class Workflow(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
 
-    def start(self, *args: P.args, **kwargs: P.kwargs) -> RunHandle:
+    def start(self, *args: Any, idempotency_key: str | None = None, **kwargs: Any) -> RunHandle:
         """Start a run (``idempotency_key=`` keyword: same key, same run).
 
         Inside a workflow this starts a linked child run; ``.result()`` on the
@@ -79,11 +80,10 @@ class Workflow(Generic[P, R]):
         from .client import start_workflow
         from .context import current_workflow
 
-        key = kwargs.pop("idempotency_key", None)
         ctx = current_workflow()
         if ctx is not None:
             return ctx.start_child(self.definition, args, kwargs)  # type: ignore[return-value]
-        return start_workflow(self.definition, args, kwargs, idempotency_key=key)  # type: ignore[arg-type]
+        return start_workflow(self.definition, args, kwargs, idempotency_key=idempotency_key)
 
     def __repr__(self) -> str:
         return f"<workflow {self.name}>"
@@ -93,6 +93,16 @@ def _check_options(kind: str, options: dict[str, Any], allowed: set[str]) -> Non
     unknown = set(options) - allowed
     if unknown:
         raise RegistrationError(f"unknown @{kind} option(s): {', '.join(sorted(unknown))}")
+    name = options.get("name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise RegistrationError(f"@{kind} name must be a non-empty string, got {name!r}")
+    queue = options.get("queue")
+    if queue is not None and (not isinstance(queue, str) or not queue):
+        raise RegistrationError(f"@{kind} queue must be a non-empty string, got {queue!r}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _build_step(fn: Callable[..., Any], options: dict[str, Any]) -> Step[Any, Any]:
@@ -103,24 +113,24 @@ def _build_step(fn: Callable[..., Any], options: dict[str, Any]) -> Step[Any, An
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
         raise RegistrationError(f"@step retries must be an int >= 0, got {retries!r}")
     backoff = options.get("backoff", 2.0)
-    if not isinstance(backoff, (int, float)) or backoff < 1:
-        raise RegistrationError(f"@step backoff must be a number >= 1, got {backoff!r}")
+    if not _is_number(backoff) or backoff < 1:
+        raise RegistrationError(f"@step backoff must be a finite number >= 1, got {backoff!r}")
     jitter = options.get("jitter", 0.1)
-    if not isinstance(jitter, (int, float)) or not 0 <= jitter < 1:
-        raise RegistrationError(f"@step jitter must be in [0, 1), got {jitter!r}")
+    if not _is_number(jitter) or not 0 <= jitter < 1:
+        raise RegistrationError(f"@step jitter must be a number in [0, 1), got {jitter!r}")
+    inline = options.get("inline", False)
+    if not isinstance(inline, bool):
+        raise RegistrationError(f"@step inline must be True or False, got {inline!r}")
     policy = registry.RetryPolicy(
         retries=retries, backoff=float(backoff), jitter=float(jitter),
         retry_delay=to_seconds(options.get("retry_delay", 1.0), what="retry_delay"),
         max_delay=to_seconds(options.get("max_delay", 300.0), what="max_delay"),
     )
     timeout = options.get("timeout")
-    queue = options.get("queue")
-    if queue is not None and (not isinstance(queue, str) or not queue):
-        raise RegistrationError(f"@step queue must be a non-empty string, got {queue!r}")
     definition = registry.StepDef(
         name=options.get("name") or fn.__name__, fn=fn, retry=policy,
         timeout=None if timeout is None else to_seconds(timeout, what="timeout", allow_zero=False),
-        queue=queue, inline=bool(options.get("inline", False)),
+        queue=options.get("queue"), inline=inline,
     )
     registry.add_step(definition)
     return Step(definition)
@@ -132,10 +142,17 @@ def _build_workflow(fn: Callable[..., Any], options: dict[str, Any]) -> Workflow
         raise RegistrationError(f"@workflow needs a function, got {fn!r}")
     max_duration = options.get("max_duration")
     schedule = options.get("schedule")
+    if schedule is None and any(options.get(k) is not None for k in ("schedule_timezone", "schedule_overlap")):
+        raise RegistrationError("@workflow schedule_timezone and schedule_overlap need schedule=")
     if schedule is not None:
         from beat.cron import ScheduleSpec
 
+        from .schedules import OVERLAP_POLICIES
+
         ScheduleSpec.build(cron=schedule, timezone=options.get("schedule_timezone") or "UTC")
+        overlap = options.get("schedule_overlap")
+        if overlap is not None and overlap not in OVERLAP_POLICIES:
+            raise InvalidSchedule(f"invalid schedule_overlap {overlap!r}: one of {', '.join(OVERLAP_POLICIES)}")
     definition = registry.WorkflowDef(
         name=options.get("name") or fn.__name__, fn=fn, queue=options.get("queue"), schedule=schedule,
         max_duration=None if max_duration is None else to_seconds(max_duration, what="max_duration",

@@ -18,6 +18,7 @@ from workflows import (
     workflow,
 )
 
+
 def counter_dir() -> Path:
     """Where executions are counted (set by the test session for every process)."""
     return Path(os.environ["WORKFLOWS_TEST_COUNTERS"])

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any, Callable, Sequence
 
-from .errors import WorkflowError
+from .errors import ConfigurationError, WorkflowError
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -24,17 +24,45 @@ def _imports() -> None:
     from .registry import load_imports
     from .settings import get_settings
 
-    load_imports(get_settings().imports)
+    for module in get_settings().imports:
+        try:
+            load_imports([module])
+        except ImportError as exc:
+            raise ConfigurationError(f"cannot import {module!r} (named in WORKFLOWS_IMPORTS): {exc}") from exc
+
+
+def _int_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an int in ``low..high``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be in {low}..{high}, got {value}")
+        return value
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a duration in seconds or like ``90s``."""
+    from .durations import to_seconds
+    from .errors import InvalidDuration
+
+    try:
+        return to_seconds(text)
+    except InvalidDuration as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_init_aws(args: argparse.Namespace) -> int:
+    _imports()  # first: the Celery app imports them too, and would fail with a traceback
     from persistence.provision import create_queues, create_tables
 
     from .app import worker_queues
     from .settings import get_settings
 
     settings = get_settings()
-    _imports()
     changed = 0
     for name, created in create_tables(settings) + create_queues(settings, worker_queues()):
         changed += created
@@ -52,13 +80,19 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
 
 
 def _celery(argv: list[str]) -> int:
+    from click.exceptions import ClickException
+
     from .app import app
 
-    app.start(argv)
-    return 0
+    try:
+        return int(app.start(argv) or 0)
+    except ClickException as exc:  # celery runs click with standalone_mode=False: it raises usage errors
+        exc.show(file=sys.stderr)
+        return int(exc.exit_code)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    _imports()
     extra = list(args.celery_args)
     if not any(a == "-Q" or a.startswith("--queues") for a in extra):
         from .app import worker_queues
@@ -68,6 +102,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_beat(args: argparse.Namespace) -> int:
+    _imports()
     return _celery(["beat", "-S", "beat.scheduler:WorkflowScheduler", *args.celery_args])
 
 
@@ -155,12 +190,16 @@ def cmd_runs_cancel(args: argparse.Namespace) -> int:
     return 0
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON data")
+
+
 def cmd_hooks_resume(args: argparse.Namespace) -> int:
     from .client import resume_hook
 
     try:
-        payload = json.loads(args.data)
-    except json.JSONDecodeError as exc:
+        payload = json.loads(args.data, parse_constant=_not_json)
+    except ValueError as exc:
         print(f"error: --data is not valid JSON: {exc}", file=sys.stderr)
         return EXIT_USAGE
     _imports()
@@ -170,8 +209,10 @@ def cmd_hooks_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_hooks_list(args: argparse.Namespace) -> int:
+    from .client import get_run
     from .engine import get_engine
 
+    get_run(args.run)
     print(f"{'POS':5} {'NAME':20} {'STATUS':9} {'EXPIRES':24} TOKEN HASH (prefix)")
     for hook in get_engine().store.hooks_for_run(args.run):
         print(f"{hook.pos:<5} {hook.name:20} {hook.status:9} {_when(hook.expires_at):24} {hook.token_hash[:12]}")
@@ -180,6 +221,8 @@ def cmd_hooks_list(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
+    from .client import STATUSES
+
     parser = argparse.ArgumentParser(prog="workflows", description="Durable workflows on Celery, SQS and DynamoDB.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -195,16 +238,16 @@ def build_parser() -> argparse.ArgumentParser:
         add(name, fn, text).add_argument("celery_args", nargs=argparse.REMAINDER)
     p = add("local-aws", cmd_local_aws, "run the local AWS emulator in the foreground")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=5000)
+    p.add_argument("--port", type=_int_in(1, 65535), default=5000)
     p = add("demo", cmd_demo, "run an example workflow end to end on an embedded local stack")
-    p.add_argument("--sleep", type=float, default=3.0, help="seconds of the demo's durable sleep")
+    p.add_argument("--sleep", type=_seconds, default=3.0, help="seconds of the demo's durable sleep")
     add("reconcile", cmd_reconcile, "resume runs whose lease expired (beat also does this)")
 
     runs = add("runs", lambda a: EXIT_USAGE, "inspect and cancel runs").add_subparsers(dest="runs_cmd", required=True)
     p = add("list", cmd_runs_list, "list runs, newest first", runs)
-    p.add_argument("--status")
+    p.add_argument("--status", choices=STATUSES)
     p.add_argument("--workflow")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=_int_in(1, 1000), default=20)
     p.add_argument("--cursor")
     add("show", cmd_runs_show, "show a run, its steps and its timeline", runs).add_argument("run_id")
     p = add("events", cmd_runs_events, "print a run's history", runs)

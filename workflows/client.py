@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 import json
+import math
+import reprlib
 import sys
 import time
 import uuid
@@ -12,6 +14,7 @@ from typing import Any, Iterator
 from persistence import EventRecord, Page, RunRecord
 
 from . import codec
+from .durations import to_seconds
 from .engine import get_engine, record_timers
 from .errors import (
     HookAlreadyResumed,
@@ -49,7 +52,8 @@ class RunStatus(str, enum.Enum):
 
 def _check_text(value: Any, what: str, limit: int = MAX_KEY_LENGTH) -> str:
     if not isinstance(value, str) or not value or len(value) > limit:
-        raise SerializationError(f"{what} must be a non-empty string of at most {limit} characters, got {value!r}")
+        raise SerializationError(f"{what} must be a non-empty string of at most {limit} characters, "
+                                 f"got {reprlib.repr(value)}")
     return value
 
 
@@ -117,9 +121,10 @@ class RunHandle:
 
         Raises:
             RunFailed, RunCancelled, RunTimedOut: how the run ended.
-            TimeoutError: ``timeout`` seconds passed first.
+            TimeoutError: ``timeout`` (seconds, "90s" or a timedelta) passed first.
+            InvalidDuration: ``timeout`` is not a duration.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if timeout is None else time.monotonic() + to_seconds(timeout, what="result timeout")
         run_id = self.run_id
         while True:
             run = get_engine().store.get_run(run_id)
@@ -195,28 +200,60 @@ def get_run(run_id: str) -> RunHandle:
 STATUSES = [s.value for s in RunStatus]
 
 
+def _check_status(status: Any) -> str | None:
+    if status is None:
+        return None
+    if status not in STATUSES:  # a RunStatus compares equal to its value
+        raise SerializationError(f"status must be one of {', '.join(STATUSES)}, got {reprlib.repr(status)}")
+    return str(status)
+
+
+def _check_time(value: Any, what: str) -> float | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not math.isfinite(value)):
+        raise SerializationError(f"{what} must be epoch seconds (a number), got {reprlib.repr(value)}")
+    return value
+
+
+def _bad_cursor(cursor: Any) -> SerializationError:
+    return SerializationError(f"invalid cursor {reprlib.repr(cursor)}: pass the next_cursor of an earlier page")
+
+
+def _page(given_cursor: str | None, **query: Any) -> Page[RunRecord]:
+    try:
+        return get_engine().store.list_runs(**query)
+    except ValueError as exc:  # the store could not decode the cursor
+        raise _bad_cursor(given_cursor) from exc
+
+
 def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit: int = 50,
               cursor: str | None = None, since: float | None = None, until: float | None = None) -> Page[RunRecord]:
     """One page of runs, newest first; ``workflow`` takes a name or the workflow object.
 
     Without ``status`` or ``workflow`` the pages walk status by status.
+
+    Raises:
+        SerializationError: a filter, the limit or the cursor is invalid (naming which).
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
-        raise SerializationError(f"limit must be an int in 1..1000, got {limit!r}")
+        raise SerializationError(f"limit must be an int in 1..1000, got {reprlib.repr(limit)}")
     name = getattr(workflow, "name", workflow)
     if name is not None:
         _check_text(name, "workflow")
-    store = get_engine().store
-    if status is not None:
-        status = RunStatus(status).value
+    status = _check_status(status)
+    since, until = _check_time(since, "since"), _check_time(until, "until")
+    if cursor is not None and not isinstance(cursor, str):
+        raise _bad_cursor(cursor)
     if status is not None or name is not None:
-        return store.list_runs(status=status, workflow=name, limit=limit, cursor=cursor, since=since, until=until)
+        return _page(cursor, status=status, workflow=name, limit=limit, cursor=cursor, since=since, until=until)
     index, inner = 0, None
     if cursor:
         index_text, _, inner_text = cursor.partition(":")
+        if index_text not in {str(i) for i in range(len(STATUSES))}:
+            raise _bad_cursor(cursor)
         index, inner = int(index_text), inner_text or None
     while index < len(STATUSES):
-        page = store.list_runs(status=STATUSES[index], limit=limit, cursor=inner, since=since, until=until)
+        page = _page(cursor, status=STATUSES[index], limit=limit, cursor=inner, since=since, until=until)
         if page.next_cursor:
             return Page(page.items, f"{index}:{page.next_cursor}")
         if page.items or index == len(STATUSES) - 1:

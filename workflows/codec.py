@@ -42,7 +42,7 @@ def _hook(obj: dict[str, Any]) -> Any:
             return date.fromisoformat(obj["v"])
         if kind == "timedelta":
             return timedelta(seconds=float(obj["v"]))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return obj
     return obj
 
@@ -60,6 +60,8 @@ def dumps(value: Any, *, what: str = "value", limit: int | None = None) -> str:
         raise SerializationError(f"{what}: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise SerializationError(f"{what} is not JSON data: {exc}") from None
+    except RecursionError:
+        raise SerializationError(f"{what} is nested too deeply to be JSON data") from None
     if limit is not None:
         size = len(text.encode())
         if size > limit:

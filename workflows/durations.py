@@ -11,6 +11,9 @@ from .errors import InvalidDuration
 
 Duration = Union[int, float, str, timedelta]
 
+# Longer is a mistake, and would overflow datetimes and DynamoDB numbers further down.
+MAX_SECONDS = 100 * 365 * 86400.0
+
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 
@@ -19,7 +22,7 @@ def to_seconds(value: Duration, *, what: str = "duration", allow_zero: bool = Tr
     """Return ``value`` in seconds (fractions kept).
 
     Raises:
-        InvalidDuration: the value is negative, not finite, or not understood.
+        InvalidDuration: the value is negative, not finite, over 100 years, or not understood.
     """
     if isinstance(value, bool):
         raise InvalidDuration(f"{what} must be a duration, got {value!r}")
@@ -31,8 +34,12 @@ def to_seconds(value: Duration, *, what: str = "duration", allow_zero: bool = Tr
         seconds = _parse(value.strip().lower(), what)
     else:
         raise InvalidDuration(f"{what} must be seconds, a string like '90s' or a timedelta, got {type(value).__name__}")
-    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
+    if not math.isfinite(seconds):
+        raise InvalidDuration(f"{what} must be a finite number of seconds, got {value!r}")
+    if seconds < 0 or (seconds == 0 and not allow_zero):
         raise InvalidDuration(f"{what} must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
+    if seconds > MAX_SECONDS:
+        raise InvalidDuration(f"{what} must be at most 100 years ({MAX_SECONDS:.0f}s), got {value!r}")
     return seconds
 
 

@@ -161,6 +161,16 @@ def test_oversize_content_length_is_413_before_reading() -> None:
     assert_no_token(response)
 
 
+@pytest.mark.parametrize("value", [b"lots", b"", b"1e3"])
+def test_invalid_content_length_is_400_before_reading(value: bytes) -> None:
+    app, fake = make()
+    response = call(app, "POST", f"/hooks/{TOKEN}", [b"1"], headers=[(b"content-length", value)])
+    assert response.status == 400
+    assert response.json() == {"error": "BadRequest", "message": "invalid Content-Length header"}
+    assert response.received == 0 and fake.calls == []
+    assert_no_token(response)
+
+
 def test_oversize_streamed_body_is_413_without_reading_it_all() -> None:
     app, fake = make()
     chunks = [b"[" + b"1," * 200] * 20  # ~4 KB without a Content-Length (chunked)

@@ -14,6 +14,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     """Return Celery settings: SQS broker, JSON only, late acks, prefetch 1, prefixed queues."""
     return {
         "broker_url": settings.broker_url(),
+        "broker_transport": "workflows.sqs_transport:Transport",
         "broker_transport_options": {
             "region": settings.region,
             "queue_name_prefix": settings.queue_prefix,

@@ -8,7 +8,7 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.errors import RunNotFound
+from workflows.errors import RunNotFound, SerializationError
 
 from .base import LEASE_SHARDS, StoreBase, check_item_size, shard_of, to_json
 from .records import TERMINAL, Page, RunRecord, TimerRecord
@@ -35,15 +35,17 @@ def _encode_cursor(key: dict[str, Any] | None) -> str | None:
     return base64.urlsafe_b64encode(json.dumps(key).encode()).decode() if key else None
 
 
-def _decode_cursor(cursor: str | None) -> dict[str, Any] | None:
+def _decode_cursor(cursor: str | None, keys: frozenset[str] | None = None) -> dict[str, Any] | None:
+    """Decode a page cursor: the index's key attributes (``keys``), each a string or number value."""
     if not cursor:
         return None
     try:
         value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"invalid cursor {cursor!r}") from exc
-    if not isinstance(value, dict):
-        raise ValueError(f"invalid cursor {cursor!r}")
+    except (ValueError, TypeError):
+        value = None
+    if not isinstance(value, dict) or (keys is not None and set(value) != keys) or not value or not all(
+            isinstance(v, dict) and len(v) == 1 and isinstance(v.get("S", v.get("N")), str) for v in value.values()):
+        raise SerializationError(f"invalid cursor {cursor!r}")
     return value
 
 
@@ -129,7 +131,8 @@ class RunStore(StoreBase):
         cond = self.m.Run.created_at.between(lo, hi)
         with self.errors("list runs"):
             results = index.query(key, range_key_condition=cond, scan_index_forward=False, limit=limit,
-                                  last_evaluated_key=_decode_cursor(cursor),
+                                  last_evaluated_key=_decode_cursor(cursor, frozenset(
+                                      {"run_id", "created_at", "status" if status is not None else "workflow"})),
                                   filter_condition=(self.m.Run.workflow == workflow)
                                   if status is not None and workflow is not None else None)
             ids = [item.run_id for item in results]

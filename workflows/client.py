@@ -28,7 +28,7 @@ from .errors import (
     RunTimedOut,
     SerializationError,
 )
-from .registry import WorkflowDef, get_workflow
+from .registry import WorkflowDef, check_arguments, get_workflow
 from .waits import hash_token
 
 MAX_KEY_LENGTH = 512
@@ -77,9 +77,11 @@ def create_and_send(definition: WorkflowDef, args: str, *, run_id: str | None = 
 
 def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any], *,
                    idempotency_key: str | None = None, **fields: Any) -> RunHandle:
-    """Start a run of ``definition``; nothing is stored if the arguments are not JSON data."""
+    """Start a run of ``definition``; nothing is stored if the arguments do not fit its
+    signature or are not JSON data."""
     if idempotency_key is not None:
         _check_text(idempotency_key, "idempotency_key")
+    check_arguments(definition.fn, args, kwargs, f"workflow {definition.name!r}")
     payload = codec.dumps([list(args), kwargs], what=f"arguments of workflow {definition.name!r}",
                           limit=get_engine().settings.max_payload_bytes)
     run_id, _ = create_and_send(definition, payload, idempotency_key=idempotency_key, **fields)
@@ -222,7 +224,7 @@ def _bad_cursor(cursor: Any) -> SerializationError:
 def _page(given_cursor: str | None, **query: Any) -> Page[RunRecord]:
     try:
         return get_engine().store.list_runs(**query)
-    except ValueError as exc:  # the store could not decode the cursor
+    except (ValueError, SerializationError) as exc:  # the store could not decode the cursor
         raise _bad_cursor(given_cursor) from exc
 
 

@@ -18,6 +18,7 @@ from persistence import EventRecord, RunRecord, TimerRecord
 from . import codec
 from .errors import NonDeterminismError, StepFailed, Suspend
 from .history_cache import RunHistory
+from .registry import check_arguments
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -137,6 +138,7 @@ class WorkflowContext:
         pos, event = self.next_op("step", step.name)
         if event is not None:
             return step_value(event)
+        check_arguments(step.fn, args, kwargs, f"step {step.name!r}")
         args_json = self.encode([list(args), kwargs], f"arguments of step {step.name!r}")
         if step.inline:
             return self.engine.run_inline_step(self, pos, step, args_json)

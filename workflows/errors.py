@@ -7,6 +7,7 @@ Tree::
     ├── NotInWorkflow                a workflow-only call made outside a workflow
     ├── RegistrationError            duplicate name, bad decorator option
     ├── UnknownWorkflow / UnknownStep
+    ├── InvalidArguments             arguments that do not fit the function (also TypeError)
     ├── SerializationError           value is not JSON data
     │   └── PayloadTooLarge
     ├── InvalidDuration
@@ -16,6 +17,7 @@ Tree::
     │   ├── ScheduleNotFound
     │   └── HookNotFound
     ├── Duplicate                    a conditional write lost (already recorded)
+    │   └── ScheduleAlreadyExists
     ├── ItemTooLarge                 a DynamoDB item over 400 KB
     ├── StorageError                 DynamoDB / SQS failure, cause attached
     │   └── Throttled
@@ -78,6 +80,10 @@ class UnknownStep(WorkflowError):
         self.name = name
 
 
+class InvalidArguments(WorkflowError, TypeError):
+    """Arguments that do not fit the signature of the workflow (or step) they are for."""
+
+
 class SerializationError(WorkflowError):
     """A value cannot be stored as JSON data."""
 
@@ -120,6 +126,14 @@ class ScheduleNotFound(NotFound):
 
 class Duplicate(WorkflowError):
     """A conditional write found the outcome already recorded."""
+
+
+class ScheduleAlreadyExists(Duplicate):
+    """A schedule with this id exists already."""
+
+    def __init__(self, schedule_id: str) -> None:
+        super().__init__(f"a schedule with id {schedule_id!r} already exists")
+        self.schedule_id = schedule_id
 
 
 class ItemTooLarge(WorkflowError):

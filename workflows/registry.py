@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .errors import RegistrationError, UnknownStep, UnknownWorkflow
+from .errors import InvalidArguments, RegistrationError, UnknownStep, UnknownWorkflow
 
 
 @dataclass(frozen=True)
@@ -140,3 +141,13 @@ def load_imports(modules: tuple[str, ...] | list[str]) -> None:
     """Import the modules that define workflows (``WORKFLOWS_IMPORTS``)."""
     for module in modules:
         importlib.import_module(module)
+
+
+def check_arguments(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> None:
+    """Raise InvalidArguments unless ``fn(*args, **kwargs)`` would bind."""
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise InvalidArguments(f"arguments do not match {what}: {exc}") from None
+    except ValueError:  # no signature to check (a builtin): the call itself will tell
+        return

@@ -9,12 +9,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from persistence import HookRecord
 
 from . import codec
 from .context import Wait, WorkflowContext
 from .durations import Duration, to_seconds
-from .errors import ChildFailed, Suspend, WaitTimeout
+from .errors import ChildFailed, RegistrationError, Suspend, WaitTimeout
 
 if TYPE_CHECKING:
     from .registry import WorkflowDef
@@ -103,8 +105,8 @@ def schema_ref(schema: Any) -> str | None:
     """Describe a pydantic model so ``resume_hook`` can validate payloads against it."""
     if schema is None:
         return None
-    if not hasattr(schema, "model_validate"):
-        raise TypeError(f"hook schema must be a pydantic model class, got {schema!r}")
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise RegistrationError(f"hook schema must be a pydantic model class, got {schema!r}")
     return json.dumps({"ref": f"{schema.__module__}:{schema.__qualname__}",
                        "json": schema.model_json_schema()})
 

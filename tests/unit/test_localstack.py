@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import builtins
 import socket
+import subprocess
+import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -33,6 +36,16 @@ def test_free_port_is_bindable() -> None:
 
 
 def test_dynamodb_and_sqs_round_trip_then_reset() -> None:
+    # moto keeps its state per process, and reset() wipes all of it: run in a fresh process
+    # so neither this test nor the session's server sees the other's tables.
+    out = subprocess.run([sys.executable, "-c", "from tests.unit.test_localstack import round_trip; round_trip()"],
+                         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "round trip ok" in out.stdout
+
+
+def round_trip() -> None:
+    """Create, use and reset state on a fresh server; run in its own process."""
     port = free_port()
     aws = LocalAWS(port=port).start()
     try:
@@ -70,6 +83,7 @@ def test_dynamodb_and_sqs_round_trip_then_reset() -> None:
         aws.stop()
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/data.json", timeout=1)
+    print("round trip ok")
 
 
 def test_context_manager_picks_a_port_and_stops() -> None:

@@ -13,11 +13,12 @@ from .hooks import HookStore
 from .joins import JoinStore
 from .records import EventRecord, HookRecord, TimerRecord, event_seq
 from .runs import RunStore
+from .schedules import ScheduleStore
 from .signals import SignalStore
 from .timers import TimerStore
 
 
-class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore):
+class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore):
     """DynamoDB-backed state of runs, history, timers, hooks, signals and joins."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:

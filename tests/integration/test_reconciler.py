@@ -1,0 +1,50 @@
+"""The reconciler finds expired leases through the index and gives up after the cap."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from persistence import RunRecord, Store
+from persistence.provision import create_tables
+from workflows.engine import Engine
+from workflows.sweeper import reconcile
+
+
+class RecordingTransport:
+    def __init__(self) -> None:
+        self.resumes: list[tuple[str, bool]] = []
+
+    def send_step(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        raise AssertionError("the reconciler sends resumes only")
+
+    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+        self.resumes.append((run_id, recovering))
+
+    def dead_letter(self, reason: str, detail: dict) -> None:  # type: ignore[type-arg]
+        raise AssertionError(reason)
+
+
+def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    clock = [time.time()]
+    own = settings.with_(max_recovery_attempts=2, table_prefix=f"r{uuid.uuid4().hex[:6]}-")
+    create_tables(own)  # its own tables: the fake clock must not touch other tests' runs
+    store = Store(own, clock=lambda: clock[0])
+    engine = Engine(store, store.settings)
+    transport = RecordingTransport()
+    monkeypatch.setattr("workflows.engine.get_transport", lambda: transport)
+    run_id = str(uuid.uuid4())
+    store.create_run(RunRecord(run_id=run_id, workflow="sequence", status="pending", created_at=clock[0],
+                               args="[[1],{}]"))
+    assert reconcile(engine) == 0  # the lease has not expired yet
+    for attempt in (1, 2):
+        clock[0] += settings.lease_seconds * 3
+        reconcile(engine)
+        assert transport.resumes.count((run_id, True)) == attempt
+        assert store.get_run(run_id).recoveries == attempt
+    clock[0] += settings.lease_seconds * 3
+    reconcile(engine)
+    run = store.get_run(run_id)
+    assert run.status == "failed" and "recovery attempts exhausted" in (run.error or "")
+    assert transport.resumes.count((run_id, True)) == 2
+    assert run_id not in store.stale_runs(limit=10_000)  # an ended run leaves the lease index

@@ -12,17 +12,15 @@ from workflows.engine import get_engine
 from workflows.settings import get_settings
 from workflows.sweeper import sweep
 
+from .schedules import fire_due_schedules, sync_declared_schedules
+
 log = logging.getLogger("workflows.beat")
 
 
 def tick_once() -> dict[str, int]:
-    """Do one tick's work: timers, recovery and (when loaded) schedules."""
+    """Do one tick's work: timers, recovery and schedules."""
     engine = get_engine()
     counts = sweep(engine)
-    try:
-        from .schedules import fire_due_schedules
-    except ImportError:  # schedules not installed in this build
-        return counts
     counts["schedules"] = fire_due_schedules(engine)
     return counts
 
@@ -33,11 +31,11 @@ class WorkflowScheduler(Scheduler):
     def setup_schedule(self) -> None:
         self.interval = get_settings().sweep_interval
         try:
-            from .schedules import sync_declared_schedules
-
-            sync_declared_schedules()
-        except ImportError:
-            pass
+            synced = sync_declared_schedules()
+            if synced:
+                log.info("declared schedules synced: %d", synced)
+        except Exception:  # beat must still sweep timers; the next start syncs again
+            log.exception("syncing declared schedules failed")
 
     def tick(self, *args: Any, **kwargs: Any) -> float:
         try:

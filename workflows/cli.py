@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any, Callable, Sequence
 
+from .cli_schedules import add_schedule_commands
 from .errors import ConfigurationError, WorkflowError
 
 EXIT_ERROR = 1
@@ -57,6 +58,7 @@ def _seconds(text: str) -> float:
 
 def cmd_init_aws(args: argparse.Namespace) -> int:
     _imports()  # first: the Celery app imports them too, and would fail with a traceback
+    from beat.schedules import sync_declared_schedules
     from persistence.provision import create_queues, create_tables
 
     from .app import worker_queues
@@ -67,14 +69,9 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
     for name, created in create_tables(settings) + create_queues(settings, worker_queues()):
         changed += created
         print(f"{'created' if created else 'exists '}  {name}")
-    try:
-        from beat.schedules import sync_declared_schedules
-
-        declared = sync_declared_schedules()
-        if declared:
-            print(f"declared schedules synced: {declared}")
-    except ImportError:
-        pass
+    declared = sync_declared_schedules()
+    if declared:
+        print(f"declared schedules synced: {declared}")
     print("nothing to change: every table and queue exists" if not changed else f"{changed} resource(s) created")
     return 0
 
@@ -260,12 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("token")
     p.add_argument("--data", default="null", help="the payload, as JSON")
     add("list", cmd_hooks_list, "list a run's hooks", hooks).add_argument("--run", required=True)
-    try:
-        from .cli_schedules import add_schedule_commands
-    except ImportError:
-        pass
-    else:
-        add_schedule_commands(sub, add)
+    add_schedule_commands(sub, add)
     return parser
 
 

@@ -56,3 +56,4 @@ def install(celery: Celery) -> None:
 
     registry.on_step_registered(register_step)
     set_transport(CeleryTransport(celery))
+    import beat.schedules  # noqa: F401 - registers the run-end listener of schedules

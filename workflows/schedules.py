@@ -1,0 +1,391 @@
+"""Schedules: start a workflow on a cron timetable or every N seconds.
+
+See docs/schedules.md. Beat fires them (``workflows beat``); these functions
+define, inspect and steer them, and can fire them by hand.
+"""
+
+from __future__ import annotations
+
+import re
+import reprlib
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from beat.cron import ScheduleSpec, fire_times_between
+from persistence import Page
+from persistence.schedules import ScheduleRecord
+
+from . import codec
+from .client import RunHandle
+from .durations import Duration, to_seconds
+from .engine import get_engine
+from .errors import InvalidDuration, InvalidSchedule, ScheduleNotFound, SerializationError
+from .registry import get_workflow
+
+OVERLAP_POLICIES = ("skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all")
+MAX_BACKFILL = 1000
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,199}$")
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class ScheduleInfo:
+    """A schedule as stored; times are aware UTC datetimes.
+
+    Attributes:
+        schedule_id: the schedule's id.
+        workflow: the registered name of the workflow it starts.
+        state: ``"active"`` or ``"paused"``.
+        cron / every: the timetable: a cron expression, or an interval in seconds.
+        timezone: IANA time zone the cron expression is read in.
+        start_at / end_at: first and last instants a fire may happen, if set.
+        jitter: upper bound of the random delay of each fire, seconds.
+        overlap: what a fire does while a run of the schedule is running.
+        catchup_window: how late a fire may start after downtime (None: only the latest missed fire).
+        args / kwargs: the arguments each run gets.
+        next_fire_at: the next fire time, or None when no fire is left.
+        last_fire_at / last_run_id: the latest fire of the timetable, and the latest run started.
+        running: fire times whose runs are running (a continue-as-new chain counts once).
+        buffered: fire times waiting for the running run to end.
+        fired / skipped: how many fires started a run, and how many were skipped.
+        last_error: why the latest fire could not start, if it could not.
+        declared: created from ``@workflow(schedule=...)``.
+    """
+
+    schedule_id: str
+    workflow: str
+    state: str
+    cron: str | None
+    every: float | None
+    timezone: str
+    start_at: datetime | None
+    end_at: datetime | None
+    jitter: float
+    overlap: str
+    catchup_window: float | None
+    args: list[Any]
+    kwargs: dict[str, Any]
+    next_fire_at: datetime | None
+    last_fire_at: datetime | None
+    last_run_id: str | None
+    running: list[datetime]
+    buffered: list[datetime]
+    fired: int
+    skipped: int
+    last_error: str | None
+    declared: bool
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def paused(self) -> bool:
+        """Whether the schedule is paused."""
+        return self.state == "paused"
+
+
+def _when(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, timezone.utc)
+
+
+def schedule_info(record: ScheduleRecord) -> ScheduleInfo:
+    """The public view of a stored schedule."""
+    spec = ScheduleSpec.from_dict(record.spec)
+    args, kwargs = codec.loads(record.args)
+    return ScheduleInfo(
+        schedule_id=record.schedule_id, workflow=record.workflow, state=record.state, cron=spec.cron,
+        every=spec.every, timezone=spec.timezone, start_at=spec.start_at, end_at=spec.end_at, jitter=spec.jitter,
+        overlap=record.overlap, catchup_window=record.catchup_window, args=list(args), kwargs=dict(kwargs),
+        next_fire_at=_when(record.next_fire_at), last_fire_at=_when(record.last_fire_at),
+        last_run_id=record.last_run_id, running=[_when(f) for f in record.running],  # type: ignore[misc]
+        buffered=[_when(f) for f in record.buffered], fired=record.fired,  # type: ignore[misc]
+        skipped=record.skipped, last_error=record.last_error, declared=record.declared,
+        created_at=_when(record.created_at), updated_at=_when(record.updated_at),  # type: ignore[arg-type]
+    )
+
+
+def _workflow_name(workflow: Any) -> str:
+    name = workflow if isinstance(workflow, str) else getattr(workflow, "name", None)
+    if not isinstance(name, str) or not name:
+        raise InvalidSchedule(f"workflow must be a registered name or a workflow object, got {workflow!r}")
+    return get_workflow(name).name
+
+
+def _check_id(schedule_id: Any) -> str:
+    if not isinstance(schedule_id, str) or not _ID.match(schedule_id):
+        raise InvalidSchedule(f"invalid schedule id {schedule_id!r}: 1-200 characters of letters, digits and "
+                              "._:@/+=- starting with a letter or digit")
+    return schedule_id
+
+
+def _check_overlap(overlap: Any) -> str:
+    if overlap not in OVERLAP_POLICIES:
+        raise InvalidSchedule(f"invalid overlap policy {overlap!r}: one of {', '.join(OVERLAP_POLICIES)}")
+    return str(overlap)
+
+
+def _check_window(window: Duration | None) -> float | None:
+    if window is None:
+        return None
+    try:
+        return to_seconds(window, what="catchup_window", allow_zero=False)
+    except InvalidDuration as exc:
+        raise InvalidSchedule(f"invalid catchup_window {window!r}: {exc}") from exc
+
+
+def _encode_args(name: str, args: Any, kwargs: Any) -> str:
+    if not isinstance(args, (list, tuple)):
+        raise InvalidSchedule(f"args must be a list or tuple, got {type(args).__name__}")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise InvalidSchedule(f"kwargs must be a dict, got {type(kwargs).__name__}")
+    return codec.dumps([list(args), kwargs or {}], what=f"arguments of schedule of {name!r}",
+                       limit=get_engine().settings.max_payload_bytes)
+
+
+def _first_fire(spec: ScheduleSpec, schedule_id: str, now: float) -> tuple[float | None, float | None]:
+    from beat.schedules import next_after
+
+    return next_after(spec, schedule_id, now)
+
+
+def create_schedule(workflow: Any, *, cron: str | None = None, every: Duration | None = None,
+                    timezone: str = "UTC", start_at: datetime | None = None, end_at: datetime | None = None,
+                    jitter: Duration | None = None, overlap: str = "skip", catchup_window: Duration | None = None,
+                    args: list[Any] | tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
+                    schedule_id: str | None = None, paused: bool = False) -> ScheduleInfo:
+    """Create a schedule that starts ``workflow`` on a cron timetable or every interval.
+
+    Args:
+        workflow: a registered name or the workflow object.
+        cron: five-field cron expression (or ``@daily`` ...), read in ``timezone``.
+        every: interval: seconds, ``"5m"`` or a timedelta (fires at ``start_at + k * every``).
+        start_at / end_at: aware datetimes bounding the fires.
+        jitter: delay each fire by up to this much (the same delay on every beat).
+        overlap: ``skip`` (default), ``buffer_one``, ``buffer_all``, ``cancel_other``,
+            ``terminate_other`` or ``allow_all``: what a fire does while a run of the
+            schedule is running.
+        catchup_window: after downtime, start fires missed by at most this long;
+            None (default) starts only the latest missed fire.
+        args / kwargs: the arguments of every run (JSON data).
+        schedule_id: defaults to ``<workflow>-<random>``.
+        paused: create it paused.
+
+    Raises:
+        InvalidSchedule: bad cron, time zone, interval, policy or id.
+        UnknownWorkflow: no workflow is registered under that name.
+        ScheduleAlreadyExists: the id is taken.
+    """
+    record = new_schedule_record(workflow, cron=cron, every=every, timezone=timezone, start_at=start_at,
+                                 end_at=end_at, jitter=jitter, overlap=overlap, catchup_window=catchup_window,
+                                 args=args, kwargs=kwargs, schedule_id=schedule_id, paused=paused)
+    return schedule_info(get_engine().store.create_schedule(record))
+
+
+def new_schedule_record(workflow: Any, *, cron: str | None = None, every: Duration | None = None,
+                        timezone: str = "UTC", start_at: datetime | None = None, end_at: datetime | None = None,
+                        jitter: Duration | None = None, overlap: str = "skip",
+                        catchup_window: Duration | None = None, args: list[Any] | tuple[Any, ...] = (),
+                        kwargs: dict[str, Any] | None = None, schedule_id: str | None = None,
+                        paused: bool = False, declared: bool = False) -> ScheduleRecord:
+    """Validate the options of :func:`create_schedule` and return the record to store."""
+    name = _workflow_name(workflow)
+    spec = ScheduleSpec.build(cron=cron, every=every, timezone=timezone, start_at=start_at, end_at=end_at,
+                              jitter=jitter)
+    schedule_id = _check_id(schedule_id if schedule_id is not None else f"{name}-{uuid.uuid4().hex[:12]}")
+    record = ScheduleRecord(schedule_id=schedule_id, workflow=name, spec=spec.to_dict(),
+                            overlap=_check_overlap(overlap), args=_encode_args(name, args, kwargs),
+                            state="paused" if paused else "active", catchup_window=_check_window(catchup_window),
+                            declared=declared)
+    record.next_fire_at, record.next_due_at = _first_fire(spec, schedule_id, time.time())
+    return record
+
+
+def get_schedule(schedule_id: str) -> ScheduleInfo:
+    """Return a schedule.
+
+    Raises:
+        ScheduleNotFound: no schedule has this id.
+    """
+    return schedule_info(get_engine().store.get_schedule(_lookup_id(schedule_id)))
+
+
+def _lookup_id(schedule_id: Any) -> str:
+    if not isinstance(schedule_id, str) or not schedule_id or len(schedule_id) > 200:
+        raise ScheduleNotFound(str(schedule_id))
+    return schedule_id
+
+
+def list_schedules(workflow: Any = None, state: str | None = None, limit: int = 50,
+                   cursor: str | None = None) -> Page[ScheduleInfo]:
+    """One page of schedules sorted by id: iterable, with ``next_cursor`` (None on the last page).
+
+    Raises:
+        SerializationError: a filter, the limit or the cursor is invalid (naming which).
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+        raise SerializationError(f"limit must be an int in 1..1000, got {limit!r}")
+    if state is not None and state not in ("active", "paused"):
+        raise SerializationError(f"state must be 'active' or 'paused', got {state!r}")
+    name = None if workflow is None else (workflow if isinstance(workflow, str) else getattr(workflow, "name", None))
+    if workflow is not None and (not isinstance(name, str) or not name):
+        raise SerializationError(f"workflow must be a name or a workflow object, got {workflow!r}")
+    if cursor is not None and not isinstance(cursor, str):
+        raise SerializationError(f"invalid cursor {reprlib.repr(cursor)}: pass the next_cursor of an earlier page")
+    page = get_engine().store.list_schedules(workflow=name, state=state, limit=limit, cursor=cursor)
+    return Page([schedule_info(r) for r in page.items], page.next_cursor)
+
+
+def update_schedule(schedule_id: str, *, workflow: Any = _UNSET, cron: str | None = _UNSET,
+                    every: Duration | None = _UNSET, timezone: str = _UNSET, start_at: datetime | None = _UNSET,
+                    end_at: datetime | None = _UNSET, jitter: Duration | None = _UNSET, overlap: str = _UNSET,
+                    catchup_window: Duration | None = _UNSET, args: list[Any] | tuple[Any, ...] = _UNSET,
+                    kwargs: dict[str, Any] | None = _UNSET) -> ScheduleInfo:
+    """Change some options of a schedule; a new timetable takes effect from now.
+
+    Giving ``cron`` drops ``every`` and the other way round. Runs already running
+    or buffered are not touched.
+
+    Raises:
+        ScheduleNotFound, InvalidSchedule, UnknownWorkflow.
+    """
+    store = get_engine().store
+    for _ in range(10):
+        current = store.get_schedule(_lookup_id(schedule_id))
+        spec_data = dict(current.spec)
+        given = {k: v for k, v in (("cron", cron), ("every", every), ("timezone", timezone), ("start_at", start_at),
+                                   ("end_at", end_at), ("jitter", jitter)) if v is not _UNSET}
+        if given.get("cron") is not None:
+            spec_data["every"] = None
+        if given.get("every") is not None:
+            spec_data["cron"] = None
+        spec_data.update({k: v.isoformat() if isinstance(v, datetime) else v for k, v in given.items()})
+        spec = ScheduleSpec.from_dict(spec_data)
+        changes: dict[str, Any] = {}
+        if spec.to_dict() != current.spec:
+            changes["spec"] = spec.to_dict()
+        name = current.workflow if workflow is _UNSET else _workflow_name(workflow)
+        if name != current.workflow:
+            changes["workflow"] = name
+        if overlap is not _UNSET:
+            changes["overlap"] = _check_overlap(overlap)
+        if catchup_window is not _UNSET:
+            changes["catchup_window"] = _check_window(catchup_window)
+        if args is not _UNSET or kwargs is not _UNSET:
+            old_args, old_kwargs = codec.loads(current.args)
+            changes["args"] = _encode_args(name, old_args if args is _UNSET else args,
+                                           old_kwargs if kwargs is _UNSET else kwargs)
+        reschedule = _first_fire(spec, current.schedule_id, time.time()) if "spec" in changes else None
+        if store.update_schedule(current.schedule_id, current.version, changes, reschedule=reschedule,
+                                 active=current.state == "active", seen_pending=current.pending is not None):
+            return get_schedule(current.schedule_id)
+    raise InvalidSchedule(f"schedule {schedule_id!r} kept changing under the update; try again")
+
+
+def pause_schedule(schedule_id: str) -> ScheduleInfo:
+    """Stop firing a schedule; running runs go on and buffered fires wait.
+
+    Raises:
+        ScheduleNotFound: no schedule has this id.
+    """
+    return schedule_info(get_engine().store.pause_schedule(_lookup_id(schedule_id)))
+
+
+def resume_schedule(schedule_id: str) -> ScheduleInfo:
+    """Fire a paused schedule again from its next fire time after now (fires missed while paused are not run).
+
+    Raises:
+        ScheduleNotFound: no schedule has this id.
+    """
+    from beat.schedules import drain, ensure_listener
+
+    engine = get_engine()
+    ensure_listener(engine)
+    for _ in range(10):
+        current = engine.store.get_schedule(_lookup_id(schedule_id))
+        if current.state != "paused":
+            return schedule_info(current)
+        spec = ScheduleSpec.from_dict(current.spec)
+        next_fire, next_due = _first_fire(spec, current.schedule_id, time.time())
+        resumed = engine.store.resume_schedule(current.schedule_id, next_fire=next_fire, next_due=next_due,
+                                               seen_pending=current.pending is not None)
+        if resumed is not None:
+            return schedule_info(drain(engine, resumed))
+    raise InvalidSchedule(f"schedule {schedule_id!r} kept changing under the resume; try again")
+
+
+def delete_schedule(schedule_id: str) -> None:
+    """Delete a schedule; its running runs go on, its buffered fires are dropped.
+
+    Raises:
+        ScheduleNotFound: no schedule has this id.
+    """
+    if not get_engine().store.delete_schedule(_lookup_id(schedule_id)):
+        raise ScheduleNotFound(schedule_id)
+
+
+def _fire_by_hand(schedule_id: str, fires: list[float], overlap: str | None) -> list[tuple[str, float]]:
+    from beat.schedules import LOST, apply_fire, ensure_listener
+
+    engine = get_engine()
+    ensure_listener(engine)
+    current = engine.store.get_schedule(_lookup_id(schedule_id))
+    policy = current.overlap if overlap is None else _check_overlap(overlap)
+    outcomes = []
+    for fire in fires:
+        for _ in range(20):  # a lost condition (a concurrent fire, a claim open for a moment): re-read, retry
+            outcome, after = apply_fire(engine, current, fire, policy, time.time())
+            current = after or engine.store.get_schedule(current.schedule_id)
+            if outcome != LOST:
+                break
+            time.sleep(0.05)
+        outcomes.append((outcome, fire))
+    return outcomes
+
+
+def trigger_schedule(schedule_id: str, *, overlap: str | None = None) -> RunHandle | None:
+    """Fire a schedule now, outside its timetable, under its overlap policy (or ``overlap``).
+
+    Returns:
+        The run started, or None if the policy skipped or buffered the fire.
+
+    Raises:
+        ScheduleNotFound: no schedule has this id.
+    """
+    from beat.schedules import STARTED, fire_run_id, to_epoch
+
+    fire = to_epoch(datetime.now(timezone.utc))
+    [(outcome, _)] = _fire_by_hand(schedule_id, [fire], overlap)
+    return RunHandle(fire_run_id(schedule_id, fire)) if outcome == STARTED else None
+
+
+def backfill_schedule(schedule_id: str, start: datetime, end: datetime, *, overlap: str | None = None) -> int:
+    """Fire a schedule for every fire time of its timetable in ``[start, end]``, oldest first.
+
+    Each fire time starts at most one run ever, so backfilling a range twice, or a
+    range beat already fired, starts nothing new. The overlap policy applies
+    (default: the schedule's): use ``overlap="allow_all"`` or ``"buffer_all"`` to run
+    every fire.
+
+    Returns:
+        The number of fires started or buffered.
+
+    Raises:
+        ScheduleNotFound, InvalidSchedule (naive datetimes, start after end, over 1000 fires).
+    """
+    from beat.schedules import BUFFERED, STARTED, to_epoch
+
+    current = get_engine().store.get_schedule(_lookup_id(schedule_id))
+    spec = ScheduleSpec.from_dict(current.spec)
+    for what, value in (("start", start), ("end", end)):
+        if not isinstance(value, datetime) or value.utcoffset() is None:
+            raise InvalidSchedule(f"backfill {what} must be a timezone-aware datetime, got {value!r}")
+    if start > end:
+        raise InvalidSchedule(f"backfill start {start.isoformat()} is after its end {end.isoformat()}")
+    moments = fire_times_between(spec, start - timedelta(microseconds=1), end, limit=MAX_BACKFILL + 1)
+    if len(moments) > MAX_BACKFILL:
+        raise InvalidSchedule(f"backfill covers more than {MAX_BACKFILL} fires; split the range")
+    outcomes = _fire_by_hand(current.schedule_id, [to_epoch(m) for m in moments], overlap)
+    return sum(outcome in (STARTED, BUFFERED) for outcome, _ in outcomes)
+

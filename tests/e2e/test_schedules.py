@@ -1,0 +1,143 @@
+"""Schedules fired by real beat processes, run by a real worker."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Iterator
+
+import pytest
+
+from tests.e2e import schedule_flows as flows
+from tests.e2e.flows import executions
+from workflows import create_schedule, delete_schedule, get_schedule, pause_schedule, resume_schedule
+from workflows.client import iter_runs
+
+POLICIES = ("skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all")
+
+
+def runs_of(schedule_id: str, workflow: str) -> list[Any]:
+    """The runs a schedule started, oldest first."""
+    runs = [r for r in iter_runs(workflow=workflow, limit=200) if r.schedule_id == schedule_id]
+    return sorted(runs, key=lambda r: r.created_at)
+
+
+def wait_until(predicate: Any, timeout: float, poll: float = 0.25) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(poll)
+    return predicate()
+
+
+def test_two_beats_start_each_fire_once_and_pause_resume_without_backfill(cluster, spawn) -> None:
+    second_beat = spawn("beat", "--loglevel", "INFO")
+    token = uuid.uuid4().hex[:8]
+    tag = f"two-beats-{token}"
+    schedule_id = f"e2e-two-beats-{token}"
+    time.sleep(1.5)  # let the second beat start ticking
+    assert second_beat.popen.poll() is None, second_beat.output()
+    # allow_all: a run still running when the next fire comes must not hide that fire.
+    create_schedule(flows.scheduled_tick, every="2s", args=[tag], schedule_id=schedule_id, overlap="allow_all")
+    try:
+        time.sleep(20)
+        pause_schedule(schedule_id)
+        paused_at = time.time()
+        assert wait_until(lambda: not get_schedule(schedule_id).running, 15)
+        runs = runs_of(schedule_id, "scheduled_tick")
+        fires = [r.fire_time for r in runs]
+        assert len(runs) >= 8, fires
+        assert len(set(fires)) == len(fires), "a fire time started two runs"
+        assert sorted(fires) == [min(fires) + 2 * k for k in range(len(fires))], f"a fire was missed: {fires}"
+        assert all(r.status == "completed" for r in runs_of(schedule_id, "scheduled_tick"))
+        assert executions(tag) == len(runs), "a scheduled run executed twice"
+        assert max(fires) <= paused_at
+
+        time.sleep(5)  # paused: at least two fire times pass
+        assert len(runs_of(schedule_id, "scheduled_tick")) == len(runs), "a paused schedule fired"
+        resume_schedule(schedule_id)
+        resumed_at = time.time()
+        assert wait_until(lambda: len(runs_of(schedule_id, "scheduled_tick")) > len(runs), 10)
+        after = [r.fire_time for r in runs_of(schedule_id, "scheduled_tick")][len(runs):]
+        assert all(f > resumed_at for f in after), f"resume backfilled fires of the pause: {after}"
+        won = sum(" -> run " in line for line in second_beat.output().splitlines())
+        print(f"\ntwo beats: {len(runs)} fires, one run each; the second beat started {won} of them; "
+              f"run durations {[round(r.ended_at - r.created_at, 2) for r in runs]}")
+    finally:
+        delete_schedule(schedule_id)
+        second_beat.kill()
+
+
+@pytest.fixture(scope="module")
+def overlap_runs(cluster) -> Iterator[dict[str, tuple[Any, list[Any]]]]:
+    """One schedule per overlap policy, firing every second a workflow that lasts 2 s or more, for 9 s.
+
+    A catch-up window keeps a late beat tick (the suite's machine may be busy) from
+    skipping fires: here only the overlap policy decides.
+    """
+    token = uuid.uuid4().hex[:8]
+    ids = {policy: f"e2e-{policy}-{token}" for policy in POLICIES}
+    for policy, schedule_id in ids.items():
+        create_schedule(flows.scheduled_slow, every="1s", args=[schedule_id, 2.0], overlap=policy,
+                        catchup_window="1m", schedule_id=schedule_id)
+    try:
+        time.sleep(9)
+        for schedule_id in ids.values():
+            pause_schedule(schedule_id)
+        assert wait_until(lambda: not any(get_schedule(s).running for s in ids.values()), 20)
+        yield {policy: (get_schedule(s), runs_of(s, "scheduled_slow")) for policy, s in ids.items()}
+    finally:
+        for schedule_id in ids.values():
+            delete_schedule(schedule_id)
+
+
+def overlapping(runs: list[Any]) -> bool:
+    """Whether some run started before the one before it ended."""
+    return any(later.created_at < earlier.ended_at for earlier, later in zip(runs, runs[1:], strict=False))
+
+
+def test_allow_all_runs_overlap(overlap_runs) -> None:
+    info, runs = overlap_runs["allow_all"]
+    assert len(runs) >= 4 and overlapping(runs)
+    assert all(r.status == "completed" for r in runs) and info.skipped == 0
+
+
+def test_skip_never_overlaps_and_skips(overlap_runs) -> None:
+    info, runs = overlap_runs["skip"]
+    assert len(runs) >= 2 and not overlapping(runs)
+    assert info.skipped >= 2 and info.buffered == []
+    assert all(r.status == "completed" for r in runs)
+
+
+def test_buffer_one_starts_one_buffered_fire_when_the_run_ends(overlap_runs) -> None:
+    info, runs = overlap_runs["buffer_one"]
+    assert len(runs) >= 2 and not overlapping(runs)
+    assert info.skipped >= 1 and len(info.buffered) <= 1
+    late = [r for r in runs[1:] if r.created_at - r.fire_time > 0.5]
+    assert late, "no run started from the buffer"
+
+
+def test_buffer_all_keeps_every_fire(overlap_runs) -> None:
+    info, runs = overlap_runs["buffer_all"]
+    assert len(runs) >= 2 and not overlapping(runs)
+    assert info.skipped == 0
+    fires = sorted([r.fire_time for r in runs] + [b.timestamp() for b in info.buffered])
+    assert fires == [fires[0] + k for k in range(len(fires))], "a fire was dropped"
+
+
+def test_cancel_other_cancels_then_starts_after_the_end(overlap_runs) -> None:
+    info, runs = overlap_runs["cancel_other"]
+    assert len(runs) >= 3 and not overlapping(runs)
+    assert all(r.status == "cancelled" for r in runs[:-1]), [r.status for r in runs]
+
+
+def test_terminate_other_cancels_and_starts_at_once(overlap_runs) -> None:
+    info, runs = overlap_runs["terminate_other"]
+    assert len(runs) >= 3 and overlapping(runs)
+    assert all(r.status == "cancelled" for r in runs[:-1]), [r.status for r in runs]
+
+
+def test_declared_schedule_was_synced_by_beat(cluster) -> None:
+    info = get_schedule("declared:new_year_report")
+    assert info.declared and info.cron == "0 0 1 1 *" and info.overlap == "buffer_one"

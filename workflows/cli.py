@@ -179,6 +179,23 @@ def cmd_runs_events(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs_start(args: argparse.Namespace) -> int:
+    from .client import start
+
+    try:
+        positional, keywords = json.loads(args.args), json.loads(args.kwargs)
+    except json.JSONDecodeError as exc:
+        print(f"error: --args/--kwargs must be JSON: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not isinstance(positional, list) or not isinstance(keywords, dict):
+        print("error: --args must be a JSON list and --kwargs a JSON object", file=sys.stderr)
+        return EXIT_USAGE
+    _imports()
+    run = start(args.workflow, *positional, idempotency_key=args.key, **keywords)
+    print(run.run_id)
+    return 0
+
+
 def cmd_runs_cancel(args: argparse.Namespace) -> int:
     from .client import cancel
 
@@ -213,6 +230,24 @@ def cmd_hooks_list(args: argparse.Namespace) -> int:
     print(f"{'POS':5} {'NAME':20} {'STATUS':9} {'EXPIRES':24} TOKEN HASH (prefix)")
     for hook in get_engine().store.hooks_for_run(args.run):
         print(f"{hook.pos:<5} {hook.name:20} {hook.status:9} {_when(hook.expires_at):24} {hook.token_hash[:12]}")
+    return 0
+
+
+def cmd_dlq_list(args: argparse.Namespace) -> int:
+    from .deadletter import list_dead_letters
+
+    letters = list_dead_letters(args.limit)
+    for letter in letters:
+        print(json.dumps(letter, default=str))
+    print(f"{len(letters)} dead letter(s) shown")
+    return 0
+
+
+def cmd_dlq_purge(args: argparse.Namespace) -> int:
+    from .deadletter import purge_dead_letters
+
+    purge_dead_letters()
+    print("dead-letter queue purged")
     return 0
 
 
@@ -251,12 +286,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_id")
     p.add_argument("--json", action="store_true")
     add("cancel", cmd_runs_cancel, "cancel a run", runs).add_argument("run_id")
+    p = add("start", cmd_runs_start, "start a run of a registered workflow; prints its id", runs)
+    p.add_argument("workflow")
+    p.add_argument("--args", default="[]", help="positional arguments, a JSON list")
+    p.add_argument("--kwargs", default="{}", help="keyword arguments, a JSON object")
+    p.add_argument("--key", help="idempotency key: the same key returns the same run")
 
     hooks = add("hooks", lambda a: EXIT_USAGE, "resume and list hooks").add_subparsers(dest="hooks_cmd", required=True)
     p = add("resume", cmd_hooks_resume, "resume a hook with a JSON payload", hooks)
     p.add_argument("token")
     p.add_argument("--data", default="null", help="the payload, as JSON")
     add("list", cmd_hooks_list, "list a run's hooks", hooks).add_argument("--run", required=True)
+
+    dlq = add("dlq", lambda a: EXIT_USAGE, "poison messages set aside").add_subparsers(dest="dlq_cmd", required=True)
+    add("list", cmd_dlq_list, "show dead letters (they stay queued)", dlq).add_argument(
+        "--limit", type=_int_in(1, 1000), default=20)
+    add("purge", cmd_dlq_purge, "delete every dead letter", dlq)
     add_schedule_commands(sub, add)
     return parser
 

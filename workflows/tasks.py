@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from celery import Celery
 
-from . import registry
+from . import registry, visibility
 from .celery_config import RESUME_QUEUE
+from .deadletter import dead_letter
 from .engine import get_engine
 from .steps import execute_step
 from .transport import set_transport
@@ -37,6 +39,9 @@ class CeleryTransport:
     def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
         self.celery.send_task(RESUME_TASK, args=[run_id], kwargs={"recovering": recovering}, queue=RESUME_QUEUE)
 
+    def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:
+        dead_letter(reason, json.dumps(detail, default=str), **detail)
+
 
 def install(celery: Celery) -> None:
     """Register the resume task and every step (present and future) on ``celery``."""
@@ -56,4 +61,5 @@ def install(celery: Celery) -> None:
 
     registry.on_step_registered(register_step)
     set_transport(CeleryTransport(celery))
+    visibility.install(celery, step_task_name(""))
     import beat.schedules  # noqa: F401 - registers the run-end listener of schedules

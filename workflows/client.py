@@ -12,14 +12,13 @@ import uuid
 from typing import Any, Iterator
 
 from persistence import EventRecord, Page, RunRecord
+from persistence.hooks import refusal
 
 from . import codec
 from .durations import to_seconds
 from .engine import get_engine, record_timers
 from .errors import (
-    HookAlreadyResumed,
     HookClosed,
-    HookExpired,
     HookNotFound,
     HookPayloadInvalid,
     RunCancelled,
@@ -322,14 +321,9 @@ def resume_hook(token: str, payload: Any = None) -> RunHandle:
     data = codec.dumps(payload, what="hook payload", limit=engine.settings.max_payload_bytes)
     token_hash = hash_token(token)
     hook = engine.store.get_hook(token_hash)
-    if hook is None:
-        raise HookNotFound()
-    if hook.status == "resumed":
-        raise HookAlreadyResumed("this hook token was already used")
-    if hook.status == "closed":
-        raise HookClosed(f"the run of hook {hook.name!r} has ended")
-    if hook.status == "expired" or (hook.expires_at is not None and time.time() >= hook.expires_at):
-        raise HookExpired(f"hook {hook.name!r} expired")
+    refused = refusal(hook, time.time())
+    if refused is not None or hook is None:
+        raise refused or HookNotFound()
     if engine.store.get_run(hook.run_id).is_terminal:
         engine.store.close_hooks(hook.run_id)
         raise HookClosed(f"the run of hook {hook.name!r} has ended")

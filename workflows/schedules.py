@@ -190,6 +190,8 @@ def new_schedule_record(workflow: Any, *, cron: str | None = None, every: Durati
                         kwargs: dict[str, Any] | None = None, schedule_id: str | None = None,
                         paused: bool = False, declared: bool = False) -> ScheduleRecord:
     """Validate the options of :func:`create_schedule` and return the record to store."""
+    if not isinstance(paused, bool):
+        raise InvalidSchedule(f"paused must be True or False, got {paused!r}")
     name = _workflow_name(workflow)
     spec = ScheduleSpec.build(cron=cron, every=every, timezone=timezone, start_at=start_at, end_at=end_at,
                               jitter=jitter)

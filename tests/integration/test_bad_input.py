@@ -363,10 +363,7 @@ CREATE_CASES = [
     ("jitter-over-100-years", dict(every=60, jitter=1e300), InvalidSchedule, "at most 100 years"),
     ("catchup-not-a-duration", dict(every=60, catchup_window="x"), InvalidSchedule, "catchup_window"),
     ("catchup-over-100-years", dict(every=60, catchup_window=1e300), InvalidSchedule, "at most 100 years"),
-    pytest.param("paused-not-a-bool", dict(every=60, paused="no"), InvalidSchedule, "paused",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "workflows/schedules.py create_schedule stores bool(paused): paused='no' creates a "
-                     "paused schedule instead of raising InvalidSchedule"))),
+    ("paused-not-a-bool", dict(every=60, paused="no"), InvalidSchedule, "paused"),
 ]
 
 

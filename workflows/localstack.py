@@ -93,7 +93,7 @@ class LocalAWS:
 
     def _answers(self) -> bool:
         try:
-            urllib.request.urlopen(f"{self.url}/moto-api/data.json", timeout=1).close()
+            urllib.request.urlopen(f"{self.url}/", timeout=1).close()  # cheap; data.json dumps all state
             return True
         except urllib.error.HTTPError:
             return True  # any HTTP answer means the server is up

@@ -17,7 +17,7 @@ from workflows.deadletter import list_dead_letters
 def wait_for_letters(predicate, timeout: float = 30.0) -> list[dict]:  # type: ignore[no-untyped-def]
     deadline = time.time() + timeout
     while True:
-        letters = list_dead_letters(100)
+        letters = list_dead_letters(1000)
         if predicate(letters) or time.time() > deadline:
             return letters
         time.sleep(0.3)

@@ -1,0 +1,210 @@
+"""A counting front for the local AWS server: every request from every process, classified.
+
+It wraps moto's WSGI app in the moto server's own process, so it sees what any
+proxy would see (every worker, beat and client request) without adding a
+network hop, and it can look items up in moto's tables to size writes. It also
+makes DynamoDB requests take turns: moto's threaded server does not apply
+concurrent updates of one item atomically, as DynamoDB does.
+
+Each request is counted under ``(system, role, service, operation)``:
+
+* ``system``: the table or queue name's first ``-`` segment (each benchmarked
+  system gets its own prefix, e.g. ``wfb-``, ``celb-``);
+* ``role``: the ``app/<id>`` part of the User-Agent (botocore's
+  ``AWS_SDK_UA_APP_ID``), ``kombu`` for kombu's own pycurl SQS client;
+* ``service`` and ``operation``: from ``X-Amz-Target`` (DynamoDB and SQS JSON
+  protocol) or the ``Action`` parameter (SQS query protocol).
+
+``GET /__bench/counts`` returns the counters as JSON, ``POST /__bench/reset``
+zeroes them. Run it with ``python -m bench.proxy --port N``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import re
+import threading
+import time
+from collections import defaultdict
+from typing import Any, Callable, Iterable
+from urllib.parse import parse_qs
+
+from .capacity import DDB_WRITES, Sizer, request_units, writes_before
+
+_APP_ID = re.compile(r"\bapp/([\w.\-]+)")
+_SCOPE = re.compile(r"Credential=[^/]+/[^/]+/[^/]+/([\w-]+)/aws4_request")
+FIELDS = ("requests", "items", "read_units", "write_units", "messages", "bytes_in", "bytes_out", "seconds")
+
+
+def role_of(user_agent: str) -> str:
+    """The process role a request came from (``app/<id>`` in the User-Agent)."""
+    match = _APP_ID.search(user_agent or "")
+    if match:
+        return match.group(1)
+    return "kombu" if "pycurl" in (user_agent or "").lower() or not user_agent else "other"
+
+
+def system_of(resource: str | None) -> str:
+    """The benchmarked system owning a table or queue (its name's first ``-`` segment)."""
+    if not resource:
+        return "?"
+    name = resource.rsplit("/", 1)[-1]
+    return name.split("-", 1)[0] if "-" in name else name
+
+
+def classify(headers: dict[str, str], body: bytes, query: str = "") -> tuple[str, str, str | None, dict[str, Any]]:
+    """Return ``(service, operation, resource, parsed_body)`` of one AWS request.
+
+    ``headers`` keys are matched case-insensitively.
+    """
+    lower = {k.lower(): v for k, v in headers.items()}
+    target = lower.get("x-amz-target", "")
+    if target:
+        prefix, _, operation = target.partition(".")
+        service = "dynamodb" if prefix.startswith("DynamoDB") else "sqs" if prefix == "AmazonSQS" else prefix
+        try:
+            parsed = json.loads(body or b"{}")
+        except ValueError:
+            parsed = {}
+        return service, operation, _resource(service, parsed), parsed
+    params = {k: v[-1] for k, v in parse_qs(query).items()}
+    if body and "form-urlencoded" in lower.get("content-type", ""):
+        params.update({k: v[-1] for k, v in parse_qs(body.decode(errors="replace")).items()})
+    if "Action" in params:
+        scope = _SCOPE.search(lower.get("authorization", ""))
+        service = scope.group(1) if scope else "sqs"
+        return service, params["Action"], params.get("QueueUrl") or params.get("QueueName"), params
+    return "other", "other", None, {}
+
+
+def _resource(service: str, parsed: dict[str, Any]) -> str | None:
+    if service == "sqs":
+        return parsed.get("QueueUrl") or parsed.get("QueueName")
+    if "TableName" in parsed:
+        return str(parsed["TableName"])
+    if "RequestItems" in parsed:
+        return next(iter(parsed["RequestItems"]), None)
+    for action in parsed.get("TransactItems", []):
+        for inner in action.values():
+            if "TableName" in inner:
+                return str(inner["TableName"])
+    return None
+
+
+class Counter:
+    """Thread-safe counters keyed by (system, role, service, operation)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows: dict[tuple[str, str, str, str], dict[str, float]] = defaultdict(lambda: dict.fromkeys(FIELDS, 0))
+
+    def add(self, key: tuple[str, str, str, str], **amounts: float) -> None:
+        with self._lock:
+            row = self._rows[key]
+            row["requests"] += 1
+            for name, amount in amounts.items():
+                row[name] += amount
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [{"system": k[0], "role": k[1], "service": k[2], "operation": k[3], **v}
+                    for k, v in sorted(self._rows.items())]
+
+    def reset(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
+
+class CountingMiddleware:
+    """WSGI middleware in front of moto that classifies and counts every request."""
+
+    def __init__(self, app: Callable[..., Any], counter: Counter | None = None, sizer: Sizer | None = None) -> None:
+        self.app, self.counter, self.sizer = app, counter or Counter(), sizer or Sizer()
+        # DynamoDB applies each write to an item atomically; moto's threaded server does not
+        # (concurrent ADDs to one counter can be lost), so DynamoDB requests take turns here.
+        self._dynamodb = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path.startswith("/__bench/"):
+            return self._control(path, environ, start_response)
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = io.BytesIO(body)
+        headers = {k[5:].replace("_", "-"): v for k, v in environ.items() if k.startswith("HTTP_")}
+        headers["content-type"] = environ.get("CONTENT_TYPE", "")
+        service, op, resource, parsed = classify(headers, body, environ.get("QUERY_STRING", ""))
+        with self._dynamodb if service == "dynamodb" else contextlib.nullcontext():
+            before = writes_before(op, parsed, self.sizer) if service == "dynamodb" and op in DDB_WRITES else []
+            began = time.perf_counter()
+            out = b"".join(self.app(environ, start_response))
+            seconds = time.perf_counter() - began
+        response: dict[str, Any] = {}
+        if service in ("dynamodb", "sqs") and out[:1] == b"{":
+            try:
+                response = json.loads(out)
+            except ValueError:
+                pass
+        elif service == "sqs" and op == "ReceiveMessage":  # query protocol (XML)
+            response = {"Messages": [None] * out.count(b"<Message>")}
+        if service != "other":
+            amounts = request_units(service, op, parsed, response, before, self.sizer)
+            key = (system_of(resource), role_of(headers.get("USER-AGENT", "")), service, op)
+            self.counter.add(key, bytes_in=len(body), bytes_out=len(out), seconds=seconds, **amounts)
+        return [out]
+
+    def _control(self, path: str, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        if path == "/__bench/reset":
+            self.counter.reset()
+            payload = b"{}"
+        else:
+            payload = json.dumps(self.counter.snapshot()).encode()
+        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))])
+        return [payload]
+
+
+def serve(host: str, port: int) -> None:
+    """Serve moto behind the counting middleware until killed."""
+    import logging
+
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    app = CountingMiddleware(DomainDispatcherApplication(create_backend_app))
+    server = make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
+    print(f"counting AWS front on http://{host}:{server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+def fetch_counts(url: str) -> list[dict[str, Any]]:
+    """Return the counters of the front at ``url``."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{url}/__bench/counts", timeout=30) as response:
+        return list(json.loads(response.read()))
+
+
+def reset_counts(url: str) -> None:
+    """Zero the counters of the front at ``url``."""
+    import urllib.request
+
+    urllib.request.urlopen(urllib.request.Request(f"{url}/__bench/reset", data=b"", method="POST"), timeout=30).close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    serve(args.host, args.port)
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["Counter", "CountingMiddleware", "classify", "fetch_counts", "reset_counts", "role_of", "system_of"]

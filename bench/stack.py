@@ -1,0 +1,124 @@
+"""The local stack of a benchmark run: the counting AWS front and real worker processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from workflows.localstack import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process (all its threads) has used so far; 0 if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def client_cpu_seconds() -> float:
+    """CPU seconds of this process plus its finished children (the peer's driver runs as one)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+class Proc:
+    """A subprocess with its output in a log file, stopped by its own PID."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], logdir: Path) -> None:
+        self.name = name
+        self.log = logdir / f"{name}.log"
+        self._out = open(self.log, "ab")
+        self.popen = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=self._out, stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+
+    def cpu(self) -> float:
+        """CPU seconds used so far."""
+        return cpu_seconds(self.popen.pid)
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def tail(self, lines: int = 30) -> str:
+        """The end of the process's log."""
+        text = self.log.read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:])
+
+    def stop(self, grace: float = 15.0) -> None:
+        """SIGTERM, then SIGKILL after ``grace`` seconds (this process only)."""
+        if self.alive():
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        self._out.close()
+
+
+class Front:
+    """The counting front (moto behind :mod:`bench.proxy`) in its own process."""
+
+    def __init__(self, logdir: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = Proc("aws", [sys.executable, "-m", "bench.proxy", "--port", str(self.port)],
+                         {**os.environ, "PYTHONPATH": str(ROOT)}, logdir)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{self.url}/__bench/counts", timeout=2).close()
+                return
+            except (urllib.error.URLError, OSError):
+                if not self.proc.alive() or time.monotonic() > deadline:
+                    raise RuntimeError(f"the counting AWS front did not start:\n{self.proc.tail()}") from None
+                time.sleep(0.1)
+
+    def env(self, role: str) -> dict[str, str]:
+        """Environment of a process of ``role`` (client, worker, beat) pointed at this front."""
+        return {**CREDENTIALS, "AWS_ENDPOINT_URL": self.url, "AWS_ENDPOINT_URL_DYNAMODB": self.url,
+                "AWS_ENDPOINT_URL_SQS": self.url, "AWS_SDK_UA_APP_ID": role}
+
+    def stop(self) -> None:
+        self.proc.stop(grace=5)
+
+
+class Cluster:
+    """The worker (and beat) processes of one system, started and stopped together."""
+
+    def __init__(self, logdir: Path) -> None:
+        self.logdir = logdir
+        self.procs: list[Proc] = []
+
+    def start(self, name: str, argv: list[str], env: dict[str, Any]) -> Proc:
+        proc = Proc(name, argv, {**os.environ, "PYTHONPATH": str(ROOT), **env}, self.logdir)
+        self.procs.append(proc)
+        return proc
+
+    def check(self) -> None:
+        """Raise if a process died."""
+        for proc in self.procs:
+            if not proc.alive():
+                raise RuntimeError(f"{proc.name} exited with {proc.popen.returncode}:\n{proc.tail()}")
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            proc.stop()
+        self.procs.clear()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

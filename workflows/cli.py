@@ -275,7 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sleep", type=_seconds, default=3.0, help="seconds of the demo's durable sleep")
     add("reconcile", cmd_reconcile, "resume runs whose lease expired (beat also does this)")
 
-    runs = add("runs", lambda a: EXIT_USAGE, "start, inspect and cancel runs").add_subparsers(dest="runs_cmd", required=True)
+    runs = add("runs", lambda a: EXIT_USAGE, "start, inspect and cancel runs").add_subparsers(
+        dest="runs_cmd", required=True)
     p = add("list", cmd_runs_list, "list runs, newest first", runs)
     p.add_argument("--status", choices=STATUSES)
     p.add_argument("--workflow")

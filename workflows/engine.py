@@ -125,7 +125,8 @@ class Engine:
                 return False
             for call in action.calls:
                 self.transport.send_step(call["step"], run.run_id, call["pos"], call.get("attempt", 1),
-                                         call["args"], call.get("branch"), call.get("queue"))
+                                         call["args"], call.get("branch"), call.get("queue"),
+                                         resent=ctx.recovering)
             return True
         if isinstance(action, Wait):
             return self.store.suspend_run(run.run_id, action.pos, action.waiting, run.wake_seq, action.timers)

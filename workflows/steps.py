@@ -134,8 +134,13 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
 
 
 def execute_step(engine: Engine, step_name: str, run_id: str, pos: int, attempt: int, args_json: str,
-                 branch: dict[str, Any] | None = None) -> None:
-    """Body of a dispatched step message: run it, record the outcome, continue the run in place."""
+                 branch: dict[str, Any] | None = None, *, redelivered: bool = True) -> None:
+    """Body of a dispatched step message: run it, record the outcome, continue the run in place.
+
+    ``redelivered``: the broker may have delivered this message before; then the
+    recorded outcome is read first, so a step with a recorded result never runs
+    again. A first delivery skips that read (the outcome write is conditional anyway).
+    """
     step = get_step(step_name)
     store = engine.store
     run = store.find_run(run_id)
@@ -148,7 +153,7 @@ def execute_step(engine: Engine, step_name: str, run_id: str, pos: int, attempt:
     if run.cancel_requested:
         engine.resume(run_id, run=run)
         return
-    if branch is None and (run.cursor > pos or store.get_outcome(run_id, pos) is not None):
+    if branch is None and (run.cursor > pos or (redelivered and store.get_outcome(run_id, pos) is not None)):
         return  # a redelivery of a step whose result is recorded: never run it again
     outcome = run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos=pos)
     if outcome.status == "retry":

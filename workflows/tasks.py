@@ -32,9 +32,12 @@ class CeleryTransport:
         self.celery = celery
 
     def send_step(self, step: str, run_id: str, pos: int, attempt: int, args: str,
-                  branch: dict[str, Any] | None = None, queue: str | None = None) -> None:
+                  branch: dict[str, Any] | None = None, queue: str | None = None, *,
+                  resent: bool = False) -> None:
         options = {"queue": queue} if queue else {}
-        self.celery.send_task(step_task_name(step), args=[run_id, pos, attempt, args, branch], **options)
+        kwargs = {"resent": True} if resent else {}
+        self.celery.send_task(step_task_name(step), args=[run_id, pos, attempt, args, branch], kwargs=kwargs,
+                              **options)
 
     def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
         self.celery.send_task(RESUME_TASK, args=[run_id], kwargs={"recovering": recovering}, queue=RESUME_QUEUE)
@@ -50,16 +53,19 @@ def install(celery: Celery) -> None:
     def resume(run_id: str, recovering: bool = False) -> None:
         get_engine().resume(run_id, recovering=recovering)
 
+    keeper = visibility.install(celery, step_task_name(""))
+
     def register_step(definition: registry.StepDef) -> None:
         name = definition.name
 
-        def run_step(run_id: str, pos: int, attempt: int, args: str, branch: dict[str, Any] | None = None) -> None:
-            execute_step(get_engine(), name, run_id, pos, attempt, args, branch)
+        def run_step(task: Any, run_id: str, pos: int, attempt: int, args: str,
+                     branch: dict[str, Any] | None = None, resent: bool = False) -> None:
+            execute_step(get_engine(), name, run_id, pos, attempt, args, branch,
+                         redelivered=resent or not keeper.first_delivery(task.request.id))
 
         run_step.__name__ = run_step.__qualname__ = f"step_{name}"
-        celery.task(name=step_task_name(name), acks_late=True)(run_step)
+        celery.task(name=step_task_name(name), acks_late=True, bind=True)(run_step)
 
     registry.on_step_registered(register_step)
     set_transport(CeleryTransport(celery))
-    visibility.install(celery, step_task_name(""))
     import beat.schedules  # noqa: F401 - registers the run-end listener of schedules

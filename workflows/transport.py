@@ -9,8 +9,10 @@ class Transport(Protocol):
     """Sends the two kinds of message the engine uses."""
 
     def send_step(self, step: str, run_id: str, pos: int, attempt: int, args: str,
-                  branch: dict[str, Any] | None = None, queue: str | None = None) -> None:
-        """Queue one attempt of a step (``branch``: join id, index and width of a fan-out)."""
+                  branch: dict[str, Any] | None = None, queue: str | None = None, *,
+                  resent: bool = False) -> None:
+        """Queue one attempt of a step (``branch``: join id, index and width of a fan-out;
+        ``resent``: recovery sends it again, so its outcome may exist already)."""
 
     def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
         """Queue a resume of a run."""

@@ -23,20 +23,29 @@ class VisibilityKeeper:
     def __init__(self, client: Any, timeout: int) -> None:
         self.client, self.timeout = client, timeout
         self._running: dict[str, tuple[str, str, float]] = {}  # task id -> queue url, receipt, extended at
+        self._receives: dict[str, int] = {}  # task id -> SQS ApproximateReceiveCount
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def track(self, task_id: str, queue_url: str, receipt: str) -> None:
+    def track(self, task_id: str, queue_url: str, receipt: str, receive_count: int | None = None) -> None:
         """Remember a received step message."""
         with self._lock:
             self._running[task_id] = (queue_url, receipt, time.monotonic())
+            if receive_count is not None:
+                self._receives[task_id] = receive_count
         self._ensure_thread()
+
+    def first_delivery(self, task_id: str) -> bool:
+        """Whether SQS delivers this message for the first time (False when unknown)."""
+        with self._lock:
+            return self._receives.get(task_id) == 1
 
     def done(self, task_id: str) -> None:
         """Forget a message whose task finished (it is acked by Celery)."""
         with self._lock:
             self._running.pop(task_id, None)
+            self._receives.pop(task_id, None)
 
     def hand_back(self) -> int:
         """Make every tracked message visible now (worker shutdown); return how many."""
@@ -93,7 +102,8 @@ def install(celery: Any, step_prefix: str) -> VisibilityKeeper:
         info = getattr(request.message, "delivery_info", {}) or {}
         message, queue_url = info.get("sqs_message"), info.get("sqs_queue")
         if message and queue_url:
-            keeper.track(request.id, queue_url, message["ReceiptHandle"])
+            count = (message.get("Attributes") or {}).get("ApproximateReceiveCount")
+            keeper.track(request.id, queue_url, message["ReceiptHandle"], int(count) if count else None)
 
     @signals.task_postrun.connect(weak=False)
     def on_postrun(task_id: str = "", **_: Any) -> None:

@@ -15,12 +15,15 @@ from workflows.deadletter import list_dead_letters
 
 
 def wait_for_letters(predicate, timeout: float = 30.0) -> list[dict]:  # type: ignore[no-untyped-def]
-    deadline = time.time() + timeout
+    """Collect dead letters across polls (a letter read by one poll is hidden for a second)."""
+    deadline, seen = time.time() + timeout, {}
     while True:
-        letters = list_dead_letters(1000)
+        for letter in list_dead_letters(1000):
+            seen[json.dumps(letter, sort_keys=True)] = letter
+        letters = list(seen.values())
         if predicate(letters) or time.time() > deadline:
             return letters
-        time.sleep(0.3)
+        time.sleep(1.5)
 
 
 def test_unknown_task_undecodable_body_and_unknown_run_are_dead_lettered(cluster, settings) -> None:

@@ -291,8 +291,3 @@ class ContinueAsNew(BaseException):  # control flow, not an error
 def describe(exc: BaseException) -> str:
     """Return ``Type: message`` for storing an error."""
     return f"{type(exc).__name__}: {exc}"
-
-
-def error_fields(exc: BaseException) -> dict[str, Any]:
-    """Return the structured fields of an error worth storing."""
-    return {"type": type(exc).__name__, "message": str(exc)}

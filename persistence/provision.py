@@ -6,8 +6,9 @@ from functools import lru_cache
 from typing import Iterable
 
 import boto3
+from botocore.config import Config
 
-from workflows.settings import Settings
+from workflows.settings import SQS_RETRIES, Settings
 
 from .models import build_models
 
@@ -18,7 +19,8 @@ DLQ = "dlq"
 @lru_cache(maxsize=8)
 def sqs_client(settings: Settings):  # type: ignore[no-untyped-def]
     """Return a (shared, thread-safe) boto3 SQS client for ``settings``."""
-    return boto3.client("sqs", region_name=settings.region, endpoint_url=settings.sqs_endpoint)
+    return boto3.client("sqs", region_name=settings.region, endpoint_url=settings.sqs_endpoint,
+                        config=Config(retries=dict(SQS_RETRIES)))
 
 
 def create_tables(settings: Settings) -> list[tuple[str, bool]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .settings import Settings
+from .settings import SQS_RETRIES, Settings
 
 RESUME_QUEUE = "workflows"
 STEP_QUEUE = "steps"
@@ -22,6 +22,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "wait_time_seconds": settings.poll_wait_seconds,
             "polling_interval": 0.05,
             "is_secure": settings.sqs_is_secure,
+            "client-config": {"retries": dict(SQS_RETRIES)},
         },
         "broker_connection_retry_on_startup": True,
         "task_serializer": "json",

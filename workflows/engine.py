@@ -193,14 +193,27 @@ class Engine:
         """Ask a run to cancel; a suspended run is resumed to act on it at once."""
         woken = self.store.wake_run(run_id, cancel=True)
         if woken is not None and woken.status in ("suspended", "pending"):
-            self.transport.send_resume(run_id)
+            self.send_leased_resume(run_id)
         return woken
 
     def wake(self, run_id: str) -> None:
         """Tell a run something arrived; resume it if it is suspended."""
         woken = self.store.wake_run(run_id)
         if woken is not None and woken.status == "suspended":
+            self.send_leased_resume(run_id)
+
+    def send_leased_resume(self, run_id: str) -> None:
+        """Queue a resume of a run that holds a lease.
+
+        The lease already guarantees the run is resumed (by the reconciler, when it
+        expires), so a send that fails after the broker's retries only delays the
+        run: it is logged, not raised to a caller whose write is already stored.
+        """
+        try:
             self.transport.send_resume(run_id)
+        except Exception:  # noqa: BLE001 - any broker failure; the lease recovers the run
+            log.warning("could not queue a resume of run %s; it resumes when its lease expires",
+                        run_id, exc_info=True)
 
     def _continue_as_new(self, ctx: WorkflowContext, cont: ContinueAsNew) -> bool:
         run = ctx.run

@@ -11,6 +11,8 @@ from urllib.parse import urlparse
 from .errors import ConfigurationError
 
 DYNAMODB_ITEM_LIMIT = 400 * 1024
+#: botocore retries for SQS calls: throttles and 5xx are retried with backoff, up to 10 attempts.
+SQS_RETRIES = {"mode": "standard", "max_attempts": 10}
 
 
 @dataclass(frozen=True)

@@ -48,3 +48,28 @@ def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None: 
     assert run.status == "failed" and "recovery attempts exhausted" in (run.error or "")
     assert transport.resumes.count((run_id, True)) == 2
     assert run_id not in store.stale_runs(limit=10_000)  # an ended run leaves the lease index
+
+
+class FailingTransport(RecordingTransport):
+    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+        raise ConnectionError("broker unreachable")
+
+
+def test_start_whose_send_fails_is_stored_and_recovered(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tests.e2e import flows
+
+    clock = [time.time()]
+    own = settings.with_(table_prefix=f"r{uuid.uuid4().hex[:6]}-")
+    create_tables(own)
+    store = Store(own, clock=lambda: clock[0])
+    engine = Engine(store, store.settings)
+    monkeypatch.setattr("workflows.client.get_engine", lambda settings=None: engine)
+    monkeypatch.setattr("workflows.engine.get_transport", lambda: FailingTransport())
+    handle = flows.sequence.start(3)  # the run is stored: start does not raise
+    run = store.get_run(handle.run_id)
+    assert run.status == "pending" and run.lease_expires_at is not None
+    transport = RecordingTransport()
+    monkeypatch.setattr("workflows.engine.get_transport", lambda: transport)
+    clock[0] += settings.lease_seconds * 3
+    reconcile(engine)
+    assert transport.resumes == [(handle.run_id, True)]

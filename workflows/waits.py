@@ -82,12 +82,24 @@ class HookHandle:
         raise WaitTimeout(f"hook {self.name!r} timed out")
 
 
+TOKEN_PREFIX = "wh_"
+
+
+def new_token() -> str:
+    """A fresh hook token: ``wh_`` and 256 bits from ``secrets``, URL-safe.
+
+    The prefix makes tokens easy to recognise (secret scanners, logs) and keeps them
+    from starting with ``-``, which a command line would read as an option.
+    """
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
 def hook(ctx: WorkflowContext, name: str, timeout: Duration | None, schema: Any) -> HookHandle:
     """Create a hook with an unguessable single-use token (256 bits from ``secrets``)."""
     pos, event = ctx.next_op("hook", name)
     ctx.has_hooks = True
     if event is None:
-        token = secrets.token_urlsafe(32)
+        token = new_token()
         expires = time.time() + to_seconds(timeout, what="hook timeout", allow_zero=False) if timeout else None
         data = json.dumps({"token": token, "hash": hash_token(token), "expires_at": expires})
         record = HookRecord(token_hash=hash_token(token), run_id=ctx.run.run_id, pos=pos, name=name,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.e2e import hook_flows
+from workflows.waits import new_token
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,7 +37,7 @@ def test_cli_resume_reuse_unknown_and_bad_json(cluster) -> None:  # type: ignore
     assert again.returncode == 1
     assert "HookAlreadyResumed" in again.stderr
 
-    unknown = resume_cli(secrets.token_urlsafe(32), "null")
+    unknown = resume_cli(new_token(), "null")
     assert unknown.returncode == 1
     assert "HookNotFound" in unknown.stderr
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import secrets
 import socket
 import threading
 import time
@@ -16,6 +15,7 @@ import pytest
 from tests.e2e import hook_flows
 from workflows import HookAlreadyResumed, RunStatus, resume_hook
 from workflows.engine import get_engine
+from workflows.waits import new_token
 
 uvicorn = pytest.importorskip("uvicorn", reason="SKIPPED LOUDLY: uvicorn is not installed (pip install -e '.[dev]')")
 
@@ -103,7 +103,7 @@ def test_resume_once_then_409(server: tuple[str, int], access_log: Collect) -> N
 
 
 def test_unknown_token_is_404(server: tuple[str, int]) -> None:
-    status, body = post(server, secrets.token_urlsafe(32), {"approved": True})
+    status, body = post(server, new_token(), {"approved": True})
     assert status == 404 and body["error"] == "HookNotFound"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,8 +22,9 @@ from workflows.errors import (
     SerializationError,
     StorageError,
 )
+from workflows.waits import new_token
 
-TOKEN = secrets.token_urlsafe(32)
+TOKEN = new_token()
 LIMIT = 1000
 
 

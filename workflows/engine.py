@@ -16,6 +16,7 @@ from . import codec
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext, step_value
 from .errors import ContinueAsNew, NonDeterminismError, Suspend, UnknownWorkflow, describe
 from .history_cache import HistoryCache, RunHistory
+from .in_place import InPlace
 from .registry import StepDef, get_workflow
 from .settings import Settings, get_settings
 from .transport import Transport, get_transport
@@ -35,6 +36,7 @@ class Engine:
         self.store, self.settings = store, settings
         self.cache = HistoryCache(store)
         self.run_end_listeners: list[RunEndListener] = []
+        self.in_place = InPlace()
 
     @property
     def transport(self) -> Transport:
@@ -123,6 +125,9 @@ class Engine:
             # before the sends leaves a leased run that the reconciler re-dispatches.
             if not self.store.advance_run(run.run_id, action.pos, action.waiting, recovering=ctx.recovering):
                 return False
+            if not ctx.recovering and self.in_place.keep(run, action.pos, action.waiting, action.calls,
+                                                         self.transport.runs_here):
+                return True  # this worker task runs the step next (see in_place)
             for call in action.calls:
                 self.transport.send_step(call["step"], run.run_id, call["pos"], call.get("attempt", 1),
                                          call["args"], call.get("branch"), call.get("queue"),

@@ -38,6 +38,9 @@ class Settings:
         max_recovery_attempts: reconciler resumes of one run before it fails
             (``WORKFLOWS_MAX_RECOVERY_ATTEMPTS``).
         poll_wait_seconds: SQS long-poll wait of workers (``WORKFLOWS_POLL_WAIT_SECONDS``).
+        in_place_seconds: how long a worker task may go on running a run's next steps
+            itself, without a broker hop, when they go to a queue it consumes
+            (``WORKFLOWS_IN_PLACE_SECONDS``; 0 sends every step as a message).
         access_key_id / secret_access_key: taken from the standard AWS variables when set;
             otherwise boto3's credential chain applies.
     """
@@ -55,6 +58,7 @@ class Settings:
     max_payload_bytes: int = 256 * 1024
     max_recovery_attempts: int = 10
     poll_wait_seconds: int = 1
+    in_place_seconds: float = 10.0
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
 
@@ -67,6 +71,8 @@ class Settings:
         for name in ("sweep_interval", "lease_seconds", "visibility_timeout"):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
+        if not self.in_place_seconds >= 0:
+            raise ConfigurationError(f"in_place_seconds must be 0 or more, got {self.in_place_seconds}")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -88,6 +94,7 @@ class Settings:
                 max_payload_bytes=int(env.get("WORKFLOWS_MAX_PAYLOAD_BYTES", str(256 * 1024))),
                 max_recovery_attempts=int(env.get("WORKFLOWS_MAX_RECOVERY_ATTEMPTS", "10")),
                 poll_wait_seconds=int(env.get("WORKFLOWS_POLL_WAIT_SECONDS", "1")),
+                in_place_seconds=float(env.get("WORKFLOWS_IN_PLACE_SECONDS", "10")),
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             )

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from persistence import EventRecord, TimerRecord
+from persistence import EventRecord, RunRecord, TimerRecord
 
 from . import codec
 from .errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
@@ -133,17 +133,29 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
         _current_step.reset(token)
 
 
+def run_worker_task(engine: Engine, body: Callable[[], None]) -> None:
+    """Run the body of a worker task, then each next step it kept in place (see ``in_place``)."""
+    with engine.in_place.session(engine.settings.in_place_seconds):
+        body()
+        while (local := engine.in_place.take()) is not None:
+            with engine.in_place.running(local):
+                execute_step(engine, local.step, local.run.run_id, local.pos, local.attempt, local.args,
+                             redelivered=False, run=local.run)
+
+
 def execute_step(engine: Engine, step_name: str, run_id: str, pos: int, attempt: int, args_json: str,
-                 branch: dict[str, Any] | None = None, *, redelivered: bool = True) -> None:
+                 branch: dict[str, Any] | None = None, *, redelivered: bool = True,
+                 run: RunRecord | None = None) -> None:
     """Body of a dispatched step message: run it, record the outcome, continue the run in place.
 
     ``redelivered``: the broker may have delivered this message before; then the
     recorded outcome is read first, so a step with a recorded result never runs
     again. A first delivery skips that read (the outcome write is conditional anyway).
+    ``run``: the run as this thread just advanced it (a step kept in place), to save a read.
     """
     step = get_step(step_name)
     store = engine.store
-    run = store.find_run(run_id)
+    run = run or store.find_run(run_id)
     if run is None:
         engine.transport.dead_letter("step message for an unknown run",
                                      {"step": step_name, "run_id": run_id, "pos": pos, "attempt": attempt})

@@ -17,6 +17,9 @@ class Transport(Protocol):
     def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
         """Queue a resume of a run."""
 
+    def runs_here(self, step: str, queue: str | None) -> bool:
+        """Whether this process consumes the queue a step's messages go to (and is not stopping)."""
+
     def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:
         """Set aside a message that can never be processed (e.g. for an unknown run)."""
 

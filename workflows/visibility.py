@@ -1,9 +1,9 @@
-"""SQS visibility of running step messages (Celery adapter).
+"""SQS visibility of the messages of running tasks (Celery adapter).
 
-While a step runs longer than half the visibility timeout, its message's
-visibility is extended, so SQS does not hand it to a second worker. When a worker
-is asked to stop (SIGTERM: warm shutdown), the messages of the steps still running
-are made visible at once, so another worker takes them over promptly instead of
+While a task (a step, or a resume that runs steps in place) runs longer than half
+the visibility timeout, its message's visibility is extended, so SQS does not hand
+it to a second worker. When a worker is asked to stop (SIGTERM: warm shutdown), the
+messages of the tasks still running are made visible at once, so another worker takes them over promptly instead of
 after the whole visibility timeout; the recorded-once rule makes the overlap safe.
 """
 
@@ -18,7 +18,7 @@ log = logging.getLogger("workflows.visibility")
 
 
 class VisibilityKeeper:
-    """Tracks the SQS messages of running step tasks in this worker process."""
+    """Tracks the SQS messages of running tasks in this worker process."""
 
     def __init__(self, client: Any, timeout: int) -> None:
         self.client, self.timeout = client, timeout
@@ -29,12 +29,17 @@ class VisibilityKeeper:
         self._thread: threading.Thread | None = None
 
     def track(self, task_id: str, queue_url: str, receipt: str, receive_count: int | None = None) -> None:
-        """Remember a received step message."""
+        """Remember a received task message."""
         with self._lock:
             self._running[task_id] = (queue_url, receipt, time.monotonic())
             if receive_count is not None:
                 self._receives[task_id] = receive_count
         self._ensure_thread()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether the worker is shutting down (messages were handed back)."""
+        return self._stop.is_set()
 
     def first_delivery(self, task_id: str) -> bool:
         """Whether SQS delivers this message for the first time (False when unknown)."""
@@ -84,8 +89,8 @@ class VisibilityKeeper:
             self.extend_due()
 
 
-def install(celery: Any, step_prefix: str) -> VisibilityKeeper:
-    """Connect the keeper to Celery's signals for tasks named ``step_prefix*``."""
+def install(celery: Any, task_prefix: str) -> VisibilityKeeper:
+    """Connect the keeper to Celery's signals for tasks named ``task_prefix*``."""
     from celery import signals
 
     from persistence.provision import sqs_client
@@ -97,7 +102,7 @@ def install(celery: Any, step_prefix: str) -> VisibilityKeeper:
 
     @signals.task_received.connect(weak=False)
     def on_received(request: Any = None, **_: Any) -> None:
-        if request is None or not request.name.startswith(step_prefix):
+        if request is None or not request.name.startswith(task_prefix):
             return
         info = getattr(request.message, "delivery_info", {}) or {}
         message, queue_url = info.get("sqs_message"), info.get("sqs_queue")
@@ -113,6 +118,6 @@ def install(celery: Any, step_prefix: str) -> VisibilityKeeper:
     def on_shutdown(**_: Any) -> None:
         handed = keeper.hand_back()
         if handed:
-            log.warning("shutting down: handed %d running step message(s) back to SQS", handed)
+            log.warning("shutting down: handed %d running task message(s) back to SQS", handed)
 
     return keeper

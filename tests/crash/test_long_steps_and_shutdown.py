@@ -53,3 +53,24 @@ def test_sigterm_hands_a_running_step_back_promptly(cluster, spawn) -> None:
         second.kill(signal.SIGKILL)
     outcomes = [e for e in run.history() if e.kind == "step" and e.is_outcome]
     assert len(outcomes) == 1
+
+
+def test_sigterm_sends_a_step_running_in_place_to_another_worker(cluster, spawn) -> None:
+    first = spawn("worker", "-Q", "crashy", "-c", "2")
+    t = uuid.uuid4().hex[:10]
+    run = flows.quick_then_long_step.start(t, 12.0)
+    wait_for(lambda: flows.executions(t) == 1, 30)  # the second step runs in the first one's task
+    assert flows.executions(t + "-first") == 1
+    second = spawn("worker", "-Q", "crashy", "-c", "2")
+    time.sleep(2)
+    stopped_at = time.time()
+    os.kill(first.pid, signal.SIGTERM)  # the step running in place is sent again at once
+    wait_for(lambda: flows.executions(t) == 2, 10)
+    assert time.time() - stopped_at < 10
+    first.kill(signal.SIGKILL)
+    try:
+        assert run.result(timeout=60) == "slept"
+    finally:
+        second.kill(signal.SIGKILL)
+    outcomes = [e for e in run.history() if e.kind == "step" and e.is_outcome]
+    assert len(outcomes) == 2 and flows.executions(t + "-first") == 1

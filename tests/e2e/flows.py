@@ -146,6 +146,12 @@ def long_step(tag: str, seconds: float) -> str:
 
 
 @workflow
+def quick_then_long_step(tag: str, seconds: float) -> str:
+    slow_once(tag + "-first", 0.0)
+    return slow_once(tag, seconds)  # runs in place, in the task of the first step
+
+
+@workflow
 def fan_out(n: int) -> list[int]:
     return parallel(*(add.s(i, i) for i in range(n)))
 

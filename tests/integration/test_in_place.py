@@ -1,0 +1,96 @@
+"""A worker task runs a run's next steps itself when they go to a queue it consumes."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from persistence import Store
+from persistence.provision import create_tables
+from tests.e2e import flows
+from workflows.client import create_and_send
+from workflows.engine import Engine
+from workflows.registry import get_workflow
+from workflows.steps import run_worker_task
+
+
+class LocalTransport:
+    """Records messages; says whether a step's queue is consumed here."""
+
+    def __init__(self, local_queues: set[str | None]) -> None:
+        self.local_queues = local_queues
+        self.steps: list[tuple[str, int, bool]] = []
+        self.resumes: list[str] = []
+
+    def send_step(self, step: str, run_id: str, pos: int, attempt: int, args: str,
+                  branch: Any = None, queue: str | None = None, *, resent: bool = False) -> None:
+        self.steps.append((step, pos, resent))
+
+    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+        self.resumes.append(run_id)
+
+    def runs_here(self, step: str, queue: str | None) -> bool:
+        return queue in self.local_queues
+
+    def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:
+        raise AssertionError(reason)
+
+
+@pytest.fixture(scope="module")
+def own_settings(settings):  # type: ignore[no-untyped-def]
+    own = settings.with_(table_prefix=f"ip{uuid.uuid4().hex[:6]}-")
+    create_tables(own)
+    return own
+
+
+def started(own_settings, monkeypatch, transport: LocalTransport, workflow: str, *args: Any,  # type: ignore[no-untyped-def]
+            in_place_seconds: float = 10.0) -> tuple[Engine, str]:
+    store = Store(own_settings.with_(in_place_seconds=in_place_seconds))
+    engine = Engine(store, store.settings)
+    monkeypatch.setattr("workflows.engine.get_transport", lambda: transport)
+    monkeypatch.setattr("workflows.client.get_engine", lambda settings=None: engine)
+    run_id, _ = create_and_send(get_workflow(workflow), f"[{list(args)}, {{}}]")
+    assert transport.resumes == [run_id]
+    return engine, run_id
+
+
+def test_steps_of_a_consumed_queue_run_in_the_resume_task(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    transport = LocalTransport({None})
+    engine, run_id = started(own_settings, monkeypatch, transport, flows.sequence.name, 4)
+    run_worker_task(engine, lambda: engine.resume(run_id))
+    run = engine.store.get_run(run_id)
+    assert (run.status, run.result) == ("completed", "6")
+    assert transport.steps == []  # no step message at all
+    outcomes = [e for e in engine.store.read_history(run_id) if e.is_outcome]
+    assert [e.pos for e in outcomes] == [0, 1, 2, 3]
+
+
+def test_steps_of_another_queue_are_sent(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    transport = LocalTransport({"payments"})
+    engine, run_id = started(own_settings, monkeypatch, transport, flows.sequence.name, 4)
+    run_worker_task(engine, lambda: engine.resume(run_id))
+    assert transport.steps == [("add", 0, False)]
+    assert engine.store.get_run(run_id).status == "running"
+
+
+def test_no_time_budget_sends_every_step(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    transport = LocalTransport({None})
+    engine, run_id = started(own_settings, monkeypatch, transport, flows.sequence.name, 4, in_place_seconds=0)
+    run_worker_task(engine, lambda: engine.resume(run_id))
+    assert transport.steps == [("add", 0, False)]
+
+
+def test_fan_out_branches_are_sent(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    transport = LocalTransport({None})
+    engine, run_id = started(own_settings, monkeypatch, transport, flows.fan_out.name, 3)
+    run_worker_task(engine, lambda: engine.resume(run_id))
+    assert sorted(transport.steps) == [("add", 0, False)] * 3
+
+
+def test_outside_a_worker_task_steps_are_sent(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    transport = LocalTransport({None})
+    engine, run_id = started(own_settings, monkeypatch, transport, flows.sequence.name, 4)
+    engine.resume(run_id)
+    assert transport.steps == [("add", 0, False)]

@@ -1,0 +1,94 @@
+"""Continuing a run in place: a worker task runs the run's next step itself.
+
+When a task of a worker (a resume, or a step whose result it just recorded) reaches
+the run's next step, and that step goes to a queue the same worker consumes, the
+step runs next in the same thread instead of as a new message: the op is marked in
+flight exactly as for a sent step (so recovery works the same), but the SQS send,
+receive and delete and the step task's run read are saved. A task keeps going for
+at most ``Settings.in_place_seconds``, then sends the next step as usual. Fan-out
+branches, recovery re-sends and steps of other queues are always sent. When the
+worker is asked to stop, the steps running in place are sent as messages (marked
+as re-sends) so another worker takes them over at once, as a step message would be
+handed back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from persistence import RunRecord
+
+
+@dataclasses.dataclass
+class LocalStep:
+    """A step kept in place: what its message would have carried, and the run as advanced."""
+
+    step: str
+    run: RunRecord
+    pos: int
+    attempt: int
+    args: str
+    queue: str | None
+
+
+_running: dict[int, LocalStep] = {}
+_running_lock = threading.Lock()
+
+
+def running_steps() -> list[LocalStep]:
+    """The steps that threads of this process are running in place now."""
+    with _running_lock:
+        return list(_running.values())
+
+
+class InPlace(threading.local):
+    """The in-place slot of the current thread (one pending step at most)."""
+
+    def __init__(self) -> None:
+        self.until: float | None = None
+        self.pending: LocalStep | None = None
+
+    @contextmanager
+    def session(self, seconds: float) -> Iterator[None]:
+        """Let the body of one worker task keep steps in place for ``seconds``."""
+        self.until, self.pending = (time.monotonic() + seconds if seconds > 0 else None), None
+        try:
+            yield
+        finally:
+            self.until, self.pending = None, None
+
+    def keep(self, run: RunRecord, pos: int, waiting: dict[str, Any], calls: list[dict[str, Any]],
+             runs_here: Any) -> bool:
+        """Keep a just-dispatched op in place if it qualifies; True if kept (do not send it)."""
+        if self.until is None or self.pending is not None or time.monotonic() >= self.until:
+            return False
+        if len(calls) != 1 or calls[0].get("branch") is not None:
+            return False
+        call = calls[0]
+        if not runs_here(call["step"], call.get("queue")):
+            return False
+        advanced = dataclasses.replace(run, status="running", cursor=pos, waiting=waiting)
+        self.pending = LocalStep(call["step"], advanced, call["pos"], call.get("attempt", 1), call["args"],
+                                 call.get("queue"))
+        return True
+
+    @contextmanager
+    def running(self, local: LocalStep) -> Iterator[None]:
+        """Show ``local`` in :func:`running_steps` while this thread runs it."""
+        key = threading.get_ident()
+        with _running_lock:
+            _running[key] = local
+        try:
+            yield
+        finally:
+            with _running_lock:
+                _running.pop(key, None)
+
+    def take(self) -> LocalStep | None:
+        """The step kept in place, if any (it is then no longer pending)."""
+        pending, self.pending = self.pending, None
+        return pending

@@ -67,7 +67,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (about 2 minutes)")
     parser.add_argument("--skip-peer", action="store_true", help="leave pyworkflow-engine out")
-    parser.add_argument("--only", choices=("workflows", "celery", "pyworkflow"), action="append",
+    parser.add_argument("--only", choices=("workflows", "workflows-sent", "celery", "pyworkflow"), action="append",
                         help="run only these systems (repeatable)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes per system (default 1)")
     parser.add_argument("--concurrency", type=int, default=4, help="threads per worker (default 4)")
@@ -82,10 +82,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def build_systems(args: argparse.Namespace) -> list[Any]:
     from .systems import PlainCelery, Workflows
 
-    wanted = args.only or ["workflows", "celery", "pyworkflow"]
+    wanted = args.only or ["workflows", "workflows-sent", "celery", "pyworkflow"]
     systems: list[Any] = []
     if "workflows" in wanted:
         systems.append(Workflows(args.workers, args.concurrency))
+    if "workflows-sent" in wanted:
+        systems.append(Workflows(args.workers, args.concurrency, in_place=False))
     if "celery" in wanted:
         systems.append(PlainCelery(args.workers, args.concurrency))
     if "pyworkflow" in wanted and not args.skip_peer:

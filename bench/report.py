@@ -141,11 +141,16 @@ def history_table(results: list[Result]) -> str:
         if r.scenario.startswith("history"):
             t = totals(r.counts)
             per = functools.partial(_per, steps=r.steps)
-            kind = "inline" if "inline" in r.scenario else "dispatched"
+            kind = "inline" if "inline" in r.scenario else "dispatched" if r.system == OURS else "dispatched, sent"
             lines.append(f"| {kind} | {r.steps_per_run} | {t['ddb_reads']:.0f} | {t['ddb_items_read']:.0f} "
                          f"| {per(t['ddb_reads'])} | {per(t['ddb_items_read'])} | {per(t['requests'])} |"
                          + (f" {r.error}" if r.error else ""))
     return "\n".join(lines)
+
+
+OURS, SENT = "workflows", "workflows-sent"
+MODES = {(OURS, "inline"): "inline step", (OURS, "dispatched"): "dispatched step (default: run in place)",
+         (SENT, "dispatched"): "dispatched step sent as a message (in place off)"}
 
 
 def targets(results: list[Result]) -> list[dict[str, Any]]:
@@ -164,25 +169,30 @@ def targets(results: list[Result]) -> list[dict[str, Any]]:
     def le(v: float | None, lim: float) -> bool | None:
         return None if v is None else v <= lim + 0.005
 
-    for kind, writes, sends in (("inline", 1, 0), ("dispatched", 2, 1)):
-        label, slope = marginal(results, kind)
+    for kind, system, writes, sends in (("inline", OURS, 1, 0), ("dispatched", OURS, 2, 1),
+                                        ("dispatched", SENT, 2, 1)):
+        label, slope = marginal(results, kind, system)
         for key, lim, what in (("ddb_writes", writes, "DynamoDB write requests"), ("sqs_sends", sends, "SQS sends")):
             v = slope.get(key)
-            add(f"{kind} step: {what} per extra step ({label})", v, lim, le(v, lim))
+            add(f"{MODES[system, kind]}: {what} per extra step ({label})", v, lim, le(v, lim))
     chain = fig("sequential", BASELINE, "p50")
-    for scenario, factor, label in (("sequential", 1.2, "dispatched p50 / Celery chain p50"),
-                                    ("sequential-inline", 1.0, "inline p50 / Celery chain p50")):
-        v = fig(scenario, "workflows", "p50")
+    for scenario, system, factor in (("sequential", OURS, 1.2), ("sequential", SENT, 1.2),
+                                     ("sequential-inline", OURS, 1.0)):
+        v = fig(scenario, system, "p50")
         ratio = v / chain if v and chain else None
-        add(label, ratio, factor, None if ratio is None else (ratio <= factor if factor > 1 else ratio < factor), "x")
+        kind = "inline" if "inline" in scenario else "dispatched"
+        add(f"{MODES[system, kind]}: p50 / Celery chain p50", ratio, factor,
+            None if ratio is None else (ratio <= factor if factor > 1 else ratio < factor), "x")
     widest = max((r.steps_per_run for r in results if r.scenario.startswith("fan-out-")), default=0)
     ours, chord = fig(f"fan-out-{widest}", "workflows", "p50"), fig(f"fan-out-{widest}", BASELINE, "p50")
     add(f"{widest}-branch fan-out faster than the chord (s vs s)", ours, chord,
         None if ours is None or chord is None else ours < chord, "s")
-    costs = [(r.scenario, figures(r).get("cost_per_million_steps")) for r in results
-             if r.system == "workflows" and r.steps]
-    worst = max(costs, key=lambda c: c[1] or 0, default=("", None))
-    add(f"$ per million steps, worst scenario ({worst[0]})", worst[1], 3.0, le(worst[1], 3.0), "$")
+    for system in (OURS, SENT):
+        costs = [(r.scenario, figures(r).get("cost_per_million_steps")) for r in results
+                 if r.system == system and r.steps]
+        if costs:
+            worst = max(costs, key=lambda c: c[1] or 0)
+            add(f"$ per million steps, {system}, worst scenario ({worst[0]})", worst[1], 3.0, le(worst[1], 3.0), "$")
     for r in results:
         if r.system != "pyworkflow":
             continue
@@ -192,11 +202,12 @@ def targets(results: list[Result]) -> list[dict[str, Any]]:
     return out
 
 
-def marginal(results: list[Result], kind: str) -> tuple[str, dict[str, float]]:
+def marginal(results: list[Result], kind: str, system: str = "workflows") -> tuple[str, dict[str, float]]:
     """Requests per extra step between the shortest and the longest history run of ``kind``
     (the per-run costs of starting and ending cancel out)."""
     runs = sorted((r for r in results if r.scenario.startswith("history-") and not r.error and r.steps
-                   and ("inline" in r.scenario) == (kind == "inline")), key=lambda r: r.steps_per_run)
+                   and r.system == system and ("inline" in r.scenario) == (kind == "inline")),
+                  key=lambda r: r.steps_per_run)
     if len(runs) < 2:
         return "no history runs", {}
     small, large = totals(runs[0].counts), totals(runs[-1].counts)

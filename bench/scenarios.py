@@ -109,6 +109,11 @@ def run_system(front: Front, cluster: Cluster, system: Any, plan: Plan, log: Cal
         system.sequence(n, WARMUP_RUNS, 1, False, t)
     seq_runs = plan.peer_seq_runs if peer else plan.seq_runs
     one("sequential", n, seq_runs, lambda: system.sequence(n, seq_runs, 1, False, t))
+    if name == "workflows-sent":  # only what running steps in place changes
+        for size in (min(plan.history), max(plan.history)):
+            one(f"history-{size}", size, 1, functools.partial(system.sequence, size, 1, 1, False, t))
+        one("throughput", 1, plan.burst, lambda: system.burst(plan.burst, t))
+        return results
     if name != "celery":
         inline_runs = plan.peer_inline_runs if peer else plan.seq_runs
         one("sequential-inline", n, inline_runs, lambda: system.sequence(n, inline_runs, 1, True, t))

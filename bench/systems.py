@@ -67,13 +67,19 @@ def burst(count: int, start: Callable[[int], Any], finish: Callable[[Any], float
     return timing
 
 
+SENT = "workflows-sent"
+NO_IN_PLACE = {"WORKFLOWS_IN_PLACE_SECONDS": "0"}
+
+
 class Workflows:
     """This library: ``python -m workflows worker`` processes and one beat."""
 
     name, prefix, label = "workflows", "wfb", "this library"
 
-    def __init__(self, workers: int, concurrency: int) -> None:
-        self.workers, self.concurrency = workers, concurrency
+    def __init__(self, workers: int, concurrency: int, *, in_place: bool = True) -> None:
+        self.workers, self.concurrency, self.in_place = workers, concurrency, in_place
+        if not in_place:  # same tables and queues (so the same counting prefix), other workers
+            self.name, self.label = SENT, "this library, every step sent (WORKFLOWS_IN_PLACE_SECONDS=0)"
 
     @staticmethod
     def env(front: Front, role: str, sweep: float, poll: int) -> dict[str, str]:
@@ -88,10 +94,10 @@ class Workflows:
 
         create_tables(get_settings())
         create_queues(get_settings(), worker_queues())
+        worker_env = {**self.env(front, "worker", sweep, poll), **({} if self.in_place else NO_IN_PLACE)}
         for i in range(self.workers):
             cluster.start(f"wf-worker-{i}", [sys.executable, "-m", "workflows", "worker", "-c", str(self.concurrency),
-                                             "-n", f"wf{i}@%h", "--loglevel", "WARNING"],
-                          self.env(front, "worker", sweep, poll))
+                                             "-n", f"wf{i}@%h", "--loglevel", "WARNING"], worker_env)
         cluster.start("wf-beat", [sys.executable, "-m", "workflows", "beat", "--loglevel", "WARNING"],
                       self.env(front, "beat", sweep, poll))
         from bench import flows

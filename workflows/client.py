@@ -70,7 +70,7 @@ def create_and_send(definition: WorkflowDef, args: str, *, run_id: str | None = 
                             idempotency_key=idempotency_key, **fields)
     run_id, created = engine.store.create_run(record, timers=record_timers(record))
     if created:
-        engine.send_leased_resume(run_id)
+        engine.send_leased_resume(run_id, fresh=record)
     return run_id, created
 
 

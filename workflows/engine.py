@@ -207,7 +207,7 @@ class Engine:
         if woken is not None and woken.status == "suspended":
             self.send_leased_resume(run_id)
 
-    def send_leased_resume(self, run_id: str) -> None:
+    def send_leased_resume(self, run_id: str, fresh: RunRecord | None = None) -> None:
         """Queue a resume of a run that holds a lease.
 
         The lease already guarantees the run is resumed (by the reconciler, when it
@@ -215,7 +215,7 @@ class Engine:
         run: it is logged, not raised to a caller whose write is already stored.
         """
         try:
-            self.transport.send_resume(run_id)
+            self.transport.send_resume(run_id, fresh=fresh)
         except Exception:  # noqa: BLE001 - any broker failure; the lease recovers the run
             log.warning("could not queue a resume of run %s; it resumes when its lease expires",
                         run_id, exc_info=True)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from typing import Any
 
 from celery import Celery, signals
+
+from persistence import RunRecord
 
 from . import in_place, registry, visibility
 from .celery_config import RESUME_QUEUE
@@ -18,6 +21,8 @@ from .transport import set_transport
 log = logging.getLogger("workflows.tasks")
 
 RESUME_TASK = "workflows.resume"
+#: A first resume message carries its run (no read needed) when the arguments are this small.
+FRESH_ARGS_LIMIT = 32 * 1024
 
 
 def step_task_name(step: str) -> str:
@@ -39,8 +44,11 @@ class CeleryTransport:
         self.celery.send_task(step_task_name(step), args=[run_id, pos, attempt, args, branch], kwargs=kwargs,
                               **options)
 
-    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
-        self.celery.send_task(RESUME_TASK, args=[run_id], kwargs={"recovering": recovering}, queue=RESUME_QUEUE)
+    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: RunRecord | None = None) -> None:
+        kwargs: dict[str, Any] = {"recovering": recovering}
+        if fresh is not None and len(fresh.args) <= FRESH_ARGS_LIMIT:
+            kwargs["fresh"] = {k: v for k, v in dataclasses.asdict(fresh).items() if v is not None}
+        self.celery.send_task(RESUME_TASK, args=[run_id], kwargs=kwargs, queue=RESUME_QUEUE)
 
     def runs_here(self, step: str, queue: str | None) -> bool:
         if self.keeper is None or self.keeper.stopping:
@@ -53,15 +61,31 @@ class CeleryTransport:
         dead_letter(reason, json.dumps(detail, default=str), **detail)
 
 
+def fresh_run(run_id: str, fields: dict[str, Any]) -> RunRecord | None:
+    """The run a first resume message carries, or None if it is not a run of ``run_id``."""
+    known = {f.name for f in dataclasses.fields(RunRecord)}
+    try:
+        run = RunRecord(**{k: v for k, v in fields.items() if k in known})
+    except TypeError:
+        return None
+    return run if run.run_id == run_id and run.status == "pending" else None
+
+
 def install(celery: Celery) -> None:
     """Register the resume task and every step (present and future) on ``celery``."""
 
-    @celery.task(name=RESUME_TASK, acks_late=True)
-    def resume(run_id: str, recovering: bool = False) -> None:
-        engine = get_engine()
-        run_worker_task(engine, lambda: engine.resume(run_id, recovering=recovering))
-
     keeper = visibility.install(celery, "workflows.")
+
+    @celery.task(name=RESUME_TASK, acks_late=True, bind=True)
+    def resume(task: Any, run_id: str, recovering: bool = False, fresh: dict[str, Any] | None = None) -> None:
+        engine = get_engine()
+        run = None
+        if fresh is not None and not recovering and keeper.first_delivery(task.request.id):
+            run = fresh_run(run_id, fresh)
+        # A fresh run on its first delivery has no history yet: nothing to read.
+        known_through = -1 if run is not None else None
+        run_worker_task(engine, lambda: engine.resume(run_id, recovering=recovering, run=run,
+                                                      known_through=known_through))
     transport = CeleryTransport(celery, keeper)
 
     @signals.worker_shutting_down.connect(weak=False)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from persistence import RunRecord
+
 
 class Transport(Protocol):
     """Sends the two kinds of message the engine uses."""
@@ -14,8 +16,9 @@ class Transport(Protocol):
         """Queue one attempt of a step (``branch``: join id, index and width of a fan-out;
         ``resent``: recovery sends it again, so its outcome may exist already)."""
 
-    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
-        """Queue a resume of a run."""
+    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: RunRecord | None = None) -> None:
+        """Queue a resume of a run (``fresh``: the run as just created, so that the first
+        delivery of its first resume needs no read of the run or of its empty history)."""
 
     def runs_here(self, step: str, queue: str | None) -> bool:
         """Whether this process consumes the queue a step's messages go to (and is not stopping)."""

@@ -81,7 +81,7 @@ class RecordingTransport:
     def send_step(self, *args: Any, **kwargs: Any) -> None:
         self.sent.append(("step", args))
 
-    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
         self.sent.append(("resume", run_id))
 
     def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:

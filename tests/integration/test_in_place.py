@@ -28,7 +28,7 @@ class LocalTransport:
                   branch: Any = None, queue: str | None = None, *, resent: bool = False) -> None:
         self.steps.append((step, pos, resent))
 
-    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
         self.resumes.append(run_id)
 
     def runs_here(self, step: str, queue: str | None) -> bool:

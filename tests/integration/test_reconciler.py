@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 from persistence import RunRecord, Store
 from persistence.provision import create_tables
@@ -18,7 +19,7 @@ class RecordingTransport:
     def send_step(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         raise AssertionError("the reconciler sends resumes only")
 
-    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
         self.resumes.append((run_id, recovering))
 
     def dead_letter(self, reason: str, detail: dict) -> None:  # type: ignore[type-arg]
@@ -51,7 +52,7 @@ def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None: 
 
 
 class FailingTransport(RecordingTransport):
-    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
         raise ConnectionError("broker unreachable")
 
 

@@ -54,7 +54,7 @@ class RecordingTransport:
     def send_step(self, *args: Any, **kwargs: Any) -> None:
         pass
 
-    def send_resume(self, run_id: str, *, recovering: bool = False) -> None:
+    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
         self.resumes.append(run_id)
 
 

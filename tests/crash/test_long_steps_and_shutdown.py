@@ -35,24 +35,30 @@ def test_step_longer_than_the_visibility_timeout_runs_once(cluster, spawn, setti
     assert flows.executions(t) == 1
 
 
-def test_sigterm_hands_a_running_step_back_promptly(cluster, spawn) -> None:
-    first = spawn("worker", "-Q", "crashy", "-c", "2")
-    t = uuid.uuid4().hex[:10]
-    run = flows.long_step.start(t, 12.0)
-    wait_for(lambda: flows.executions(t) == 1, 30)
+def sigterm_then_takeover(first, spawn, run, tag: str) -> list:  # type: ignore[no-untyped-def]
+    """SIGTERM the worker running ``tag``'s step: a second worker runs it again within 10 s
+    (not after the 20 s visibility timeout) and the run completes; return its step outcomes."""
     second = spawn("worker", "-Q", "crashy", "-c", "2")
     time.sleep(2)  # the second worker is up and polling
     stopped_at = time.time()
-    os.kill(first.pid, signal.SIGTERM)  # warm shutdown: the step's message goes back to SQS now
-    wait_for(lambda: flows.executions(t) == 2, 10)  # not after the 20 s visibility timeout
+    os.kill(first.pid, signal.SIGTERM)  # warm shutdown
+    wait_for(lambda: flows.executions(tag) == 2, 10)
     assert time.time() - stopped_at < 10
     first.kill(signal.SIGKILL)
     try:
         assert run.result(timeout=60) == "slept"
     finally:
         second.kill(signal.SIGKILL)
-    outcomes = [e for e in run.history() if e.kind == "step" and e.is_outcome]
-    assert len(outcomes) == 1
+    return [e for e in run.history() if e.kind == "step" and e.is_outcome]
+
+
+def test_sigterm_hands_a_running_step_back_promptly(cluster, spawn) -> None:
+    first = spawn("worker", "-Q", "crashy", "-c", "2")
+    t = uuid.uuid4().hex[:10]
+    run = flows.long_step.start(t, 12.0)
+    wait_for(lambda: flows.executions(t) == 1, 30)
+    # the step's message goes back to SQS at once
+    assert len(sigterm_then_takeover(first, spawn, run, t)) == 1
 
 
 def test_sigterm_sends_a_step_running_in_place_to_another_worker(cluster, spawn) -> None:
@@ -60,17 +66,6 @@ def test_sigterm_sends_a_step_running_in_place_to_another_worker(cluster, spawn)
     t = uuid.uuid4().hex[:10]
     run = flows.quick_then_long_step.start(t, 12.0)
     wait_for(lambda: flows.executions(t) == 1, 30)  # the second step runs in the first one's task
+    # the step running in place is sent again, as a re-send, at once
+    assert len(sigterm_then_takeover(first, spawn, run, t)) == 2
     assert flows.executions(t + "-first") == 1
-    second = spawn("worker", "-Q", "crashy", "-c", "2")
-    time.sleep(2)
-    stopped_at = time.time()
-    os.kill(first.pid, signal.SIGTERM)  # the step running in place is sent again at once
-    wait_for(lambda: flows.executions(t) == 2, 10)
-    assert time.time() - stopped_at < 10
-    first.kill(signal.SIGKILL)
-    try:
-        assert run.result(timeout=60) == "slept"
-    finally:
-        second.kill(signal.SIGKILL)
-    outcomes = [e for e in run.history() if e.kind == "step" and e.is_outcome]
-    assert len(outcomes) == 2 and flows.executions(t + "-first") == 1

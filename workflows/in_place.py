@@ -18,7 +18,7 @@ import dataclasses
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from persistence import RunRecord
 
@@ -62,7 +62,7 @@ class InPlace(threading.local):
             self.until, self.pending = None, None
 
     def keep(self, run: RunRecord, pos: int, waiting: dict[str, Any], calls: list[dict[str, Any]],
-             runs_here: Any) -> bool:
+             runs_here: Callable[[str, str | None], bool]) -> bool:
         """Keep a just-dispatched op in place if it qualifies; True if kept (do not send it)."""
         if self.until is None or self.pending is not None or time.monotonic() >= self.until:
             return False

@@ -8,9 +8,9 @@ from typing import Any
 
 from celery.beat import Scheduler
 
-from workflows.engine import get_engine
+from workflows.core.sweeper import sweep
+from workflows.runtime import get_engine
 from workflows.settings import get_settings
-from workflows.sweeper import sweep
 
 from .schedules import fire_due_schedules, sync_declared_schedules
 

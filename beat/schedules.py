@@ -14,15 +14,13 @@ Importing this module registers the run-end listener that takes ended runs out o
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from persistence.schedules import ScheduleRecord, chain_key
-from workflows.client import cancel, create_and_send
-from workflows.engine import Engine, get_engine
+from workflows.core.engine import Engine
+from workflows.core.records import RunStatus, ScheduleRecord, chain_key
 from workflows.errors import (
     ItemTooLarge,
     ScheduleAlreadyExists,
@@ -117,7 +115,7 @@ def chain_head(engine: Engine, sched: ScheduleRecord, fire: float) -> Any:
     """The last run of the chain a fire started (following continue-as-new), or None."""
     run = engine.store.find_run(sched.heads.get(chain_key(fire)) or fire_run_id(sched.schedule_id, fire))
     for _ in range(MAX_CHAIN_HOPS):
-        if run is None or run.status != "continued" or not run.continued_to:
+        if run is None or run.status != RunStatus.CONTINUED or not run.continued_to:
             return run
         run = engine.store.find_run(run.continued_to)
     return run
@@ -129,7 +127,7 @@ def settle(engine: Engine, sched: ScheduleRecord) -> ScheduleRecord:
         if fire == sched.pending:
             continue
         run = chain_head(engine, sched, fire)
-        if run is None or (run.is_terminal and run.status != "continued"):
+        if run is None or (run.is_terminal and run.status != RunStatus.CONTINUED):
             log.info("schedule %s: the run of fire %s has ended; releasing it", sched.schedule_id, fire)
             sched = engine.store.release_fire(sched.schedule_id, fire) or sched
     return drain(engine, sched)
@@ -141,7 +139,7 @@ def cancel_running(engine: Engine, sched: ScheduleRecord) -> None:
         run = chain_head(engine, sched, fire)
         if run is not None and not run.is_terminal:
             log.info("schedule %s: cancelling run %s (overlap %s)", sched.schedule_id, run.run_id, sched.overlap)
-            cancel(run.run_id)
+            engine.request_cancel(run.run_id)
 
 
 def start_claimed(engine: Engine, sched: ScheduleRecord, fire: float) -> tuple[str, ScheduleRecord | None]:
@@ -152,8 +150,8 @@ def start_claimed(engine: Engine, sched: ScheduleRecord, fire: float) -> tuple[s
     sid = sched.schedule_id
     try:
         definition = get_workflow(sched.workflow)
-        run_id, created = create_and_send(definition, sched.args, run_id=fire_run_id(sid, fire),
-                                          idempotency_key=fire_key(sid, fire), schedule_id=sid, fire_time=fire)
+        run_id, created = engine.create_run(definition, sched.args, run_id=fire_run_id(sid, fire),
+                                            idempotency_key=fire_key(sid, fire), schedule_id=sid, fire_time=fire)
     except (UnknownWorkflow, SerializationError, ItemTooLarge) as exc:
         log.error("schedule %s: fire %s cannot start: %s", sid, to_datetime(fire).isoformat(), exc)
         return FAILED, engine.store.finish_fire(sid, fire, error=describe(exc))
@@ -163,7 +161,7 @@ def start_claimed(engine: Engine, sched: ScheduleRecord, fire: float) -> tuple[s
     after = engine.store.finish_fire(sid, fire)
     if not created:  # a replayed fire: its run may have ended long ago, with nobody left to release it
         run = chain_head(engine, after or sched, fire)
-        if run is not None and run.is_terminal and run.status != "continued":
+        if run is not None and run.is_terminal and run.status != RunStatus.CONTINUED:
             after = engine.store.release_fire(sid, fire) or after
         return DUPLICATE, after
     log.info("schedule %s: fire %s -> run %s", sid, to_datetime(fire).isoformat(), run_id)
@@ -176,7 +174,7 @@ def drain(engine: Engine, sched: ScheduleRecord) -> ScheduleRecord:
         return sched
     fire = sched.buffered[0]
     promoted = engine.store.promote_buffered(sched.schedule_id, fire, fire_run_id(sched.schedule_id, fire),
-                                             lease_until=time.time() + claim_lease(engine))
+                                             lease_until=engine.now() + claim_lease(engine))
     if promoted is None:
         return engine.store.find_schedule(sched.schedule_id) or sched
     _, after = start_claimed(engine, promoted, fire)
@@ -257,7 +255,7 @@ def fire_schedule(engine: Engine, sched: ScheduleRecord, now: float) -> int:
 def fire_due_schedules(engine: Engine, now: float | None = None, limit: int = 500) -> int:
     """Fire every due schedule (beat's tick); safe with several beats. Returns runs started."""
     ensure_listener(engine)
-    now = time.time() if now is None else now
+    now = engine.now() if now is None else now
     started = 0
     for sched in engine.store.due_schedules(now, limit=limit):
         try:
@@ -283,6 +281,7 @@ def sync_declared_schedules() -> int:
         How many schedules were created, updated or deleted.
     """
     from workflows import registry
+    from workflows.runtime import get_engine
     from workflows.schedules import new_schedule_record, update_schedule
 
     store, changed = get_engine().store, 0
@@ -320,7 +319,7 @@ def on_run_end(engine: Engine, run: Any) -> None:
     if run.schedule_id is None or run.fire_time is None:
         return
     try:
-        if run.status == "continued":
+        if run.status == RunStatus.CONTINUED:
             if run.continued_to:
                 engine.store.advance_chain(run.schedule_id, run.fire_time, run.continued_to)
             return
@@ -336,5 +335,3 @@ def ensure_listener(engine: Engine) -> None:
     if not any(getattr(fn, "func", None) is on_run_end for fn in engine.run_end_listeners):
         engine.run_end_listeners.append(partial(on_run_end, engine))
 
-
-ensure_listener(get_engine())

@@ -1,7 +1,5 @@
-"""DynamoDB persistence: PynamoDB models and the store the engine talks to."""
+"""The DynamoDB store: an adapter of the core's Store port, on PynamoDB models."""
 
-from .records import BranchRecord, EventRecord, HookRecord, Page, RunRecord, SignalRecord, TimerRecord
-from .store import Store, get_store
+from .store import DynamoStore, get_store
 
-__all__ = ["BranchRecord", "EventRecord", "HookRecord", "Page", "RunRecord", "SignalRecord", "Store",
-           "TimerRecord", "get_store"]
+__all__ = ["DynamoStore", "get_store"]

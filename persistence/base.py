@@ -17,7 +17,7 @@ from workflows.errors import ItemTooLarge, StorageError, Throttled
 from workflows.settings import DYNAMODB_ITEM_LIMIT, Settings
 
 from .models import Models, build_models
-from .records import TimerRecord
+from workflows.core.records import TimerRecord
 
 THROTTLE_CODES = frozenset({
     "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",

@@ -7,7 +7,7 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 
 from .base import StoreBase, check_item_size
-from .records import EventRecord, TimerRecord, event_seq
+from workflows.core.records import EventRecord, TimerRecord, event_seq
 
 
 def _event_record(item: Any) -> EventRecord:

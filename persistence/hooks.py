@@ -7,29 +7,17 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.errors import HookAlreadyResumed, HookClosed, HookError, HookExpired, HookNotFound
+from workflows.core.hooks import refusal
+from workflows.errors import HookExpired
 
 from .base import StoreBase, check_item_size
-from .records import HookRecord
+from workflows.core.records import HookRecord
 
 
 def _hook_record(item: Any) -> HookRecord:
     return HookRecord(token_hash=item.token_hash, run_id=item.run_id, pos=int(item.pos), name=item.name,
                       status=item.status, created_at=item.created_at, expires_at=item.expires_at,
                       schema=item.schema, payload=item.payload, resumed_at=item.resumed_at)
-
-
-def refusal(hook: HookRecord | None, now: float) -> HookError | None:
-    """Why ``hook`` cannot be resumed at ``now`` (None: it can)."""
-    if hook is None:
-        return HookNotFound()
-    if hook.status == "resumed":
-        return HookAlreadyResumed("this hook token was already used")
-    if hook.status == "closed":
-        return HookClosed(f"the run of hook {hook.name!r} has ended")
-    if hook.status == "expired" or (hook.expires_at is not None and now >= hook.expires_at):
-        return HookExpired(f"hook {hook.name!r} expired")
-    return None
 
 
 class HookStore(StoreBase):

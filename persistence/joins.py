@@ -13,7 +13,7 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 
 from .base import StoreBase, check_item_size
-from .records import BranchRecord
+from workflows.core.records import BranchRecord
 
 SHARD_SIZE = 100
 ROOT_SLOT = -1

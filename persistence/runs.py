@@ -11,9 +11,8 @@ from pynamodb.exceptions import DoesNotExist
 from workflows.errors import RunNotFound, SerializationError
 
 from .base import LEASE_SHARDS, StoreBase, check_item_size, shard_of, to_json
-from .records import TERMINAL, Page, RunRecord, TimerRecord
+from workflows.core.records import LIVE, TERMINAL, Page, RunRecord, TimerRecord
 
-LIVE = ("pending", "running", "suspended")
 
 
 def _run_record(item: Any) -> RunRecord:
@@ -155,7 +154,7 @@ class RunStore(StoreBase):
         ended, or cancellation was requested.
         """
         Run = self.m.Run
-        cond = (Run.cursor <= pos if recovering else Run.cursor < pos) & Run.status.is_in(*LIVE) & (
+        cond = (Run.cursor <= pos if recovering else Run.cursor < pos) & Run.status.is_in(*sorted(LIVE)) & (
             Run.cancel_requested == False)  # noqa: E712 - a DynamoDB condition, not a Python test
         actions = [Run.status.set("running"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
                    Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now())]
@@ -168,7 +167,7 @@ class RunStore(StoreBase):
         Fails (returns False) if anything woke the run since ``seen_wake`` was read.
         """
         Run = self.m.Run
-        cond = (Run.wake_seq == seen_wake) & Run.status.is_in(*LIVE) & (Run.cursor <= pos)
+        cond = (Run.wake_seq == seen_wake) & Run.status.is_in(*sorted(LIVE)) & (Run.cursor <= pos)
         actions = [Run.status.set("suspended"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
                    Run.lease_expires_at.remove(), Run.updated_at.set(self.now())]
         def build(tx: Any) -> None:
@@ -194,13 +193,13 @@ class RunStore(StoreBase):
             actions.append(Run.cancel_requested.set(True))
         item = Run(run_id)
         ok = self.conditional("wake run", lambda: item.update(
-            actions=actions, condition=Run.status.is_in(*LIVE)))
+            actions=actions, condition=Run.status.is_in(*sorted(LIVE))))
         return _run_record(item) if ok else None
 
     def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
         """Extend the lease of a live run whose op ``pos`` (None: an inline op) still runs."""
         Run = self.m.Run
-        cond = Run.status.is_in(*LIVE)
+        cond = Run.status.is_in(*sorted(LIVE))
         if pos is not None:
             cond = cond & (Run.cursor == pos)
         return self.conditional("renew lease", lambda: Run(run_id).update(
@@ -223,7 +222,7 @@ class RunStore(StoreBase):
         if continued_to is not None:
             actions.append(Run.continued_to.set(continued_to))
         item = Run(run_id)
-        ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=Run.status.is_in(*LIVE)))
+        ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=Run.status.is_in(*sorted(LIVE))))
         return _run_record(item) if ok else None
 
     def stale_runs(self, limit: int = 100) -> list[str]:
@@ -243,7 +242,7 @@ class RunStore(StoreBase):
         item = Run(run_id)
         ok = self.conditional("claim recovery", lambda: item.update(
             actions=[Run.recoveries.add(1), Run.lease_expires_at.set(self.lease_until())],
-            condition=(Run.lease_expires_at < self.now()) & Run.status.is_in(*LIVE)))
+            condition=(Run.lease_expires_at < self.now()) & Run.status.is_in(*sorted(LIVE))))
         if not ok:
             return None
         return _run_record(item)

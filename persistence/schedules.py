@@ -15,7 +15,6 @@ Every change of a schedule's bookkeeping is one conditional or atomic update:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
@@ -23,45 +22,11 @@ from pynamodb.exceptions import DoesNotExist
 from workflows.errors import ScheduleAlreadyExists, ScheduleNotFound
 
 from .base import SCHEDULE_SHARDS, StoreBase, check_item_size, shard_of, to_json
-from .records import Page
+from workflows.core.records import Page, ScheduleRecord, chain_key
 from .runs import _decode_cursor, _encode_cursor
 
 LISTING = "schedule"
 CURSOR_KEYS = frozenset({"kind", "schedule_id"})
-
-
-@dataclass
-class ScheduleRecord:
-    """One schedule as stored; times are epoch seconds, ``spec`` is ``ScheduleSpec.to_dict()``."""
-
-    schedule_id: str
-    workflow: str
-    spec: dict[str, Any]
-    overlap: str
-    args: str = "[[],{}]"
-    state: str = "active"
-    catchup_window: float | None = None
-    created_at: float = 0.0
-    updated_at: float = 0.0
-    next_fire_at: float | None = None
-    next_due_at: float | None = None
-    due_at: float | None = None
-    pending: float | None = None
-    running: list[float] = field(default_factory=list)
-    buffered: list[float] = field(default_factory=list)
-    heads: dict[str, str] = field(default_factory=dict)
-    last_fire_at: float | None = None
-    last_run_id: str | None = None
-    fired: int = 0
-    skipped: int = 0
-    last_error: str | None = None
-    declared: bool = False
-    version: int = 0
-
-
-def chain_key(fire: float) -> str:
-    """The key of a fire time in the ``heads`` map."""
-    return f"{fire:.6f}"
 
 
 def _record(item: Any) -> ScheduleRecord:

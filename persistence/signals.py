@@ -6,7 +6,7 @@ import secrets
 import time
 
 from .base import StoreBase, check_item_size
-from .records import SignalRecord
+from workflows.core.records import SignalRecord
 
 
 class SignalStore(StoreBase):

@@ -11,14 +11,14 @@ from workflows.settings import Settings, get_settings
 from .history import HistoryStore
 from .hooks import HookStore
 from .joins import JoinStore
-from .records import EventRecord, HookRecord, TimerRecord, event_seq
+from workflows.core.records import EventRecord, HookRecord, TimerRecord, event_seq
 from .runs import RunStore
 from .schedules import ScheduleStore
 from .signals import SignalStore
 from .timers import TimerStore
 
 
-class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore):
+class DynamoStore(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore):
     """DynamoDB-backed state of runs, history, timers, hooks, signals and joins."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:
@@ -46,13 +46,13 @@ class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStor
         return event
 
 
-_stores: dict[Settings, Store] = {}
+_stores: dict[Settings, DynamoStore] = {}
 
 
-def get_store(settings: Settings | None = None) -> Store:
+def get_store(settings: Settings | None = None) -> DynamoStore:
     """Return the shared store of ``settings`` (the active settings by default)."""
     settings = settings or get_settings()
     store = _stores.get(settings)
     if store is None:
-        store = _stores[settings] = Store(settings)
+        store = _stores[settings] = DynamoStore(settings)
     return store

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import TIMER_SHARDS, StoreBase
-from .records import TimerRecord
+from workflows.core.records import TimerRecord
 
 
 class TimerStore(StoreBase):

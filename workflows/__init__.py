@@ -2,60 +2,82 @@
 
 Mark functions with :func:`workflow` and :func:`step`; start runs with
 ``my_workflow.start(...)`` or :func:`start`. See docs/ for the guide.
+
+Public names resolve lazily (PEP 562), so ``import workflows`` stays cheap and
+importing a submodule such as ``workflows.errors`` loads nothing else.
 """
 
-from .client import (
-    RunHandle,
-    RunStatus,
-    cancel,
-    get_run,
-    list_runs,
-    resume_hook,
-    send_signal,
-    start,
-)
-from .decorators import Step, StepCall, Workflow, step, workflow
-from .errors import (
-    FatalError,
-    HookAlreadyResumed,
-    HookClosed,
-    HookExpired,
-    HookNotFound,
-    InvalidSchedule,
-    NonDeterminismError,
-    PayloadTooLarge,
-    RetryableError,
-    RunCancelled,
-    RunFailed,
-    RunTimedOut,
-    ScheduleAlreadyExists,
-    ScheduleNotFound,
-    StepFailed,
-    UnknownWorkflow,
-    WaitTimeout,
-    WorkflowError,
-)
-from .ops import cancel_requested, continue_as_new, hook, parallel, sleep, wait_for_signal
-from .schedules import (
-    ScheduleInfo,
-    backfill_schedule,
-    create_schedule,
-    delete_schedule,
-    get_schedule,
-    list_schedules,
-    pause_schedule,
-    resume_schedule,
-    trigger_schedule,
-    update_schedule,
-)
+from __future__ import annotations
 
-__all__ = [
-    "FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "NonDeterminismError",
-    "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed", "RunHandle", "RunStatus", "RunTimedOut",
-    "Step", "StepCall", "StepFailed", "WaitTimeout", "Workflow", "WorkflowError", "cancel", "cancel_requested",
-    "continue_as_new", "get_run", "hook", "list_runs", "parallel", "resume_hook", "send_signal", "sleep", "start",
-    "step", "wait_for_signal", "workflow",
-    "InvalidSchedule", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "UnknownWorkflow",
-    "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule", "list_schedules", "pause_schedule",
-    "resume_schedule", "trigger_schedule", "update_schedule",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(["RunHandle", "cancel", "get_run", "list_runs", "resume_hook", "send_signal", "start"],
+                    "workflows.client"),
+    "RunStatus": "workflows.core.records",
+    **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
+    **dict.fromkeys(["FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound",
+                     "InvalidSchedule", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled",
+                     "RunFailed", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleNotFound", "StepFailed",
+                     "UnknownWorkflow", "WaitTimeout", "WorkflowError"], "workflows.errors"),
+    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "sleep", "wait_for_signal"],
+                    "workflows.core.ops"),
+    **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
+                     "list_schedules", "pause_schedule", "resume_schedule", "trigger_schedule", "update_schedule"],
+                    "workflows.schedules"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workflows' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from .client import RunHandle, cancel, get_run, list_runs, resume_hook, send_signal, start
+    from .core.ops import cancel_requested, continue_as_new, hook, parallel, sleep, wait_for_signal
+    from .core.records import RunStatus
+    from .decorators import Step, StepCall, Workflow, step, workflow
+    from .errors import (
+        FatalError,
+        HookAlreadyResumed,
+        HookClosed,
+        HookExpired,
+        HookNotFound,
+        InvalidSchedule,
+        NonDeterminismError,
+        PayloadTooLarge,
+        RetryableError,
+        RunCancelled,
+        RunFailed,
+        RunTimedOut,
+        ScheduleAlreadyExists,
+        ScheduleNotFound,
+        StepFailed,
+        UnknownWorkflow,
+        WaitTimeout,
+        WorkflowError,
+    )
+    from .schedules import (
+        ScheduleInfo,
+        backfill_schedule,
+        create_schedule,
+        delete_schedule,
+        get_schedule,
+        list_schedules,
+        pause_schedule,
+        resume_schedule,
+        trigger_schedule,
+        update_schedule,
+    )

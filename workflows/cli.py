@@ -117,8 +117,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    from .engine import get_engine
-    from .sweeper import reconcile
+    from .runtime import get_engine
+    from .core.sweeper import reconcile
 
     _imports()
     print(f"recovered {reconcile(get_engine())} run(s)")
@@ -224,7 +224,7 @@ def cmd_hooks_resume(args: argparse.Namespace) -> int:
 
 def cmd_hooks_list(args: argparse.Namespace) -> int:
     from .client import get_run
-    from .engine import get_engine
+    from .runtime import get_engine
 
     get_run(args.run)
     print(f"{'POS':5} {'NAME':20} {'STATUS':9} {'EXPIRES':24} TOKEN HASH (prefix)")

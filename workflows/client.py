@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import enum
 import json
 import math
 import reprlib
 import sys
 import time
-import uuid
 from typing import Any, Iterator
 
-from persistence import EventRecord, Page, RunRecord
-from persistence.hooks import refusal
-
 from . import codec
+from .core.hooks import refusal
+from .core.records import EventRecord, Page, RunRecord, RunStatus
+from .core.waits import hash_token
 from .durations import to_seconds
-from .engine import get_engine, record_timers
 from .errors import (
     HookClosed,
     HookNotFound,
@@ -28,25 +25,9 @@ from .errors import (
     SerializationError,
 )
 from .registry import WorkflowDef, check_arguments, get_workflow
-from .waits import hash_token
+from .runtime import get_engine
 
 MAX_KEY_LENGTH = 512
-
-
-class RunStatus(str, enum.Enum):
-    """The states of a run."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    SUSPENDED = "suspended"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    TIMED_OUT = "timed_out"
-    CONTINUED = "continued"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def _check_text(value: Any, what: str, limit: int = MAX_KEY_LENGTH) -> str:
@@ -54,24 +35,6 @@ def _check_text(value: Any, what: str, limit: int = MAX_KEY_LENGTH) -> str:
         raise SerializationError(f"{what} must be a non-empty string of at most {limit} characters, "
                                  f"got {reprlib.repr(value)}")
     return value
-
-
-def new_run_record(run_id: str, workflow: str, args: str, **fields: Any) -> RunRecord:
-    """A run record ready for :meth:`Store.create_run`."""
-    return RunRecord(run_id=run_id, workflow=workflow, status="pending", created_at=time.time(), args=args, **fields)
-
-
-def create_and_send(definition: WorkflowDef, args: str, *, run_id: str | None = None,
-                    idempotency_key: str | None = None, **fields: Any) -> tuple[str, bool]:
-    """Store a new run and queue its first resume; return ``(run_id, created)``."""
-    engine = get_engine()
-    deadline = time.time() + definition.max_duration if definition.max_duration else None
-    record = new_run_record(run_id or str(uuid.uuid4()), definition.name, args, deadline=deadline,
-                            idempotency_key=idempotency_key, **fields)
-    run_id, created = engine.store.create_run(record, timers=record_timers(record))
-    if created:
-        engine.send_leased_resume(run_id, fresh=record)
-    return run_id, created
 
 
 def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any], *,
@@ -83,7 +46,7 @@ def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[
     check_arguments(definition.fn, args, kwargs, f"workflow {definition.name!r}")
     payload = codec.dumps([list(args), kwargs], what=f"arguments of workflow {definition.name!r}",
                           limit=get_engine().settings.max_payload_bytes)
-    run_id, _ = create_and_send(definition, payload, idempotency_key=idempotency_key, **fields)
+    run_id, _ = get_engine().create_run(definition, payload, idempotency_key=idempotency_key, **fields)
     return RunHandle(run_id)
 
 
@@ -129,16 +92,16 @@ class RunHandle:
         run_id = self.run_id
         while True:
             run = get_engine().store.get_run(run_id)
-            if run.status == "continued" and run.continued_to:
+            if run.status == RunStatus.CONTINUED and run.continued_to:
                 run_id = run.continued_to
                 continue
-            if run.status == "completed":
+            if run.status == RunStatus.COMPLETED:
                 return codec.loads(run.result)
-            if run.status == "failed":
+            if run.status == RunStatus.FAILED:
                 raise RunFailed(run.run_id, run.error)
-            if run.status == "cancelled":
+            if run.status == RunStatus.CANCELLED:
                 raise RunCancelled(run.run_id)
-            if run.status == "timed_out":
+            if run.status == RunStatus.TIMED_OUT:
                 raise RunTimedOut(run.run_id)
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"run {self.run_id} did not end within {timeout}s (status {run.status})")

@@ -39,7 +39,7 @@ class Step(Generic[P, R]):
         functools.update_wrapper(self, definition.fn)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        from .context import current_workflow
+        from .core.context import current_workflow
 
         ctx = current_workflow()
         if ctx is None:
@@ -52,7 +52,7 @@ class Step(Generic[P, R]):
 
     def map(self, items: Iterable[Any], *, return_exceptions: bool = False) -> list[R]:
         """Run this step once per item, in parallel; results in item order."""
-        from .ops import parallel
+        from .core.ops import parallel
 
         return parallel(*(StepCall(self, (item,), {}) for item in items), return_exceptions=return_exceptions)
 
@@ -78,7 +78,7 @@ class Workflow(Generic[P, R]):
         returned handle then waits for it durably.
         """
         from .client import start_workflow
-        from .context import current_workflow
+        from .core.context import current_workflow
 
         ctx = current_workflow()
         if ctx is not None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from persistence.records import TERMINAL
+from workflows.core.records import TERMINAL
 
 from .decorators import step, workflow
 from .errors import WorkflowError
-from .ops import sleep
+from .core.ops import sleep
 
 _attempts: dict[str, int] = {}
 

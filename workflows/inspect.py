@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from persistence import EventRecord, RunRecord
+from .core.records import EventRecord, RunRecord
 
 from . import codec
 

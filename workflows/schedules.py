@@ -15,13 +15,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from beat.cron import ScheduleSpec, fire_times_between
-from persistence import Page
-from persistence.schedules import ScheduleRecord
+from .core.records import Page, ScheduleRecord
 
 from . import codec
 from .client import RunHandle
 from .durations import Duration, to_seconds
-from .engine import get_engine
+from .runtime import get_engine
 from .errors import InvalidDuration, InvalidSchedule, ScheduleNotFound, SerializationError
 from .registry import get_workflow
 

@@ -23,11 +23,12 @@ from typing import Any
 
 import pytest
 
-from persistence import HookRecord, get_store
+from persistence import get_store
+from workflows.core.records import HookRecord
 from tests.e2e import schedule_flows
 from workflows import create_schedule
 from workflows.client import new_run_record
-from workflows.waits import hash_token
+from workflows.core.waits import hash_token
 
 ROOT = Path(__file__).resolve().parents[2]
 GHOST = f"ghost-{uuid.uuid4().hex}"

@@ -21,7 +21,7 @@ import pytest
 
 import workflows
 import workflows.transport as transport_module
-from persistence import HookRecord
+from workflows.core.records import HookRecord
 from tests.e2e import flows, hook_flows, schedule_flows
 from tests.unit.test_http import call
 from workflows import http, registry
@@ -44,7 +44,7 @@ from workflows.errors import (
     UnknownWorkflow,
     WorkflowError,
 )
-from workflows.waits import hash_token, schema_ref
+from workflows.core.waits import hash_token, schema_ref
 
 UTC = timezone.utc
 KEY = f"bad-input-{uuid.uuid4().hex}"  # an idempotency key no call may ever store

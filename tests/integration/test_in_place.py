@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from persistence import Store
+from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import flows
 from workflows.client import create_and_send
-from workflows.engine import Engine
+from workflows.core.engine import Engine
 from workflows.registry import get_workflow
-from workflows.steps import run_worker_task
+from workflows.core.steps import run_worker_task
 
 
 class LocalTransport:
@@ -47,7 +47,7 @@ def own_settings(settings):  # type: ignore[no-untyped-def]
 
 def started(own_settings, monkeypatch, transport: LocalTransport, workflow: str, *args: Any,  # type: ignore[no-untyped-def]
             in_place_seconds: float = 10.0) -> tuple[Engine, str]:
-    store = Store(own_settings.with_(in_place_seconds=in_place_seconds))
+    store = DynamoStore(own_settings.with_(in_place_seconds=in_place_seconds))
     engine = Engine(store, store.settings)
     monkeypatch.setattr("workflows.engine.get_transport", lambda: transport)
     monkeypatch.setattr("workflows.client.get_engine", lambda settings=None: engine)

@@ -6,10 +6,11 @@ import time
 import uuid
 from typing import Any
 
-from persistence import RunRecord, Store
+from persistence import DynamoStore
+from workflows.core.records import RunRecord
 from persistence.provision import create_tables
-from workflows.engine import Engine
-from workflows.sweeper import reconcile
+from workflows.core.engine import Engine
+from workflows.core.sweeper import reconcile
 
 
 class RecordingTransport:
@@ -30,7 +31,7 @@ def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None: 
     clock = [time.time()]
     own = settings.with_(max_recovery_attempts=2, table_prefix=f"r{uuid.uuid4().hex[:6]}-")
     create_tables(own)  # its own tables: the fake clock must not touch other tests' runs
-    store = Store(own, clock=lambda: clock[0])
+    store = DynamoStore(own, clock=lambda: clock[0])
     engine = Engine(store, store.settings)
     transport = RecordingTransport()
     monkeypatch.setattr("workflows.engine.get_transport", lambda: transport)
@@ -62,7 +63,7 @@ def test_start_whose_send_fails_is_stored_and_recovered(settings, monkeypatch) -
     clock = [time.time()]
     own = settings.with_(table_prefix=f"r{uuid.uuid4().hex[:6]}-")
     create_tables(own)
-    store = Store(own, clock=lambda: clock[0])
+    store = DynamoStore(own, clock=lambda: clock[0])
     engine = Engine(store, store.settings)
     monkeypatch.setattr("workflows.client.get_engine", lambda settings=None: engine)
     monkeypatch.setattr("workflows.engine.get_transport", lambda: FailingTransport())

@@ -38,7 +38,7 @@ from workflows import (
     trigger_schedule,
     update_schedule,
 )
-from workflows.engine import get_engine
+from workflows.runtime import get_engine
 from workflows.errors import SerializationError
 from workflows.settings import Settings, configure, get_settings
 

@@ -9,10 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from persistence import EventRecord, HookRecord, RunRecord, Store, TimerRecord
-from persistence.records import event_seq
+from persistence import DynamoStore
+from workflows.core.records import EventRecord, HookRecord, RunRecord, TimerRecord
+from workflows.core.records import event_seq
 from workflows.errors import HookAlreadyResumed, HookExpired, HookNotFound, ItemTooLarge, RunNotFound
-from workflows.waits import hash_token
+from workflows.core.waits import hash_token
 
 
 def new_run(store, key: str | None = None, run_id: str | None = None) -> tuple[str, bool]:
@@ -97,7 +98,7 @@ def test_history_spanning_pages_is_read_whole(store) -> None:
 def test_due_timers_spanning_pages_are_all_returned(settings) -> None:  # type: ignore[no-untyped-def]
     # Due an hour from now, seen through a store whose clock is two hours ahead: a
     # beat running in this session leaves them alone.
-    store = Store(settings, clock=lambda: time.time() + 7200)
+    store = DynamoStore(settings, clock=lambda: time.time() + 7200)
     run_id = f"timers-{uuid.uuid4()}"
     now = time.time() + 3600
     for i in range(30):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from persistence import EventRecord
-from persistence.records import event_seq
-from workflows.history_cache import HistoryCache
+from workflows.core.records import EventRecord
+from workflows.core.records import event_seq
+from workflows.core.history_cache import HistoryCache
 
 
 def outcome(pos: int) -> EventRecord:

@@ -22,7 +22,7 @@ from workflows.errors import (
     SerializationError,
     StorageError,
 )
-from workflows.waits import new_token
+from workflows.core.waits import new_token
 
 TOKEN = new_token()
 LIMIT = 1000

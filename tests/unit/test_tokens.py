@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from workflows.waits import TOKEN_PREFIX, hash_token, new_token
+from workflows.core.waits import TOKEN_PREFIX, hash_token, new_token
 
 
 def test_token_has_prefix_and_256_random_bits() -> None:

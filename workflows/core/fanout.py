@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import TYPE_CHECKING, Any
 
-from persistence import RunRecord
-
-from . import codec
+from .. import codec
+from ..errors import ParallelError, StepFailed, Suspend
 from .context import Dispatch, InFlight, WorkflowContext
-from .errors import ParallelError, StepFailed, Suspend
+from .records import Branch, OpKind, RunRecord, StepMessage
 
 if TYPE_CHECKING:
-    from .decorators import StepCall
+    from ..decorators import StepCall
+    from ..registry import StepDef
     from .engine import Engine
-    from .registry import StepDef
     from .steps import Attempt
 
 
@@ -27,9 +25,9 @@ def join_id(run_id: str, pos: int) -> str:
 def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exceptions: bool) -> list[Any]:
     """Run every call as its own step message; return the results in call order."""
     name = f"{len(calls)} branches"
-    pos, event = ctx.next_op("parallel", name)
+    pos, event = ctx.next_op(OpKind.PARALLEL, name)
     if event is None and not calls:
-        event = ctx.record(pos, "parallel", "completed", name=name)
+        event = ctx.record(pos, OpKind.PARALLEL, "completed", name=name)
     if event is not None:
         return _results(ctx, pos, event, calls, return_exceptions)
     if ctx.in_flight(pos):
@@ -38,10 +36,9 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
     for index, call in enumerate(calls):
         step = call.step.definition
         args = ctx.encode([list(call.args), call.kwargs], f"arguments of branch {index} ({step.name})")
-        branch = {"join": join_id(ctx.run.run_id, pos), "index": index, "total": len(calls),
-                  "fail_fast": not return_exceptions}
-        messages.append({"step": step.name, "pos": pos, "args": args, "branch": branch, "queue": step.queue})
-    raise Suspend(Dispatch(pos, messages, {"kind": "parallel", "name": name, "since": time.time()}))
+        branch = Branch(join_id(ctx.run.run_id, pos), index, len(calls), fail_fast=not return_exceptions)
+        messages.append(StepMessage(step.name, ctx.run.run_id, pos, 1, args, branch=branch, queue=step.queue))
+    raise Suspend(Dispatch(pos, messages, {"kind": OpKind.PARALLEL.value, "name": name, "since": ctx.now()}))
 
 
 def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, ...],
@@ -61,18 +58,17 @@ def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, 
     return results
 
 
-def finish_branch(engine: Engine, run: RunRecord, step: StepDef, branch: dict[str, Any],
-                  outcome: Attempt) -> None:
+def finish_branch(engine: Engine, run: RunRecord, step: StepDef, branch: Branch, outcome: Attempt) -> None:
     """Record a branch's final outcome, count it in the join, and resume the parent once."""
-    store, jid, index = engine.store, branch["join"], int(branch["index"])
-    pos = int(jid.rsplit("#", 1)[1])
+    store, jid, index, pos = engine.store, branch.join, branch.index, branch.pos
+    name = f"{branch.total} branches"
     store.record_branch(jid, index, outcome.data, outcome.error)
-    if outcome.status == "failed" and branch.get("fail_fast", True):
+    if outcome.status == "failed" and branch.fail_fast:
         info = json.dumps({"index": index, "name": step.name, "error": outcome.error})
-        won = store.record_outcome(run.run_id, pos, "parallel", "failed", name=f"{branch['total']} branches",
+        won = store.record_outcome(run.run_id, pos, OpKind.PARALLEL.value, "failed", name=name,
                                    data=info, error=f"branch {index} ({step.name}) failed: {outcome.error}")
-    elif store.join_branch(jid, index, int(branch["total"])):
-        won = store.record_outcome(run.run_id, pos, "parallel", "completed", name=f"{branch['total']} branches")
+    elif store.join_branch(jid, index, branch.total):
+        won = store.record_outcome(run.run_id, pos, OpKind.PARALLEL.value, "completed", name=name)
     else:
         return
     if won:

@@ -5,21 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from persistence import HookRecord
-
-from . import codec
+from .. import codec
+from ..durations import Duration, to_seconds
+from ..errors import ChildFailed, RegistrationError, Suspend, WaitTimeout
 from .context import Wait, WorkflowContext
-from .durations import Duration, to_seconds
-from .errors import ChildFailed, RegistrationError, Suspend, WaitTimeout
+from .records import HookRecord, OpKind, RunStatus, TimerKind
 
 if TYPE_CHECKING:
-    from .registry import WorkflowDef
+    from ..registry import WorkflowDef
 
 
 def hash_token(token: str) -> str:
@@ -27,9 +25,9 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _suspend(ctx: WorkflowContext, pos: int, kind: str, name: str | None, due: float | None,
-             timer_kind: str | None, **extra: Any) -> Suspend:
-    waiting: dict[str, Any] = {"kind": kind, "name": name, **extra}
+def _suspend(ctx: WorkflowContext, pos: int, kind: OpKind, name: str | None, due: float | None,
+             timer_kind: TimerKind | None, **extra: Any) -> Suspend:
+    waiting: dict[str, Any] = {"kind": kind.value, "name": name, **extra}
     timers = []
     if due is not None and timer_kind is not None:
         timer = ctx.timer(pos, timer_kind, due, {"name": name})
@@ -41,11 +39,11 @@ def _suspend(ctx: WorkflowContext, pos: int, kind: str, name: str | None, due: f
 def sleep(ctx: WorkflowContext, duration: Duration) -> None:
     """Suspend the run for ``duration``; a durable timer in DynamoDB wakes it, never early."""
     seconds = to_seconds(duration, what="sleep duration")
-    pos, event = ctx.next_op("sleep", None)
+    pos, event = ctx.next_op(OpKind.SLEEP, None)
     if event is not None:
         return
-    due = ctx.waiting_due(pos, "sleep") or time.time() + seconds
-    raise _suspend(ctx, pos, "sleep", None, due, "sleep", seconds=seconds)
+    due = ctx.waiting_due(pos, OpKind.SLEEP) or ctx.now() + seconds
+    raise _suspend(ctx, pos, OpKind.SLEEP, None, due, TimerKind.SLEEP, seconds=seconds)
 
 
 @dataclass
@@ -65,18 +63,18 @@ class HookHandle:
             WaitTimeout: the hook's timeout passed first.
         """
         ctx = self.ctx
-        pos, event = ctx.next_op("hook_wait", self.name)
+        pos, event = ctx.next_op(OpKind.HOOK_WAIT, self.name)
         if event is None:
             hook = ctx.store.get_hook(self.token_hash)
             if hook is not None and hook.status == "pending" and hook.expires_at is not None \
-                    and time.time() >= hook.expires_at and ctx.store.expire_hook(self.token_hash):
+                    and ctx.now() >= hook.expires_at and ctx.store.expire_hook(self.token_hash):
                 hook.status = "expired"
             if hook is None or hook.status == "pending":
-                raise _suspend(ctx, pos, "hook_wait", self.name, None, None, hook=self.token_hash)
+                raise _suspend(ctx, pos, OpKind.HOOK_WAIT, self.name, None, None, hook=self.token_hash)
             if hook.status == "resumed":
-                event = ctx.record(pos, "hook_wait", "resumed", name=self.name, data=hook.payload)
+                event = ctx.record(pos, OpKind.HOOK_WAIT, "resumed", name=self.name, data=hook.payload)
             else:
-                event = ctx.record(pos, "hook_wait", "timed_out", name=self.name)
+                event = ctx.record(pos, OpKind.HOOK_WAIT, "timed_out", name=self.name)
         if event.status == "resumed":
             return codec.loads(event.data)
         raise WaitTimeout(f"hook {self.name!r} timed out")
@@ -96,16 +94,16 @@ def new_token() -> str:
 
 def hook(ctx: WorkflowContext, name: str, timeout: Duration | None, schema: Any) -> HookHandle:
     """Create a hook with an unguessable single-use token (256 bits from ``secrets``)."""
-    pos, event = ctx.next_op("hook", name)
+    pos, event = ctx.next_op(OpKind.HOOK, name)
     ctx.has_hooks = True
     if event is None:
         token = new_token()
-        expires = time.time() + to_seconds(timeout, what="hook timeout", allow_zero=False) if timeout else None
+        expires = ctx.now() + to_seconds(timeout, what="hook timeout", allow_zero=False) if timeout else None
         data = json.dumps({"token": token, "hash": hash_token(token), "expires_at": expires})
         record = HookRecord(token_hash=hash_token(token), run_id=ctx.run.run_id, pos=pos, name=name,
-                            status="pending", created_at=time.time(), expires_at=expires,
+                            status="pending", created_at=ctx.now(), expires_at=expires,
                             schema=schema_ref(schema))
-        timer = ctx.timer(pos, "hook_timeout", expires, {"hash": record.token_hash}) if expires else None
+        timer = ctx.timer(pos, TimerKind.HOOK_TIMEOUT, expires, {"hash": record.token_hash}) if expires else None
         event = ctx.engine.store.create_hook(record, timer, ctx.run.run_id, pos, data)
         ctx.history.add(event)
         ctx.engine.cache.remember(event)
@@ -125,17 +123,17 @@ def schema_ref(schema: Any) -> str | None:
 
 def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -> Any:
     """Return the oldest unconsumed signal ``name`` sent to this run, waiting durably for one."""
-    pos, event = ctx.next_op("signal", name)
+    pos, event = ctx.next_op(OpKind.SIGNAL, name)
     if event is None:
         pending = [s for s in ctx.store.signals(ctx.run.run_id, name) if s.signal_key not in ctx.consumed_signals]
         if pending:
             first = pending[0]
-            event = ctx.record(pos, "signal", "received", name=name,
+            event = ctx.record(pos, OpKind.SIGNAL, "received", name=name,
                                data=json.dumps({"key": first.signal_key, "payload": first.payload}))
         else:
             seconds = to_seconds(timeout, what="signal timeout") if timeout is not None else None
-            due = ctx.waiting_due(pos, "signal") or (time.time() + seconds if seconds is not None else None)
-            raise _suspend(ctx, pos, "signal", name, due, "signal_timeout")
+            due = ctx.waiting_due(pos, OpKind.SIGNAL) or (ctx.now() + seconds if seconds is not None else None)
+            raise _suspend(ctx, pos, OpKind.SIGNAL, name, due, TimerKind.SIGNAL_TIMEOUT)
     if event.status == "timed_out":
         raise WaitTimeout(f"no signal {name!r} arrived before the timeout")
     info = json.loads(event.data or "{}")
@@ -158,15 +156,15 @@ class ChildHandle:
             ChildFailed: the child failed, was cancelled or timed out.
         """
         ctx = self.ctx
-        pos, event = ctx.next_op("child_result", self.workflow)
+        pos, event = ctx.next_op(OpKind.CHILD_RESULT, self.workflow)
         if event is None:
             child = ctx.store.get_run(self.run_id)
-            while child.status == "continued" and child.continued_to:
+            while child.status == RunStatus.CONTINUED and child.continued_to:
                 child = ctx.store.get_run(child.continued_to)
             if not child.is_terminal:
-                raise _suspend(ctx, pos, "child_result", self.workflow, None, None, child=self.run_id)
-            event = ctx.record(pos, "child_result", child.status, name=self.workflow, data=child.result,
-                               error=None if child.status == "completed" else (child.error or child.status))
+                raise _suspend(ctx, pos, OpKind.CHILD_RESULT, self.workflow, None, None, child=self.run_id)
+            event = ctx.record(pos, OpKind.CHILD_RESULT, child.status, name=self.workflow, data=child.result,
+                               error=None if child.status == RunStatus.COMPLETED else (child.error or child.status))
         if event.status == "completed":
             return codec.loads(event.data)
         raise ChildFailed(self.run_id, event.status, event.error)
@@ -175,14 +173,12 @@ class ChildHandle:
 def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> ChildHandle:
     """Start a linked child run; its id is derived from the parent, so replays start nothing new."""
-    from .client import create_and_send
-
-    pos, event = ctx.next_op("child", workflow.name)
+    pos, event = ctx.next_op(OpKind.CHILD, workflow.name)
     if event is None:
         child_id = f"{ctx.run.run_id}.{pos}"
         payload = ctx.encode([list(args), kwargs], f"arguments of child workflow {workflow.name!r}")
-        create_and_send(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos)
-        event = ctx.record(pos, "child", "started", name=workflow.name, data=json.dumps({"run_id": child_id}))
+        ctx.engine.create_run(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos)
+        event = ctx.record(pos, OpKind.CHILD, "started", name=workflow.name, data=json.dumps({"run_id": child_id}))
     child_id = json.loads(event.data or "{}")["run_id"]
     ctx.children.append(child_id)
     return ChildHandle(ctx, child_id, workflow.name)

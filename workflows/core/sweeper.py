@@ -6,9 +6,8 @@ import json
 import logging
 from typing import Any
 
-from persistence import TimerRecord
-
 from .engine import Engine
+from .records import Branch, OpKind, ResumeMessage, RunStatus, StepMessage, TimerKind, TimerRecord
 
 log = logging.getLogger("workflows.sweeper")
 
@@ -29,20 +28,20 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
     """Apply one due timer, then delete it (a crash before the delete repeats a no-op)."""
     store, data = engine.store, json.loads(timer.data) if timer.data else {}
     kind, run_id, pos = timer.kind, timer.run_id, timer.pos
-    if kind == "retry":
+    if kind == TimerKind.RETRY:
         if store.claim_timer(timer.timer_id):
             _send_retry(engine, timer, data)
         return
-    if kind == "sleep" and pos is not None:
-        store.record_outcome(run_id, pos, "sleep", "fired")
+    if kind == TimerKind.SLEEP and pos is not None:
+        store.record_outcome(run_id, pos, OpKind.SLEEP.value, "fired")
         engine.wake(run_id)
-    elif kind == "signal_timeout" and pos is not None:
-        store.record_outcome(run_id, pos, "signal", "timed_out", name=data.get("name"))
+    elif kind == TimerKind.SIGNAL_TIMEOUT and pos is not None:
+        store.record_outcome(run_id, pos, OpKind.SIGNAL.value, "timed_out", name=data.get("name"))
         engine.wake(run_id)
-    elif kind == "hook_timeout":
+    elif kind == TimerKind.HOOK_TIMEOUT:
         if store.expire_hook(data["hash"]):
             engine.wake(run_id)
-    elif kind == "deadline":
+    elif kind == TimerKind.DEADLINE:
         run = store.find_run(run_id)
         if run is not None and not run.is_terminal:
             engine.time_out(run)
@@ -55,8 +54,8 @@ def _send_retry(engine: Engine, timer: TimerRecord, data: dict[str, Any]) -> Non
     run = engine.store.find_run(timer.run_id)
     if run is None or run.is_terminal or timer.pos is None:
         return
-    engine.transport.send_step(data["step"], timer.run_id, timer.pos, int(data["attempt"]), data["args"],
-                               data.get("branch"), data.get("queue"))
+    engine.transport.send_step(StepMessage(data["step"], timer.run_id, timer.pos, int(data["attempt"]), data["args"],
+                                           branch=Branch.from_dict(data.get("branch")), queue=data.get("queue")))
 
 
 def reconcile(engine: Engine, limit: int = 100) -> int:
@@ -70,10 +69,10 @@ def reconcile(engine: Engine, limit: int = 100) -> int:
         if run is None:
             continue
         if run.recoveries > engine.settings.max_recovery_attempts:
-            engine.end(run, "failed", error=f"recovery attempts exhausted ({engine.settings.max_recovery_attempts})")
+            engine.end(run, RunStatus.FAILED, error=f"recovery attempts exhausted ({engine.settings.max_recovery_attempts})")
             continue
         log.warning("run %s: lease expired, resuming (recovery %d)", run_id, run.recoveries)
-        engine.transport.send_resume(run_id, recovering=True)
+        engine.transport.send_resume(ResumeMessage(run_id, recovering=True))
         recovered += 1
     return recovered
 

@@ -6,7 +6,12 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from persistence import EventRecord, Store
+from typing import TYPE_CHECKING
+
+from .records import EventRecord
+
+if TYPE_CHECKING:
+    from .ports import Store
 
 
 @dataclass

@@ -9,20 +9,18 @@ dispatch and suspend, by raising :class:`Suspend` with an action.
 from __future__ import annotations
 
 import contextvars
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from persistence import EventRecord, RunRecord, TimerRecord
-
-from . import codec
-from .errors import NonDeterminismError, StepFailed, Suspend
+from .. import codec
+from ..errors import NonDeterminismError, StepFailed, Suspend
+from ..registry import check_arguments
 from .history_cache import RunHistory
-from .registry import check_arguments
+from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq
 
 if TYPE_CHECKING:
+    from ..registry import StepDef, WorkflowDef
     from .engine import Engine
-    from .registry import StepDef, WorkflowDef
 
 _current: contextvars.ContextVar[WorkflowContext | None] = contextvars.ContextVar("workflow", default=None)
 
@@ -37,7 +35,7 @@ class Dispatch:
     """Send these step messages for op ``pos``, then mark the op in flight."""
 
     pos: int
-    calls: list[dict[str, Any]]
+    calls: list[StepMessage]
     waiting: dict[str, Any]
 
 
@@ -80,7 +78,11 @@ class WorkflowContext:
         """Restore the previous current workflow."""
         _current.reset(token)
 
-    def next_op(self, kind: str, name: str | None) -> tuple[int, EventRecord | None]:
+    def now(self) -> float:
+        """The engine's clock."""
+        return self.engine.now()
+
+    def next_op(self, kind: OpKind, name: str | None) -> tuple[int, EventRecord | None]:
         """Take the next op position; check it against the history (invariant 1)."""
         pos = self.pos
         self.pos += 1
@@ -93,16 +95,16 @@ class WorkflowContext:
             recorded = (event.kind, event.name)
         elif self.run.cursor == pos and self.run.waiting:
             recorded = (self.run.waiting.get("kind"), self.run.waiting.get("name"))
-        if recorded is not None and recorded != (kind, name):
+        if recorded is not None and recorded != (kind.value, name):
             self.fatal = NonDeterminismError(pos, f"{recorded[0]} {recorded[1] or ''}".strip(),
                                              f"{kind} {name or ''}".strip())
             raise Suspend()
         return pos, event
 
-    def record(self, pos: int, kind: str, status: str, *, name: str | None = None, data: str | None = None,
+    def record(self, pos: int, kind: OpKind, status: str, *, name: str | None = None, data: str | None = None,
                error: str | None = None, attempt: int | None = None, started_at: float | None = None) -> EventRecord:
         """Record op ``pos``'s outcome once; if another resume won, return its record."""
-        event = EventRecord(run_id=self.run.run_id, seq=pos * 1000 + 999, kind=kind, status=status, at=time.time(),
+        event = EventRecord(run_id=self.run.run_id, seq=event_seq(pos), kind=kind.value, status=status, at=self.now(),
                             name=name, data=data, error=error, attempt=attempt, started_at=started_at)
         if not self.store.record_event(event):
             existing = self.store.get_outcome(self.run.run_id, pos)
@@ -116,10 +118,10 @@ class WorkflowContext:
         """Whether op ``pos`` was dispatched by an earlier resume and is not to be re-sent."""
         return self.run.cursor >= pos and not (self.recovering and self.run.cursor == pos)
 
-    def waiting_due(self, pos: int, kind: str) -> float | None:
+    def waiting_due(self, pos: int, kind: OpKind) -> float | None:
         """The due time stored when the run first suspended at ``pos`` (timers never move)."""
         waiting = self.run.waiting or {}
-        if self.run.cursor == pos and waiting.get("kind") == kind and "due" in waiting:
+        if self.run.cursor == pos and waiting.get("kind") == kind.value and "due" in waiting:
             return float(waiting["due"])
         return None
 
@@ -127,15 +129,15 @@ class WorkflowContext:
         """Encode a payload under the configured size limit."""
         return codec.dumps(value, what=what, limit=self.engine.settings.max_payload_bytes)
 
-    def timer(self, pos: int, kind: str, due: float, data: Any = None) -> TimerRecord:
+    def timer(self, pos: int, kind: TimerKind, due: float, data: Any = None) -> TimerRecord:
         """Return the timer of op ``pos`` (its id is derived, so re-suspending overwrites it)."""
-        return TimerRecord(timer_id=f"{self.run.run_id}#{pos}#{kind}", kind=kind, run_id=self.run.run_id,
+        return TimerRecord(timer_id=f"{self.run.run_id}#{pos}#{kind.value}", kind=kind.value, run_id=self.run.run_id,
                            due_at=due, pos=pos, data=None if data is None else codec.dumps(data))
 
     # -- steps --------------------------------------------------------------------------
     def call_step(self, step: StepDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A step call: the recorded result, an inline execution, or a dispatch."""
-        pos, event = self.next_op("step", step.name)
+        pos, event = self.next_op(OpKind.STEP, step.name)
         if event is not None:
             return step_value(event)
         check_arguments(step.fn, args, kwargs, f"step {step.name!r}")
@@ -144,8 +146,8 @@ class WorkflowContext:
             return self.engine.run_inline_step(self, pos, step, args_json)
         if self.in_flight(pos):
             raise Suspend(InFlight())
-        call = {"step": step.name, "pos": pos, "args": args_json, "queue": step.queue}
-        raise Suspend(Dispatch(pos, [call], {"kind": "step", "name": step.name, "since": time.time()}))
+        call = StepMessage(step.name, self.run.run_id, pos, 1, args_json, queue=step.queue)
+        raise Suspend(Dispatch(pos, [call], {"kind": OpKind.STEP.value, "name": step.name, "since": self.now()}))
 
     def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Start a linked child run (idempotent on replay); return its handle."""

@@ -20,19 +20,15 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from persistence import RunRecord
+from .records import RunRecord, RunStatus, StepMessage
 
 
 @dataclasses.dataclass
 class LocalStep:
-    """A step kept in place: what its message would have carried, and the run as advanced."""
+    """A step kept in place: the message it would have been sent as, and the run as advanced."""
 
-    step: str
+    message: StepMessage
     run: RunRecord
-    pos: int
-    attempt: int
-    args: str
-    queue: str | None
 
 
 _running: dict[int, LocalStep] = {}
@@ -61,19 +57,18 @@ class InPlace(threading.local):
         finally:
             self.until, self.pending = None, None
 
-    def keep(self, run: RunRecord, pos: int, waiting: dict[str, Any], calls: list[dict[str, Any]],
+    def keep(self, run: RunRecord, pos: int, waiting: dict[str, Any], calls: list[StepMessage],
              runs_here: Callable[[str, str | None], bool]) -> bool:
         """Keep a just-dispatched op in place if it qualifies; True if kept (do not send it)."""
         if self.until is None or self.pending is not None or time.monotonic() >= self.until:
             return False
-        if len(calls) != 1 or calls[0].get("branch") is not None:
+        if len(calls) != 1 or calls[0].branch is not None:
             return False
         call = calls[0]
-        if not runs_here(call["step"], call.get("queue")):
+        if not runs_here(call.step, call.queue):
             return False
-        advanced = dataclasses.replace(run, status="running", cursor=pos, waiting=waiting)
-        self.pending = LocalStep(call["step"], advanced, call["pos"], call.get("attempt", 1), call["args"],
-                                 call.get("queue"))
+        advanced = dataclasses.replace(run, status=RunStatus.RUNNING.value, cursor=pos, waiting=waiting)
+        self.pending = LocalStep(call, advanced)
         return True
 
     @contextmanager

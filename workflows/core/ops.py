@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .context import WorkflowContext, current_workflow
-from .durations import Duration
-from .errors import ContinueAsNew, NotInWorkflow
+from ..durations import Duration
+from ..errors import ContinueAsNew, NotInWorkflow
 from .steps import current_step
 
 if TYPE_CHECKING:
-    from .decorators import StepCall
+    from ..decorators import StepCall
     from .waits import HookHandle
 
 

@@ -11,11 +11,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from persistence import EventRecord, RunRecord, TimerRecord
-
-from . import codec
-from .errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
-from .registry import StepDef, get_step
+from .. import codec
+from ..errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
+from ..registry import StepDef, get_step
+from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -52,10 +51,10 @@ class Attempt:
     started_at: float = 0.0
     attempt: int = 1
 
-    def attempt_event(self, run_id: str, pos: int, name: str) -> EventRecord:
+    def attempt_event(self, run_id: str, pos: int, name: str, at: float) -> EventRecord:
         """The history record of this failed attempt."""
-        return EventRecord(run_id=run_id, seq=pos * 1000 + self.attempt, kind="attempt", status="failed",
-                           at=time.time(), name=name, error=self.error, attempt=self.attempt,
+        return EventRecord(run_id=run_id, seq=attempt_seq(pos, self.attempt), kind=OpKind.ATTEMPT.value,
+                           status="failed", at=at, name=name, error=self.error, attempt=self.attempt,
                            started_at=self.started_at)
 
 
@@ -112,7 +111,7 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
                 *, in_flight_pos: int | None = None) -> Attempt:
     """Run one attempt of ``step`` and classify its outcome by the retry policy."""
     args, kwargs = codec.loads(args_json)
-    started = time.time()
+    started = engine.now()
     token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
     try:
         with lease_heartbeat(engine, run_id, in_flight_pos):
@@ -139,12 +138,10 @@ def run_worker_task(engine: Engine, body: Callable[[], None]) -> None:
         body()
         while (local := engine.in_place.take()) is not None:
             with engine.in_place.running(local):
-                execute_step(engine, local.step, local.run.run_id, local.pos, local.attempt, local.args,
-                             redelivered=False, run=local.run)
+                execute_step(engine, local.message, redelivered=False, run=local.run)
 
 
-def execute_step(engine: Engine, step_name: str, run_id: str, pos: int, attempt: int, args_json: str,
-                 branch: dict[str, Any] | None = None, *, redelivered: bool = True,
+def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,
                  run: RunRecord | None = None) -> None:
     """Body of a dispatched step message: run it, record the outcome, continue the run in place.
 
@@ -153,6 +150,7 @@ def execute_step(engine: Engine, step_name: str, run_id: str, pos: int, attempt:
     again. A first delivery skips that read (the outcome write is conditional anyway).
     ``run``: the run as this thread just advanced it (a step kept in place), to save a read.
     """
+    step_name, run_id, pos, attempt, branch = message.step, message.run_id, message.pos, message.attempt, message.branch
     step = get_step(step_name)
     store = engine.store
     run = run or store.find_run(run_id)
@@ -167,14 +165,16 @@ def execute_step(engine: Engine, step_name: str, run_id: str, pos: int, attempt:
         return
     if branch is None and (run.cursor > pos or (redelivered and store.get_outcome(run_id, pos) is not None)):
         return  # a redelivery of a step whose result is recorded: never run it again
-    outcome = run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos=pos)
+    outcome = run_attempt(engine, step, message.args, attempt, run_id, pos, in_flight_pos=pos)
     if outcome.status == "retry":
-        retry = TimerRecord(timer_id=f"{run_id}#{pos}#retry#{(branch or {}).get('index', '')}", kind="retry",
-                            run_id=run_id, due_at=time.time() + (outcome.retry_in or 0.0), pos=pos,
-                            data=codec.dumps({"step": step_name, "attempt": attempt + 1, "args": args_json,
-                                              "branch": branch, "queue": step.queue}))
+        index = "" if branch is None else branch.index
+        retry = TimerRecord(timer_id=f"{run_id}#{pos}#retry#{index}", kind=TimerKind.RETRY.value,
+                            run_id=run_id, due_at=engine.now() + (outcome.retry_in or 0.0), pos=pos,
+                            data=codec.dumps({"step": step_name, "attempt": attempt + 1, "args": message.args,
+                                              "branch": None if branch is None else branch.to_dict(),
+                                              "queue": step.queue}))
         # Branch attempts share the op position, so only the retry timer records them.
-        event = None if branch is not None else outcome.attempt_event(run_id, pos, step_name)
+        event = None if branch is not None else outcome.attempt_event(run_id, pos, step_name, engine.now())
         store.record_attempt_failure(event, retry, backoff=outcome.retry_in or 0.0)
         return
     if branch is not None:
@@ -182,8 +182,8 @@ def execute_step(engine: Engine, step_name: str, run_id: str, pos: int, attempt:
 
         finish_branch(engine, run, step, branch, outcome)
         return
-    event = EventRecord(run_id=run_id, seq=pos * 1000 + 999, kind="step", status=outcome.status, at=time.time(),
-                        name=step_name, data=outcome.data, error=outcome.error, attempt=attempt,
+    event = EventRecord(run_id=run_id, seq=event_seq(pos), kind=OpKind.STEP.value, status=outcome.status,
+                        at=engine.now(), name=step_name, data=outcome.data, error=outcome.error, attempt=attempt,
                         started_at=outcome.started_at)
     if store.record_event(event):
         engine.cache.remember(event)

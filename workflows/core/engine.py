@@ -1,25 +1,26 @@
 """The replay engine: resume a run from its history until it suspends or ends.
 
-No Celery here: messages go through :mod:`workflows.transport`.
+It works over its ports only (``Store``, ``Transport``, ``Clock``); the composition
+root (``workflows.runtime``) builds it with the DynamoDB store and the Celery
+transport, tests and the simulator with the in-memory ones.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import time
 import uuid
 from typing import Any, Callable
 
-from persistence import RunRecord, Store, get_store
-
-from . import codec
+from .. import codec
+from ..errors import ContinueAsNew, NonDeterminismError, Suspend, UnknownWorkflow, describe
+from ..registry import StepDef, WorkflowDef, get_workflow
+from ..settings import Settings
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext, step_value
-from .errors import ContinueAsNew, NonDeterminismError, Suspend, UnknownWorkflow, describe
 from .history_cache import HistoryCache, RunHistory
 from .in_place import InPlace
-from .registry import StepDef, get_workflow
-from .settings import Settings, get_settings
-from .transport import Transport, get_transport
+from .ports import Clock, Store, SystemClock, Transport
+from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
 
 log = logging.getLogger("workflows.engine")
 
@@ -32,16 +33,36 @@ RunEndListener = Callable[[RunRecord], None]
 class Engine:
     """Resumes runs; one per process and settings."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
-        self.store, self.settings = store, settings
+    def __init__(self, store: Store, transport: Transport, settings: Settings, clock: Clock | None = None) -> None:
+        self.store, self.transport, self.settings = store, transport, settings
+        self.clock: Clock = clock or SystemClock()
         self.cache = HistoryCache(store)
         self.run_end_listeners: list[RunEndListener] = []
         self.in_place = InPlace()
 
-    @property
-    def transport(self) -> Transport:
-        """The message transport (Celery by default)."""
-        return get_transport()
+    def now(self) -> float:
+        """The engine's clock, in epoch seconds."""
+        return self.clock.now()
+
+    # -- creating runs ------------------------------------------------------------------
+    def new_run_record(self, run_id: str, workflow: str, args: str, **fields: Any) -> RunRecord:
+        """A run record ready for :meth:`Store.create_run`."""
+        return RunRecord(run_id=run_id, workflow=workflow, status=RunStatus.PENDING.value, created_at=self.now(),
+                         args=args, **fields)
+
+    def create_run(self, definition: WorkflowDef, args: str, *, run_id: str | None = None,
+                   idempotency_key: str | None = None, **fields: Any) -> tuple[str, bool]:
+        """Store a new run and queue its first resume; return ``(run_id, created)``.
+
+        The run is stored leased, so a resume lost in the send is recovered.
+        """
+        deadline = self.now() + definition.max_duration if definition.max_duration else None
+        record = self.new_run_record(run_id or str(uuid.uuid4()), definition.name, args, deadline=deadline,
+                                     idempotency_key=idempotency_key, **fields)
+        run_id, created = self.store.create_run(record, timers=record_timers(record))
+        if created:
+            self.send_leased_resume(run_id, fresh=record)
+        return run_id, created
 
     # -- resuming -----------------------------------------------------------------------
     def resume(self, run_id: str, *, run: RunRecord | None = None, recovering: bool = False,
@@ -64,7 +85,7 @@ class Engine:
             if run.cancel_requested:
                 self.cancel_now(run)
                 return
-            if run.deadline is not None and time.time() >= run.deadline:
+            if run.deadline is not None and self.now() >= run.deadline:
                 self.time_out(run)
                 return
             history = self.cache.load(run_id, known_through=known_through)
@@ -79,7 +100,7 @@ class Engine:
         try:
             definition = get_workflow(run.workflow)
         except UnknownWorkflow as exc:
-            self.end(run, "failed", error=describe(exc))
+            self.end(run, RunStatus.FAILED, error=describe(exc))
             return True
         ctx = WorkflowContext(self, run, history, recovering=recovering)
         args, kwargs = codec.loads(run.args)
@@ -96,7 +117,7 @@ class Engine:
                 return self._continue_as_new(ctx, cont)
         except Exception as exc:  # the workflow raised: the run fails with the error text
             if ctx.fatal is None:
-                self.end(run, "failed", error=describe(exc), ctx=ctx)
+                self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
                 return True
         else:
             if ctx.fatal is None:
@@ -104,9 +125,9 @@ class Engine:
                     result = codec.dumps(value, what=f"result of workflow {run.workflow!r}",
                                          limit=self.settings.max_payload_bytes)
                 except Exception as exc:
-                    self.end(run, "failed", error=describe(exc), ctx=ctx)
+                    self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
                     return True
-                self.end(run, "completed", result=result, ctx=ctx)
+                self.end(run, RunStatus.COMPLETED, result=result, ctx=ctx)
                 return True
         finally:
             ctx.deactivate(token)
@@ -116,7 +137,7 @@ class Engine:
         run = ctx.run
         if ctx.fatal is not None:
             log.error("run %s: %s", run.run_id, ctx.fatal)
-            self.end(run, "failed", error=describe(ctx.fatal), ctx=ctx)
+            self.end(run, RunStatus.FAILED, error=describe(ctx.fatal), ctx=ctx)
             return True
         if isinstance(action, InFlight) or action is None:
             return True
@@ -128,10 +149,9 @@ class Engine:
             if not ctx.recovering and self.in_place.keep(run, action.pos, action.waiting, action.calls,
                                                          self.transport.runs_here):
                 return True  # this worker task runs the step next (see in_place)
-            for call in action.calls:
-                self.transport.send_step(call["step"], run.run_id, call["pos"], call.get("attempt", 1),
-                                         call["args"], call.get("branch"), call.get("queue"),
-                                         resent=ctx.recovering)
+            for message in action.calls:
+                self.transport.send_step(dataclasses.replace(message, resent=ctx.recovering)
+                                         if ctx.recovering else message)
             return True
         if isinstance(action, Wait):
             return self.store.suspend_run(run.run_id, action.pos, action.waiting, run.wake_seq, action.timers)
@@ -141,25 +161,25 @@ class Engine:
         """Run an inline step in this task: one durable write, no broker hop."""
         from .steps import run_attempt
 
-        due = ctx.waiting_due(pos, "step")
-        waiting = {"kind": "step", "name": step.name}
-        if due is not None and time.time() < due:
-            raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, "wake", due)]))
+        due = ctx.waiting_due(pos, OpKind.STEP)
+        waiting = {"kind": OpKind.STEP.value, "name": step.name}
+        if due is not None and self.now() < due:
+            raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)]))
         attempt = ctx.history.attempts.get(pos, 0) + 1
         outcome = run_attempt(self, step, args_json, attempt, ctx.run.run_id, pos)
         if outcome.retry_in is None:
-            event = ctx.record(pos, "step", outcome.status, name=step.name, data=outcome.data,
+            event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
                                error=outcome.error, attempt=attempt, started_at=outcome.started_at)
             return step_value(event)
-        self.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name))
-        due = time.time() + outcome.retry_in
-        raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, "wake", due)]))
+        self.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now()))
+        due = self.now() + outcome.retry_in
+        raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)]))
 
     # -- endings ------------------------------------------------------------------------
-    def end(self, run: RunRecord, status: str, *, result: str | None = None, error: str | None = None,
+    def end(self, run: RunRecord, status: RunStatus, *, result: str | None = None, error: str | None = None,
             ctx: WorkflowContext | None = None, continued_to: str | None = None) -> bool:
         """End a run (one caller wins) and tidy up after it."""
-        ended = self.store.finish_run(run.run_id, status, result=result, error=error, continued_to=continued_to)
+        ended = self.store.finish_run(run.run_id, status.value, result=result, error=error, continued_to=continued_to)
         if ended is None:
             return False
         self.cache.forget(run.run_id)
@@ -174,37 +194,37 @@ class Engine:
             self.store.delete_timer(timer_id)
         if ctx is None or ctx.has_hooks:
             self.store.close_hooks(ended.run_id)
-        if ended.status in ("cancelled", "timed_out"):
+        if ended.status in (RunStatus.CANCELLED, RunStatus.TIMED_OUT):
             for child in (ctx.children if ctx is not None else self._children(ended.run_id)):
                 self.request_cancel(child)
-        if ended.parent_run_id and ended.status != "continued":
+        if ended.parent_run_id and ended.status != RunStatus.CONTINUED:
             self.wake(ended.parent_run_id)
         for listener in self.run_end_listeners:
             listener(ended)
 
     def _children(self, run_id: str) -> list[str]:
         history = self.cache.load(run_id)
-        return [codec.loads(e.data)["run_id"] for e in history.outcomes.values() if e.kind == "child"]
+        return [codec.loads(e.data)["run_id"] for e in history.outcomes.values() if e.kind == OpKind.CHILD]
 
     def cancel_now(self, run: RunRecord) -> None:
         """End a run whose cancellation was requested."""
-        self.end(run, "cancelled", error="cancelled")
+        self.end(run, RunStatus.CANCELLED, error="cancelled")
 
     def time_out(self, run: RunRecord) -> None:
         """End a run that passed its ``max_duration``."""
-        self.end(run, "timed_out", error="the run passed its max_duration")
+        self.end(run, RunStatus.TIMED_OUT, error="the run passed its max_duration")
 
     def request_cancel(self, run_id: str) -> RunRecord | None:
         """Ask a run to cancel; a suspended run is resumed to act on it at once."""
         woken = self.store.wake_run(run_id, cancel=True)
-        if woken is not None and woken.status in ("suspended", "pending"):
+        if woken is not None and woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING):
             self.send_leased_resume(run_id)
         return woken
 
     def wake(self, run_id: str) -> None:
         """Tell a run something arrived; resume it if it is suspended."""
         woken = self.store.wake_run(run_id)
-        if woken is not None and woken.status == "suspended":
+        if woken is not None and woken.status == RunStatus.SUSPENDED:
             self.send_leased_resume(run_id)
 
     def send_leased_resume(self, run_id: str, fresh: RunRecord | None = None) -> None:
@@ -215,7 +235,7 @@ class Engine:
         run: it is logged, not raised to a caller whose write is already stored.
         """
         try:
-            self.transport.send_resume(run_id, fresh=fresh)
+            self.transport.send_resume(ResumeMessage(run_id, fresh=fresh))
         except Exception:  # noqa: BLE001 - any broker failure; the lease recovers the run
             log.warning("could not queue a resume of run %s; it resumes when its lease expires",
                         run_id, exc_info=True)
@@ -226,38 +246,22 @@ class Engine:
                            limit=self.settings.max_payload_bytes)
         new_id = str(uuid.uuid5(RUN_NAMESPACE, f"{run.run_id}:continue"))
         definition = get_workflow(run.workflow)
-        deadline = time.time() + definition.max_duration if definition.max_duration else None
-        from .client import new_run_record
-
-        record = new_run_record(new_id, run.workflow, args, deadline=deadline, continued_from=run.run_id,
+        deadline = self.now() + definition.max_duration if definition.max_duration else None
+        record = self.new_run_record(new_id, run.workflow, args, deadline=deadline, continued_from=run.run_id,
                                 parent_run_id=run.parent_run_id, parent_pos=run.parent_pos,
                                 schedule_id=run.schedule_id, fire_time=run.fire_time)
         self.store.create_run(record, timers=record_timers(record))
-        if self.end(run, "continued", ctx=ctx, continued_to=new_id):
-            self.transport.send_resume(new_id)
+        if self.end(run, RunStatus.CONTINUED, ctx=ctx, continued_to=new_id):
+            self.transport.send_resume(ResumeMessage(new_id))
         return True
 
 
-def record_timers(record: RunRecord) -> list[Any]:
+def record_timers(record: RunRecord) -> list[TimerRecord]:
     """The timers a new run starts with (its deadline)."""
-    from persistence import TimerRecord
-
     if record.deadline is None:
         return []
-    return [TimerRecord(timer_id=f"{record.run_id}#deadline", kind="deadline", run_id=record.run_id,
+    return [TimerRecord(timer_id=f"{record.run_id}#deadline", kind=TimerKind.DEADLINE.value, run_id=record.run_id,
                         due_at=record.deadline)]
 
 
-_engines: dict[Settings, Engine] = {}
-
-
-def get_engine(settings: Settings | None = None) -> Engine:
-    """Return this process's engine for ``settings`` (the active settings by default)."""
-    settings = settings or get_settings()
-    engine = _engines.get(settings)
-    if engine is None:
-        engine = _engines[settings] = Engine(get_store(settings), settings)
-    return engine
-
-
-__all__ = ["Engine", "NonDeterminismError", "get_engine", "record_timers"]
+__all__ = ["Engine", "NonDeterminismError", "record_timers"]

@@ -1,0 +1,78 @@
+"""The Transport port over Celery: engine messages become Celery tasks on SQS.
+
+Only sending lives here (no worker machinery), so a process that just starts runs
+can use it; ``workflows.tasks`` registers the tasks that receive the messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
+
+from celery import Celery
+
+from .celery_config import RESUME_QUEUE
+from .core.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
+
+if TYPE_CHECKING:
+    from .visibility import VisibilityKeeper
+
+RESUME_TASK = "workflows.resume"
+#: A first resume message carries its run (no read needed) when the arguments are this small.
+FRESH_ARGS_LIMIT = 32 * 1024
+
+
+def step_task_name(step: str) -> str:
+    """The stable Celery task name of a step."""
+    return f"workflows.step.{step}"
+
+
+class CeleryTransport:
+    """Sends engine messages as Celery tasks (JSON only)."""
+
+    def __init__(self, celery: Celery, keeper: VisibilityKeeper | None = None) -> None:
+        self.celery, self.keeper = celery, keeper
+
+    def send_step(self, message: StepMessage) -> None:
+        options = {"queue": message.queue} if message.queue else {}
+        kwargs = {"resent": True} if message.resent else {}
+        branch = None if message.branch is None else message.branch.to_dict()
+        self.celery.send_task(step_task_name(message.step),
+                              args=[message.run_id, message.pos, message.attempt, message.args, branch],
+                              kwargs=kwargs, **options)
+
+    def send_resume(self, message: ResumeMessage) -> None:
+        kwargs: dict[str, Any] = {"recovering": message.recovering}
+        fresh = message.fresh
+        if fresh is not None and len(fresh.args) <= FRESH_ARGS_LIMIT:
+            kwargs["fresh"] = {k: v for k, v in dataclasses.asdict(fresh).items() if v is not None}
+        self.celery.send_task(RESUME_TASK, args=[message.run_id], kwargs=kwargs, queue=RESUME_QUEUE)
+
+    def runs_here(self, step: str, queue: str | None) -> bool:
+        if self.keeper is None or self.keeper.stopping:
+            return False
+        if queue is None:
+            queue = self.celery.amqp.router.route({}, step_task_name(step))["queue"].name
+        return queue in self.celery.amqp.queues.consume_from
+
+    def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:
+        from .deadletter import dead_letter
+
+        dead_letter(reason, json.dumps(detail, default=str), **detail)
+
+
+def step_message(step: str, run_id: str, pos: int, attempt: int, args: str,
+                 branch: dict[str, Any] | None, resent: bool) -> StepMessage:
+    """The message a step task received (its Celery arguments, typed)."""
+    return StepMessage(step, run_id, int(pos), int(attempt), args, branch=Branch.from_dict(branch), resent=resent)
+
+
+def fresh_run(run_id: str, fields: dict[str, Any]) -> RunRecord | None:
+    """The run a first resume message carries, or None if it is not a run of ``run_id``."""
+    known = {f.name for f in dataclasses.fields(RunRecord)}
+    try:
+        run = RunRecord(**{k: v for k, v in fields.items() if k in known})
+    except TypeError:
+        return None
+    return run if run.run_id == run_id and run.status == RunStatus.PENDING else None

@@ -1,0 +1,284 @@
+"""The ports of the core: what the engine needs from storage, messaging and time.
+
+The engine depends on these protocols only. Adapters implement them: the DynamoDB
+store (``persistence``), the Celery/SQS transport (``workflows.tasks``) and the
+system clock; ``workflows.memory`` implements all three in memory for tests and
+the simulator.
+
+Conditional-write semantics every Store must keep (the engine's correctness rests
+on them):
+
+* A write that "returns False" or "returns None" did not apply because its
+  condition did not hold; nothing else changed. Any other failure raises a
+  ``workflows.errors.StorageError`` (``Throttled`` for throttling), and the write
+  may or may not have been applied.
+* Writes described as *one transaction* apply all-or-nothing.
+* History records, branch results and run creations are write-once
+  (``attribute_not_exists``): a second write of the same key returns False.
+* A write retried after a lost response (the SDK's retry of a request already
+  applied) must be recognised as the same request where the method says so.
+* No method scans: every read is by key or a Query of an index, paged to the end.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from .records import (
+    BranchRecord,
+    EventRecord,
+    HookRecord,
+    Page,
+    ResumeMessage,
+    RunRecord,
+    ScheduleRecord,
+    SignalRecord,
+    StepMessage,
+    TimerRecord,
+)
+
+
+class Clock(Protocol):
+    """Wall-clock time in epoch seconds."""
+
+    def now(self) -> float:
+        """The current time."""
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> float:
+        """``time.time()``."""
+        return time.time()
+
+
+class Transport(Protocol):
+    """Sends the two kinds of message the engine uses."""
+
+    def send_step(self, message: StepMessage) -> None:
+        """Queue one attempt of a step."""
+
+    def send_resume(self, message: ResumeMessage) -> None:
+        """Queue a resume of a run."""
+
+    def runs_here(self, step: str, queue: str | None) -> bool:
+        """Whether this process consumes the queue a step's messages go to (and is not stopping)."""
+
+    def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:
+        """Set aside a message that can never be processed (e.g. for an unknown run)."""
+
+
+class RunStore(Protocol):
+    """Runs: the only mutable per-run state, always written conditionally."""
+
+    def now(self) -> float:
+        """The store's clock."""
+
+    def create_run(self, run: RunRecord, *, timers: list[TimerRecord] = ...) -> tuple[str, bool]:
+        """Store a new pending, leased run (with its idempotency guard and timers, in one
+        transaction). Returns ``(run_id, created)``: for a known key or id, the existing
+        run's id and False."""
+
+    def run_for_key(self, key: str) -> str | None:
+        """The run an idempotency key maps to."""
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """A run (consistent read). Raises RunNotFound."""
+
+    def find_run(self, run_id: str) -> RunRecord | None:
+        """A run, or None."""
+
+    def get_runs(self, run_ids: list[str]) -> list[RunRecord]:
+        """The runs that exist among ``run_ids``, in that order."""
+
+    def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+                  cursor: str | None = None, since: float | None = None,
+                  until: float | None = None) -> Page[RunRecord]:
+        """One page of runs, newest first, by status or by workflow (an index Query)."""
+
+    def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
+        """Mark op ``pos`` in flight and renew the lease. Condition: the run is live, not
+        cancel-requested, and its cursor is below ``pos`` (at most ``pos`` when recovering)."""
+
+    def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
+                    timers: list[TimerRecord] = ...) -> bool:
+        """Suspend at ``pos`` (lease removed) and store the timers, in one transaction.
+        Condition: ``wake_seq`` still equals ``seen_wake`` and the run is live."""
+
+    def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
+        """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel).
+        Returns the run after the update, or None if it does not exist or has ended."""
+
+    def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
+        """Extend the lease of a live run (whose cursor is ``pos``, if given)."""
+
+    def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
+                   continued_to: str | None = None) -> RunRecord | None:
+        """End a live run; exactly one caller wins. Returns the ended run, or None."""
+
+    def stale_runs(self, limit: int = 100) -> list[str]:
+        """Live runs whose lease has expired (the sparse lease index)."""
+
+    def claim_recovery(self, run_id: str) -> RunRecord | None:
+        """Take over an expired lease (one claimer wins) and count the recovery."""
+
+
+class HistoryStore(Protocol):
+    """The append-only history, keyed by (run id, seq)."""
+
+    def record_event(self, event: EventRecord) -> bool:
+        """Append a record unless its key is taken; True if this call wrote it."""
+
+    def record_outcome(self, run_id: str, pos: int, kind: str, status: str, *, name: str | None = None,
+                       data: str | None = None, error: str | None = None, attempt: int | None = None,
+                       started_at: float | None = None) -> bool:
+        """Record op ``pos``'s outcome once; False if one was recorded already."""
+
+    def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
+        """The recorded outcome of op ``pos``."""
+
+    def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None) -> list[EventRecord]:
+        """The records after ``after_seq``, in order."""
+
+    def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
+        """Record a failed attempt, store its retry timer and extend the lease over the
+        backoff, in one transaction; False if the run has ended."""
+
+
+class TimerStore(Protocol):
+    """Timers in a sharded due-time index."""
+
+    def put_timer(self, timer: TimerRecord) -> None:
+        """Store or replace a timer."""
+
+    def due_timers(self, limit: int = 500, page_size: int | None = None) -> list[TimerRecord]:
+        """Timers due now (``due_at <= now``: never early)."""
+
+    def claim_timer(self, timer_id: str) -> bool:
+        """Delete a timer if it exists; True for the one caller that deleted it."""
+
+    def delete_timer(self, timer_id: str) -> None:
+        """Delete a timer; a missing one is fine."""
+
+
+class HookStore(Protocol):
+    """Hooks, found by the hash of their token (the raw token is never stored)."""
+
+    def create_hook(self, hook: HookRecord, timer: TimerRecord | None, run_id: str, pos: int,
+                    data: str) -> EventRecord:
+        """Store the hook, its expiry timer and the op's outcome in one transaction;
+        return the recorded outcome (this call's, or a concurrent replay's)."""
+
+    def get_hook(self, token_hash: str) -> HookRecord | None:
+        """The hook with this token hash."""
+
+    def resume_hook(self, token_hash: str, payload: str) -> HookRecord:
+        """Resume a pending, unexpired hook exactly once. Raises HookNotFound,
+        HookExpired, HookClosed or HookAlreadyResumed."""
+
+    def expire_hook(self, token_hash: str) -> bool:
+        """Mark a pending hook expired; False if it was resumed or closed first."""
+
+    def hooks_for_run(self, run_id: str) -> list[HookRecord]:
+        """A run's hooks in op order."""
+
+    def close_hooks(self, run_id: str) -> int:
+        """Close every pending hook of an ended run; return how many."""
+
+
+class SignalStore(Protocol):
+    """Signals, kept in send order per (run, name)."""
+
+    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord:
+        """Store a signal after every earlier one of its name."""
+
+    def signals(self, run_id: str, name: str) -> list[SignalRecord]:
+        """The signals of ``name`` sent to a run, oldest first."""
+
+
+class JoinStore(Protocol):
+    """Fan-in joins: branch results and idempotent counters."""
+
+    def record_branch(self, join_id: str, index: int, data: str | None, error: str | None) -> bool:
+        """Record branch ``index``'s outcome once; False if it was recorded already."""
+
+    def join_branch(self, join_id: str, index: int, total: int) -> bool:
+        """Count branch ``index`` of ``total`` (idempotently); True when the join is complete."""
+
+    def branch_results(self, join_id: str) -> list[BranchRecord]:
+        """Every recorded branch outcome, in index order."""
+
+
+class ScheduleStore(Protocol):
+    """Schedules, their due index, fire claims and running-run bookkeeping."""
+
+    def create_schedule(self, record: ScheduleRecord) -> ScheduleRecord:
+        """Store a new schedule. Raises ScheduleAlreadyExists."""
+
+    def get_schedule(self, schedule_id: str) -> ScheduleRecord:
+        """A schedule. Raises ScheduleNotFound."""
+
+    def find_schedule(self, schedule_id: str) -> ScheduleRecord | None:
+        """A schedule, or None."""
+
+    def get_schedules(self, schedule_ids: list[str]) -> list[ScheduleRecord]:
+        """The schedules that exist among ``schedule_ids``, in that order."""
+
+    def list_schedules(self, *, workflow: str | None = None, state: str | None = None, limit: int = 50,
+                       cursor: str | None = None) -> Page[ScheduleRecord]:
+        """One page of schedules sorted by id."""
+
+    def update_schedule(self, schedule_id: str, seen_version: int, changes: dict[str, Any], *,
+                        reschedule: tuple[float | None, float | None] | None, active: bool,
+                        seen_pending: bool) -> bool:
+        """Change a definition if still at ``seen_version`` (optimistic)."""
+
+    def pause_schedule(self, schedule_id: str) -> ScheduleRecord:
+        """Pause (leave the due index). Raises ScheduleNotFound."""
+
+    def resume_schedule(self, schedule_id: str, *, next_fire: float | None, next_due: float | None,
+                        seen_pending: bool) -> ScheduleRecord | None:
+        """Make a paused schedule active again; None if its state changed since read."""
+
+    def delete_schedule(self, schedule_id: str) -> bool:
+        """Delete; False if there was none."""
+
+    def due_schedules(self, now: float | None = None, limit: int = 500,
+                      page_size: int | None = None) -> list[ScheduleRecord]:
+        """Schedules due at ``now`` (the sharded due index)."""
+
+    def claim_fire(self, schedule_id: str, fire: float, run_id: str, *, lease_until: float,
+                   expected_next: float | None = None, next_fire: float | None = None,
+                   next_due: float | None = None, when_idle: bool = False) -> ScheduleRecord | None:
+        """Claim a fire (one beat wins); None if the condition failed."""
+
+    def skip_fire(self, schedule_id: str, *, expected_next: float, next_fire: float | None,
+                  next_due: float | None, when_running: bool = True) -> ScheduleRecord | None:
+        """Skip a scheduled fire while a run is running."""
+
+    def buffer_fire(self, schedule_id: str, fire: float, *, expected_next: float | None = None,
+                    next_fire: float | None = None, next_due: float | None = None,
+                    replace: bool | None = None, only_first: bool = False) -> ScheduleRecord | None:
+        """Buffer a fire to start when the running run ends."""
+
+    def promote_buffered(self, schedule_id: str, fire: float, run_id: str, *,
+                         lease_until: float) -> ScheduleRecord | None:
+        """Start a buffered fire if nothing runs."""
+
+    def renew_claim(self, schedule_id: str, fire: float, seen_due: float, lease_until: float) -> bool:
+        """Take over an open claim whose lease passed."""
+
+    def finish_fire(self, schedule_id: str, fire: float, error: str | None = None) -> ScheduleRecord | None:
+        """Close the claim of ``fire``; None if it was not open."""
+
+    def release_fire(self, schedule_id: str, fire: float) -> ScheduleRecord | None:
+        """Take an ended fire out of ``running`` (idempotent)."""
+
+    def advance_chain(self, schedule_id: str, fire: float, run_id: str) -> bool:
+        """Record the latest run of a fire's continue-as-new chain."""
+
+
+class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore, Protocol):
+    """Everything the engine, the client and beat store."""

@@ -1,0 +1,301 @@
+"""The core's vocabulary: run statuses, op and timer kinds, the records a Store
+hands to the engine, and the messages a Transport carries. Each is defined once here.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Generic, Iterator, TypeVar
+
+
+class RunStatus(str, enum.Enum):
+    """The states of a run."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    CONTINUED = "continued"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: Statuses of a run that has ended; nothing is written to it afterwards.
+TERMINAL = frozenset(s.value for s in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED,
+                                       RunStatus.TIMED_OUT, RunStatus.CONTINUED))
+#: Statuses of a run that may still act.
+LIVE = frozenset(s.value for s in RunStatus) - TERMINAL
+
+
+class OpKind(str, enum.Enum):
+    """What a durable call (an op) of a workflow is; recorded with its outcome."""
+
+    STEP = "step"
+    SLEEP = "sleep"
+    HOOK = "hook"
+    HOOK_WAIT = "hook_wait"
+    SIGNAL = "signal"
+    CHILD = "child"
+    CHILD_RESULT = "child_result"
+    PARALLEL = "parallel"
+    ATTEMPT = "attempt"  # a failed attempt of a step (not an outcome)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class TimerKind(str, enum.Enum):
+    """What a durable timer does when it comes due."""
+
+    SLEEP = "sleep"
+    HOOK_TIMEOUT = "hook_timeout"
+    SIGNAL_TIMEOUT = "signal_timeout"
+    RETRY = "retry"  # send a step's next attempt
+    WAKE = "wake"  # an inline step's backoff passed: wake the run
+    DEADLINE = "deadline"  # the run's max_duration
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: Attempts of one op are numbered 1..MAX_ATTEMPT_SUB; the outcome takes OUTCOME_SUB.
+OUTCOME_SUB = 999
+MAX_ATTEMPT_SUB = OUTCOME_SUB - 1
+
+
+def event_seq(pos: int, sub: int = OUTCOME_SUB) -> int:
+    """Return the history sort key of op ``pos`` (``sub`` 1..998: attempt records)."""
+    if not 0 <= sub <= OUTCOME_SUB:
+        raise ValueError(f"history sub-slot out of range: {sub}")
+    return pos * 1000 + sub
+
+
+def attempt_seq(pos: int, attempt: int) -> int:
+    """The history key of failed attempt ``attempt`` of op ``pos`` (attempts past 998 share the last slot)."""
+    return event_seq(pos, min(max(attempt, 1), MAX_ATTEMPT_SUB))
+
+
+@dataclass
+class RunRecord:
+    """One workflow run as stored."""
+
+    run_id: str
+    workflow: str
+    status: str
+    created_at: float
+    updated_at: float = 0.0
+    args: str = "[[],{}]"
+    ended_at: float | None = None
+    result: str | None = None
+    error: str | None = None
+    cursor: int = -1
+    waiting: dict[str, Any] | None = None
+    wake_seq: int = 0
+    lease_expires_at: float | None = None
+    recoveries: int = 0
+    cancel_requested: bool = False
+    deadline: float | None = None
+    idempotency_key: str | None = None
+    parent_run_id: str | None = None
+    parent_pos: int | None = None
+    continued_from: str | None = None
+    continued_to: str | None = None
+    schedule_id: str | None = None
+    fire_time: float | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the run has ended."""
+        return self.status in TERMINAL
+
+
+@dataclass
+class EventRecord:
+    """One history record: an op's outcome (sub 999) or a failed attempt."""
+
+    run_id: str
+    seq: int
+    kind: str
+    status: str
+    at: float
+    name: str | None = None
+    data: str | None = None
+    error: str | None = None
+    attempt: int | None = None
+    started_at: float | None = None
+
+    @property
+    def pos(self) -> int:
+        """The op position this record belongs to."""
+        return self.seq // 1000
+
+    @property
+    def is_outcome(self) -> bool:
+        """Whether this is the op's final outcome (not an attempt record)."""
+        return self.seq % 1000 == OUTCOME_SUB
+
+
+@dataclass
+class HookRecord:
+    """A hook, found by the hash of its token."""
+
+    token_hash: str
+    run_id: str
+    pos: int
+    name: str
+    status: str
+    created_at: float
+    expires_at: float | None = None
+    schema: str | None = None
+    payload: str | None = None
+    resumed_at: float | None = None
+
+
+@dataclass
+class TimerRecord:
+    """A durable timer: sleep, hook or signal timeout, retry backoff, deadline."""
+
+    timer_id: str
+    kind: str
+    run_id: str
+    due_at: float
+    pos: int | None = None
+    data: str | None = None
+
+
+@dataclass
+class SignalRecord:
+    """A signal sent to a run, ordered by ``signal_key``."""
+
+    run_id: str
+    signal_key: str
+    name: str
+    payload: str | None
+    sent_at: float
+
+
+@dataclass
+class BranchRecord:
+    """The outcome of one branch of a fan-out."""
+
+    index: int
+    data: str | None
+    error: str | None
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class Page(Generic[T]):
+    """One page of a listing; ``next_cursor`` is None on the last page."""
+
+    items: list[T] = field(default_factory=list)
+    next_cursor: str | None = None
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> T:
+        return self.items[index]
+
+
+@dataclass
+class ScheduleRecord:
+    """One schedule as stored; times are epoch seconds, ``spec`` is ``ScheduleSpec.to_dict()``."""
+
+    schedule_id: str
+    workflow: str
+    spec: dict[str, Any]
+    overlap: str
+    args: str = "[[],{}]"
+    state: str = "active"
+    catchup_window: float | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    next_fire_at: float | None = None
+    next_due_at: float | None = None
+    due_at: float | None = None
+    pending: float | None = None
+    running: list[float] = field(default_factory=list)
+    buffered: list[float] = field(default_factory=list)
+    heads: dict[str, str] = field(default_factory=dict)
+    last_fire_at: float | None = None
+    last_run_id: str | None = None
+    fired: int = 0
+    skipped: int = 0
+    last_error: str | None = None
+    declared: bool = False
+    version: int = 0
+
+
+def chain_key(fire: float) -> str:
+    """The key of a fire time in a schedule's ``heads`` map."""
+    return f"{fire:.6f}"
+
+
+MESSAGE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Branch:
+    """Which branch of which fan-out a step message runs."""
+
+    join: str
+    index: int
+    total: int
+    fail_fast: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """The branch as JSON data."""
+        return {"join": self.join, "index": self.index, "total": self.total, "fail_fast": self.fail_fast}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Branch | None:
+        """The branch of a message (None for a plain step)."""
+        if data is None:
+            return None
+        return cls(str(data["join"]), int(data["index"]), int(data["total"]), bool(data.get("fail_fast", True)))
+
+    @property
+    def pos(self) -> int:
+        """The op position of the fan-out."""
+        return int(self.join.rsplit("#", 1)[1])
+
+
+@dataclass(frozen=True)
+class StepMessage:
+    """Run one attempt of a step at op ``pos`` of a run.
+
+    ``resent``: recovery (or a shutdown hand-off) sends it again, so its
+    outcome may already be recorded. ``version`` lets a worker refuse a message shape
+    it does not know.
+    """
+
+    step: str
+    run_id: str
+    pos: int
+    attempt: int
+    args: str
+    branch: Branch | None = None
+    queue: str | None = None
+    resent: bool = False
+    version: int = MESSAGE_VERSION
+
+
+@dataclass(frozen=True)
+class ResumeMessage:
+    """Resume a run. ``fresh``: the run as just created (its first resume needs no read)."""
+
+    run_id: str
+    recovering: bool = False
+    fresh: RunRecord | None = None
+    version: int = MESSAGE_VERSION

@@ -1,0 +1,22 @@
+"""The transport of a process that only starts and signals runs: Celery, send-only.
+
+It builds a Celery app with the workflows configuration but registers no task and
+imports no workflow module, so ``start()`` from a web process stays light.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from .celery_config import celery_config
+from .settings import get_settings
+from .celery_transport import CeleryTransport
+
+
+def producer_transport() -> CeleryTransport:
+    """A send-only Celery transport for the active settings."""
+    celery = Celery("workflows-producer")
+    config = celery_config(get_settings())
+    config["imports"] = []
+    celery.conf.update(config)
+    return CeleryTransport(celery)

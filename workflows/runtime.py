@@ -1,0 +1,63 @@
+"""The composition root: the engine of this process, built over its adapters.
+
+``get_engine()`` wires the DynamoDB store (``persistence``), a Celery transport and
+the system clock, and installs the run-end listener of schedules. A process that
+only starts runs (a web app calling ``start()``) gets a transport that can only
+send: it loads neither Celery's worker machinery nor the modules of
+``WORKFLOWS_IMPORTS``. A worker (``workflows.app``) replaces it with the
+transport of its own app, which can also run steps in place.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from .core.engine import Engine
+from .core.ports import Transport
+from .settings import Settings, get_settings
+
+_engines: dict[Settings, Engine] = {}
+_lock = threading.Lock()
+_worker_transport: Transport | None = None
+
+
+def get_engine(settings: Settings | None = None) -> Engine:
+    """Return this process's engine for ``settings`` (the active settings by default)."""
+    settings = settings or get_settings()
+    engine = _engines.get(settings)
+    if engine is None:
+        with _lock:
+            engine = _engines.get(settings)
+            if engine is None:
+                engine = _engines[settings] = build_engine(settings)
+    return engine
+
+
+def build_engine(settings: Settings) -> Engine:
+    """A new engine over the DynamoDB store and this process's Celery transport."""
+    from beat.schedules import ensure_listener
+    from persistence import get_store
+
+    engine = Engine(get_store(settings), _worker_transport or _producer_transport(), settings)
+    ensure_listener(engine)
+    return engine
+
+
+def _producer_transport() -> Transport:
+    from .producer import producer_transport
+
+    return producer_transport()
+
+
+def use_worker_transport(transport: Transport) -> None:
+    """Make ``transport`` (a worker app's) the transport of every engine of this process."""
+    global _worker_transport
+    _worker_transport = transport
+    for engine in _engines.values():
+        engine.transport = transport
+
+
+def reset() -> None:
+    """Forget every engine (tests that change settings)."""
+    with _lock:
+        _engines.clear()

@@ -1,6 +1,8 @@
-"""Celery configuration of the workflows app, read from the environment via the settings object."""
+"""Celery configuration of the workflows app, read from the environment via the settings object.
 
-from workflows.celery_config import celery_config
-from workflows.settings import get_settings
+The app (``workflows.app:app``) loads ``workflows.celeryconfig``, which holds the same
+settings; this file is for running Celery's own commands with ``--config celeryconfig``
+from the repository root. It is not installed as a top-level module.
+"""
 
-globals().update(celery_config(get_settings()))
+from workflows.celeryconfig import *  # noqa: F403 - the configuration is these module globals

@@ -13,11 +13,11 @@ from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
+from workflows.core.records import TimerRecord
 from workflows.errors import ItemTooLarge, StorageError, Throttled
 from workflows.settings import DYNAMODB_ITEM_LIMIT, Settings
 
 from .models import Models, build_models
-from workflows.core.records import TimerRecord
 
 THROTTLE_CODES = frozenset({
     "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",

@@ -6,8 +6,9 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from .base import StoreBase, check_item_size
 from workflows.core.records import EventRecord, TimerRecord, event_seq
+
+from .base import StoreBase, check_item_size
 
 
 def _event_record(item: Any) -> EventRecord:

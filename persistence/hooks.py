@@ -8,10 +8,10 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.hooks import refusal
+from workflows.core.records import HookRecord
 from workflows.errors import HookExpired
 
 from .base import StoreBase, check_item_size
-from workflows.core.records import HookRecord
 
 
 def _hook_record(item: Any) -> HookRecord:

@@ -12,8 +12,9 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from .base import StoreBase, check_item_size
 from workflows.core.records import BranchRecord
+
+from .base import StoreBase, check_item_size
 
 SHARD_SIZE = 100
 ROOT_SLOT = -1

@@ -8,11 +8,12 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
+from workflows.core.records import LIVE, TERMINAL, Page, RunRecord, TimerRecord
 from workflows.errors import RunNotFound, SerializationError
 
 from .base import LEASE_SHARDS, StoreBase, check_item_size, shard_of, to_json
-from workflows.core.records import LIVE, TERMINAL, Page, RunRecord, TimerRecord
 
+LIVE_STATUSES = sorted(LIVE)
 
 
 def _run_record(item: Any) -> RunRecord:
@@ -154,7 +155,7 @@ class RunStore(StoreBase):
         ended, or cancellation was requested.
         """
         Run = self.m.Run
-        cond = (Run.cursor <= pos if recovering else Run.cursor < pos) & Run.status.is_in(*sorted(LIVE)) & (
+        cond = (Run.cursor <= pos if recovering else Run.cursor < pos) & Run.status.is_in(*LIVE_STATUSES) & (
             Run.cancel_requested == False)  # noqa: E712 - a DynamoDB condition, not a Python test
         actions = [Run.status.set("running"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
                    Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now())]
@@ -167,7 +168,7 @@ class RunStore(StoreBase):
         Fails (returns False) if anything woke the run since ``seen_wake`` was read.
         """
         Run = self.m.Run
-        cond = (Run.wake_seq == seen_wake) & Run.status.is_in(*sorted(LIVE)) & (Run.cursor <= pos)
+        cond = (Run.wake_seq == seen_wake) & Run.status.is_in(*LIVE_STATUSES) & (Run.cursor <= pos)
         actions = [Run.status.set("suspended"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
                    Run.lease_expires_at.remove(), Run.updated_at.set(self.now())]
         def build(tx: Any) -> None:
@@ -193,13 +194,13 @@ class RunStore(StoreBase):
             actions.append(Run.cancel_requested.set(True))
         item = Run(run_id)
         ok = self.conditional("wake run", lambda: item.update(
-            actions=actions, condition=Run.status.is_in(*sorted(LIVE))))
+            actions=actions, condition=Run.status.is_in(*LIVE_STATUSES)))
         return _run_record(item) if ok else None
 
     def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
         """Extend the lease of a live run whose op ``pos`` (None: an inline op) still runs."""
         Run = self.m.Run
-        cond = Run.status.is_in(*sorted(LIVE))
+        cond = Run.status.is_in(*LIVE_STATUSES)
         if pos is not None:
             cond = cond & (Run.cursor == pos)
         return self.conditional("renew lease", lambda: Run(run_id).update(
@@ -222,7 +223,8 @@ class RunStore(StoreBase):
         if continued_to is not None:
             actions.append(Run.continued_to.set(continued_to))
         item = Run(run_id)
-        ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=Run.status.is_in(*sorted(LIVE))))
+        live = Run.status.is_in(*LIVE_STATUSES)
+        ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=live))
         return _run_record(item) if ok else None
 
     def stale_runs(self, limit: int = 100) -> list[str]:
@@ -242,7 +244,7 @@ class RunStore(StoreBase):
         item = Run(run_id)
         ok = self.conditional("claim recovery", lambda: item.update(
             actions=[Run.recoveries.add(1), Run.lease_expires_at.set(self.lease_until())],
-            condition=(Run.lease_expires_at < self.now()) & Run.status.is_in(*sorted(LIVE))))
+            condition=(Run.lease_expires_at < self.now()) & Run.status.is_in(*LIVE_STATUSES)))
         if not ok:
             return None
         return _run_record(item)

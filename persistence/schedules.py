@@ -19,10 +19,10 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
+from workflows.core.records import Page, ScheduleRecord, chain_key
 from workflows.errors import ScheduleAlreadyExists, ScheduleNotFound
 
 from .base import SCHEDULE_SHARDS, StoreBase, check_item_size, shard_of, to_json
-from workflows.core.records import Page, ScheduleRecord, chain_key
 from .runs import _decode_cursor, _encode_cursor
 
 LISTING = "schedule"

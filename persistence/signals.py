@@ -5,8 +5,9 @@ from __future__ import annotations
 import secrets
 import time
 
-from .base import StoreBase, check_item_size
 from workflows.core.records import SignalRecord
+
+from .base import StoreBase, check_item_size
 
 
 class SignalStore(StoreBase):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from workflows.core.records import EventRecord, HookRecord, TimerRecord, event_seq
 from workflows.errors import StorageError
 from workflows.settings import Settings, get_settings
 
 from .history import HistoryStore
 from .hooks import HookStore
 from .joins import JoinStore
-from workflows.core.records import EventRecord, HookRecord, TimerRecord, event_seq
 from .runs import RunStore
 from .schedules import ScheduleStore
 from .signals import SignalStore

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .base import TIMER_SHARDS, StoreBase
 from workflows.core.records import TimerRecord
+
+from .base import TIMER_SHARDS, StoreBase
 
 
 class TimerStore(StoreBase):

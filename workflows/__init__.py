@@ -28,7 +28,15 @@ _EXPORTS: dict[str, str] = {
                     "workflows.schedules"),
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidSchedule",
+    "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed", "RunHandle",
+    "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step", "StepCall",
+    "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule", "cancel",
+    "cancel_requested", "continue_as_new", "create_schedule", "delete_schedule", "get_run", "get_schedule", "hook",
+    "list_runs", "list_schedules", "parallel", "pause_schedule", "resume_hook", "resume_schedule", "send_signal",
+    "sleep", "start", "step", "trigger_schedule", "update_schedule", "wait_for_signal", "workflow",
+]
 
 
 def __getattr__(name: str) -> Any:

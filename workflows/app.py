@@ -6,7 +6,7 @@ from celery import Celery
 from kombu import Exchange, Queue
 
 from . import registry
-from .celery_config import RESUME_QUEUE, STEP_QUEUE, celery_config
+from .celery_config import RESUME_QUEUE, STEP_QUEUE
 from .settings import get_settings
 
 
@@ -19,9 +19,7 @@ def worker_queues() -> list[str]:
 def create_app() -> Celery:
     """Build the app from ``celeryconfig`` and register the engine's tasks."""
     celery = Celery("workflows")
-    # Configured from the settings directly (not by importing a module named
-    # ``celeryconfig``, which would shadow, or be shadowed by, a user's own).
-    celery.conf.update(celery_config(get_settings()))
+    celery.config_from_object("workflows.celeryconfig")  # read lazily, when the app is first used
     registry.load_imports(get_settings().imports)
     from .tasks import install
 

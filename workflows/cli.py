@@ -117,8 +117,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    from .runtime import get_engine
     from .core.sweeper import reconcile
+    from .runtime import get_engine
 
     _imports()
     print(f"recovered {reconcile(get_engine())} run(s)")

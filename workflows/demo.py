@@ -12,9 +12,9 @@ from typing import Any
 
 from workflows.core.records import TERMINAL
 
+from .core.ops import sleep
 from .decorators import step, workflow
 from .errors import WorkflowError
-from .core.ops import sleep
 
 _attempts: dict[str, int] = {}
 

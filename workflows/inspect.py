@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core.records import EventRecord, RunRecord
-
 from . import codec
+from .core.records import EventRecord, RunRecord
 
 
 def timeline(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]:

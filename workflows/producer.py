@@ -9,14 +9,14 @@ from __future__ import annotations
 from celery import Celery
 
 from .celery_config import celery_config
-from .settings import get_settings
 from .celery_transport import CeleryTransport
+from .settings import Settings
 
 
-def producer_transport() -> CeleryTransport:
-    """A send-only Celery transport for the active settings."""
+def producer_transport(settings: Settings) -> CeleryTransport:
+    """A send-only Celery transport for ``settings``."""
     celery = Celery("workflows-producer")
-    config = celery_config(get_settings())
+    config = celery_config(settings)
     config["imports"] = []
     celery.conf.update(config)
     return CeleryTransport(celery)

@@ -38,15 +38,15 @@ def build_engine(settings: Settings) -> Engine:
     from beat.schedules import ensure_listener
     from persistence import get_store
 
-    engine = Engine(get_store(settings), _worker_transport or _producer_transport(), settings)
+    engine = Engine(get_store(settings), _worker_transport or _producer_transport(settings), settings)
     ensure_listener(engine)
     return engine
 
 
-def _producer_transport() -> Transport:
+def _producer_transport(settings: Settings) -> Transport:
     from .producer import producer_transport
 
-    return producer_transport()
+    return producer_transport(settings)
 
 
 def use_worker_transport(transport: Transport) -> None:

@@ -15,14 +15,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from beat.cron import ScheduleSpec, fire_times_between
-from .core.records import Page, ScheduleRecord
 
 from . import codec
 from .client import RunHandle
+from .core.records import Page, ScheduleRecord
 from .durations import Duration, to_seconds
-from .runtime import get_engine
 from .errors import InvalidDuration, InvalidSchedule, ScheduleNotFound, SerializationError
 from .registry import get_workflow
+from .runtime import get_engine
 
 OVERLAP_POLICIES = ("skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all")
 MAX_BACKFILL = 1000

@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 
 from persistence import get_store
-from workflows.core.records import HookRecord
 from tests.e2e import schedule_flows
 from workflows import create_schedule
-from workflows.client import new_run_record
+from workflows.core.records import HookRecord
 from workflows.core.waits import hash_token
+from workflows.runtime import get_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 GHOST = f"ghost-{uuid.uuid4().hex}"
@@ -159,7 +159,7 @@ CASES = [
 def _quiet_run(store, status: str = "suspended") -> str:  # type: ignore[no-untyped-def]
     """A stored run that nothing resumes: suspended without a lease (or ended)."""
     run_id = f"bad-cli-{uuid.uuid4()}"
-    store.create_run(new_run_record(run_id, "approval", "[[],{}]"))
+    store.create_run(get_engine().new_run_record(run_id, "approval", "[[],{}]"))
     assert store.suspend_run(run_id, 0, {"kind": "hook_wait"}, 0)
     if status != "suspended":
         store.finish_run(run_id, status, result="null")

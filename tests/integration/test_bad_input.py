@@ -20,12 +20,12 @@ from typing import Any, Callable, Iterator
 import pytest
 
 import workflows
-import workflows.transport as transport_module
-from workflows.core.records import HookRecord
 from tests.e2e import flows, hook_flows, schedule_flows
 from tests.unit.test_http import call
 from workflows import http, registry
-from workflows.client import RunHandle, new_run_record
+from workflows.client import RunHandle
+from workflows.core.records import HookRecord
+from workflows.core.waits import hash_token, schema_ref
 from workflows.errors import (
     HookAlreadyResumed,
     HookClosed,
@@ -44,7 +44,8 @@ from workflows.errors import (
     UnknownWorkflow,
     WorkflowError,
 )
-from workflows.core.waits import hash_token, schema_ref
+from workflows.memory import RecordingTransport
+from workflows.runtime import get_engine
 
 UTC = timezone.utc
 KEY = f"bad-input-{uuid.uuid4().hex}"  # an idempotency key no call may ever store
@@ -72,32 +73,17 @@ def _circular() -> list[Any]:
     return loop
 
 
-class RecordingTransport:
-    """Records every message the engine would send."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[Any, ...]] = []
-
-    def send_step(self, *args: Any, **kwargs: Any) -> None:
-        self.sent.append(("step", args))
-
-    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
-        self.sent.append(("resume", run_id))
-
-    def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:
-        self.sent.append(("dead_letter", reason))
-
-
 @pytest.fixture(autouse=True)
 def nothing_sent(settings) -> Iterator[RecordingTransport]:  # type: ignore[no-untyped-def]
     """Every case here is refused: not one message may be sent."""
-    saved, recorder = transport_module._transport, RecordingTransport()
-    transport_module.set_transport(recorder)
+    engine = get_engine()
+    saved, recorder = engine.transport, RecordingTransport()
+    engine.transport = recorder
     try:
         yield recorder
     finally:
-        transport_module._transport = saved
-    assert recorder.sent == []
+        engine.transport = saved
+    assert (recorder.steps, recorder.resumes, recorder.dead_letters) == ([], [], [])
 
 
 def expect(error: type[BaseException], fragment: str, fn: Callable[[], Any]) -> BaseException:
@@ -112,7 +98,7 @@ def expect(error: type[BaseException], fragment: str, fn: Callable[[], Any]) -> 
 def quiet_run(store, workflow: str = "approval", status: str = "suspended") -> str:  # type: ignore[no-untyped-def]
     """A stored run that nothing resumes: suspended without a lease (or ended)."""
     run_id = f"bad-input-{uuid.uuid4()}"
-    store.create_run(new_run_record(run_id, workflow, "[[],{}]"))
+    store.create_run(get_engine().new_run_record(run_id, workflow, "[[],{}]"))
     assert store.suspend_run(run_id, 0, {"kind": "hook_wait"}, 0)
     if status != "suspended":
         assert store.finish_run(run_id, status, result="null") is not None

@@ -10,32 +10,14 @@ import pytest
 from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import flows
-from workflows.client import create_and_send
 from workflows.core.engine import Engine
-from workflows.registry import get_workflow
 from workflows.core.steps import run_worker_task
+from workflows.memory import RecordingTransport
+from workflows.registry import get_workflow
 
 
-class LocalTransport:
-    """Records messages; says whether a step's queue is consumed here."""
-
-    def __init__(self, local_queues: set[str | None]) -> None:
-        self.local_queues = local_queues
-        self.steps: list[tuple[str, int, bool]] = []
-        self.resumes: list[str] = []
-
-    def send_step(self, step: str, run_id: str, pos: int, attempt: int, args: str,
-                  branch: Any = None, queue: str | None = None, *, resent: bool = False) -> None:
-        self.steps.append((step, pos, resent))
-
-    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
-        self.resumes.append(run_id)
-
-    def runs_here(self, step: str, queue: str | None) -> bool:
-        return queue in self.local_queues
-
-    def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:
-        raise AssertionError(reason)
+def sent(transport: RecordingTransport) -> list[tuple[str, int, bool]]:
+    return [(m.step, m.pos, m.resent) for m in transport.steps]
 
 
 @pytest.fixture(scope="module")
@@ -45,52 +27,50 @@ def own_settings(settings):  # type: ignore[no-untyped-def]
     return own
 
 
-def started(own_settings, monkeypatch, transport: LocalTransport, workflow: str, *args: Any,  # type: ignore[no-untyped-def]
+def started(own_settings, transport: RecordingTransport, workflow: str, *args: Any,  # type: ignore[no-untyped-def]
             in_place_seconds: float = 10.0) -> tuple[Engine, str]:
     store = DynamoStore(own_settings.with_(in_place_seconds=in_place_seconds))
-    engine = Engine(store, store.settings)
-    monkeypatch.setattr("workflows.engine.get_transport", lambda: transport)
-    monkeypatch.setattr("workflows.client.get_engine", lambda settings=None: engine)
-    run_id, _ = create_and_send(get_workflow(workflow), f"[{list(args)}, {{}}]")
-    assert transport.resumes == [run_id]
+    engine = Engine(store, transport, store.settings)
+    run_id, _ = engine.create_run(get_workflow(workflow), f"[{list(args)}, {{}}]")
+    assert [m.run_id for m in transport.resumes] == [run_id]
     return engine, run_id
 
 
-def test_steps_of_a_consumed_queue_run_in_the_resume_task(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    transport = LocalTransport({None})
-    engine, run_id = started(own_settings, monkeypatch, transport, flows.sequence.name, 4)
+def test_steps_of_a_consumed_queue_run_in_the_resume_task(own_settings) -> None:  # type: ignore[no-untyped-def]
+    transport = RecordingTransport({None})
+    engine, run_id = started(own_settings, transport, flows.sequence.name, 4)
     run_worker_task(engine, lambda: engine.resume(run_id))
     run = engine.store.get_run(run_id)
     assert (run.status, run.result) == ("completed", "6")
-    assert transport.steps == []  # no step message at all
+    assert sent(transport) == []  # no step message at all
     outcomes = [e for e in engine.store.read_history(run_id) if e.is_outcome]
     assert [e.pos for e in outcomes] == [0, 1, 2, 3]
 
 
-def test_steps_of_another_queue_are_sent(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    transport = LocalTransport({"payments"})
-    engine, run_id = started(own_settings, monkeypatch, transport, flows.sequence.name, 4)
+def test_steps_of_another_queue_are_sent(own_settings) -> None:  # type: ignore[no-untyped-def]
+    transport = RecordingTransport({"payments"})
+    engine, run_id = started(own_settings, transport, flows.sequence.name, 4)
     run_worker_task(engine, lambda: engine.resume(run_id))
-    assert transport.steps == [("add", 0, False)]
+    assert sent(transport) == [("add", 0, False)]
     assert engine.store.get_run(run_id).status == "running"
 
 
-def test_no_time_budget_sends_every_step(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    transport = LocalTransport({None})
-    engine, run_id = started(own_settings, monkeypatch, transport, flows.sequence.name, 4, in_place_seconds=0)
+def test_no_time_budget_sends_every_step(own_settings) -> None:  # type: ignore[no-untyped-def]
+    transport = RecordingTransport({None})
+    engine, run_id = started(own_settings, transport, flows.sequence.name, 4, in_place_seconds=0)
     run_worker_task(engine, lambda: engine.resume(run_id))
-    assert transport.steps == [("add", 0, False)]
+    assert sent(transport) == [("add", 0, False)]
 
 
-def test_fan_out_branches_are_sent(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    transport = LocalTransport({None})
-    engine, run_id = started(own_settings, monkeypatch, transport, flows.fan_out.name, 3)
+def test_fan_out_branches_are_sent(own_settings) -> None:  # type: ignore[no-untyped-def]
+    transport = RecordingTransport({None})
+    engine, run_id = started(own_settings, transport, flows.fan_out.name, 3)
     run_worker_task(engine, lambda: engine.resume(run_id))
-    assert sorted(transport.steps) == [("add", 0, False)] * 3
+    assert sorted(sent(transport)) == [("add", 0, False)] * 3
 
 
-def test_outside_a_worker_task_steps_are_sent(own_settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    transport = LocalTransport({None})
-    engine, run_id = started(own_settings, monkeypatch, transport, flows.sequence.name, 4)
+def test_outside_a_worker_task_steps_are_sent(own_settings) -> None:  # type: ignore[no-untyped-def]
+    transport = RecordingTransport({None})
+    engine, run_id = started(own_settings, transport, flows.sequence.name, 4)
     engine.resume(run_id)
-    assert transport.steps == [("add", 0, False)]
+    assert sent(transport) == [("add", 0, False)]

@@ -4,27 +4,17 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
 
 from persistence import DynamoStore
-from workflows.core.records import RunRecord
 from persistence.provision import create_tables
 from workflows.core.engine import Engine
+from workflows.core.records import ResumeMessage, RunRecord
 from workflows.core.sweeper import reconcile
+from workflows.memory import RecordingTransport
 
 
-class RecordingTransport:
-    def __init__(self) -> None:
-        self.resumes: list[tuple[str, bool]] = []
-
-    def send_step(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        raise AssertionError("the reconciler sends resumes only")
-
-    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
-        self.resumes.append((run_id, recovering))
-
-    def dead_letter(self, reason: str, detail: dict) -> None:  # type: ignore[type-arg]
-        raise AssertionError(reason)
+def resumes(transport: RecordingTransport) -> list[tuple[str, bool]]:
+    return [(m.run_id, m.recovering) for m in transport.resumes]
 
 
 def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -32,9 +22,8 @@ def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None: 
     own = settings.with_(max_recovery_attempts=2, table_prefix=f"r{uuid.uuid4().hex[:6]}-")
     create_tables(own)  # its own tables: the fake clock must not touch other tests' runs
     store = DynamoStore(own, clock=lambda: clock[0])
-    engine = Engine(store, store.settings)
     transport = RecordingTransport()
-    monkeypatch.setattr("workflows.engine.get_transport", lambda: transport)
+    engine = Engine(store, transport, store.settings)
     run_id = str(uuid.uuid4())
     store.create_run(RunRecord(run_id=run_id, workflow="sequence", status="pending", created_at=clock[0],
                                args="[[1],{}]"))
@@ -42,18 +31,18 @@ def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None: 
     for attempt in (1, 2):
         clock[0] += settings.lease_seconds * 3
         reconcile(engine)
-        assert transport.resumes.count((run_id, True)) == attempt
+        assert resumes(transport).count((run_id, True)) == attempt
         assert store.get_run(run_id).recoveries == attempt
     clock[0] += settings.lease_seconds * 3
     reconcile(engine)
     run = store.get_run(run_id)
     assert run.status == "failed" and "recovery attempts exhausted" in (run.error or "")
-    assert transport.resumes.count((run_id, True)) == 2
+    assert resumes(transport).count((run_id, True)) == 2
     assert run_id not in store.stale_runs(limit=10_000)  # an ended run leaves the lease index
 
 
 class FailingTransport(RecordingTransport):
-    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
+    def send_resume(self, message: ResumeMessage) -> None:
         raise ConnectionError("broker unreachable")
 
 
@@ -64,14 +53,12 @@ def test_start_whose_send_fails_is_stored_and_recovered(settings, monkeypatch) -
     own = settings.with_(table_prefix=f"r{uuid.uuid4().hex[:6]}-")
     create_tables(own)
     store = DynamoStore(own, clock=lambda: clock[0])
-    engine = Engine(store, store.settings)
+    engine = Engine(store, FailingTransport(), store.settings)
     monkeypatch.setattr("workflows.client.get_engine", lambda settings=None: engine)
-    monkeypatch.setattr("workflows.engine.get_transport", lambda: FailingTransport())
     handle = flows.sequence.start(3)  # the run is stored: start does not raise
     run = store.get_run(handle.run_id)
     assert run.status == "pending" and run.lease_expires_at is not None
-    transport = RecordingTransport()
-    monkeypatch.setattr("workflows.engine.get_transport", lambda: transport)
+    transport = engine.transport = RecordingTransport()
     clock[0] += settings.lease_seconds * 3
     reconcile(engine)
-    assert transport.resumes == [(handle.run_id, True)]
+    assert resumes(transport) == [(handle.run_id, True)]

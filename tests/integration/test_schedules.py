@@ -19,12 +19,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import workflows.transport as transport_module
 from beat import schedules as beat
 from persistence import get_store
 from tests.e2e import schedule_flows as flows
 from workflows import (
     InvalidSchedule,
+    RunStatus,
     ScheduleAlreadyExists,
     ScheduleNotFound,
     UnknownWorkflow,
@@ -38,41 +38,28 @@ from workflows import (
     trigger_schedule,
     update_schedule,
 )
-from workflows.runtime import get_engine
 from workflows.errors import SerializationError
+from workflows.memory import RecordingTransport
+from workflows.runtime import get_engine
 from workflows.settings import Settings, configure, get_settings
 
 UTC = timezone.utc
 
 
-class RecordingTransport:
-    """Keeps the messages the engine would send; nothing runs the runs."""
-
-    def __init__(self) -> None:
-        self.resumes: list[str] = []
-
-    def send_step(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def send_resume(self, run_id: str, *, recovering: bool = False, fresh: Any = None) -> None:
-        self.resumes.append(run_id)
-
-
 @contextlib.contextmanager
 def isolated(settings: Settings, suffix: str) -> Iterator[Settings]:
     """Make settings with their own tables active, and a recording transport; restore (and drop them) after."""
-    previous, saved = get_settings(), transport_module._transport
+    previous = get_settings()
     mine = settings.with_(table_prefix=f"{settings.table_prefix}{suffix}-")
     models = get_store(mine).m.all()  # the store's own models: their clients are made once
     for model in models:
         model.create_table(wait=True, billing_mode="PAY_PER_REQUEST")
     configure(mine)
-    transport_module.set_transport(RecordingTransport())
+    get_engine().transport = RecordingTransport()  # the engine of these settings only
     try:
         yield mine
     finally:
         configure(previous)
-        transport_module._transport = saved
         for model in models:
             model.delete_table()
 
@@ -127,7 +114,7 @@ def tick(engine, now: float) -> int:  # type: ignore[no-untyped-def]
 
 def end_run(engine, run_id: str, status: str = "completed") -> None:  # type: ignore[no-untyped-def]
     run = engine.store.get_run(run_id)
-    assert engine.end(run, status, error=None if status == "completed" else status)
+    assert engine.end(run, RunStatus(status), error=None if status == "completed" else status)
 
 
 # -- definitions ----------------------------------------------------------------------------------
@@ -394,15 +381,13 @@ def test_allow_all_starts_every_fire(engine) -> None:
 
 
 def test_a_continue_as_new_chain_is_one_running_run(engine) -> None:
-    from workflows.client import new_run_record
-
     info = hourly(overlap="skip")
     tick(engine, fire_at(info, 0) + 1)
     first = run_of(engine, info, 0)
-    successor = new_run_record(f"{first.run_id}-next", first.workflow, first.args, schedule_id=info.schedule_id,
+    successor = engine.new_run_record(f"{first.run_id}-next", first.workflow, first.args, schedule_id=info.schedule_id,
                                fire_time=first.fire_time, continued_from=first.run_id)
     engine.store.create_run(successor)
-    assert engine.end(first, "continued", continued_to=successor.run_id)
+    assert engine.end(first, RunStatus.CONTINUED, continued_to=successor.run_id)
     assert len(get_schedule(info.schedule_id).running) == 1  # the chain still runs
     tick(engine, fire_at(info, 1) + 1)
     assert run_of(engine, info, 1) is None  # skipped: the chain runs

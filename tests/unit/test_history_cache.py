@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from workflows.core.records import EventRecord
-from workflows.core.records import event_seq
 from workflows.core.history_cache import HistoryCache
+from workflows.core.records import EventRecord, event_seq
 
 
 def outcome(pos: int) -> EventRecord:

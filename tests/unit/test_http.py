@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from workflows import http
+from workflows.core.waits import new_token
 from workflows.errors import (
     HookAlreadyResumed,
     HookClosed,
@@ -22,7 +23,6 @@ from workflows.errors import (
     SerializationError,
     StorageError,
 )
-from workflows.core.waits import new_token
 
 TOKEN = new_token()
 LIMIT = 1000

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-
 from typing import TYPE_CHECKING
 
 from .records import EventRecord

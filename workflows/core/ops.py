@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .context import WorkflowContext, current_workflow
 from ..durations import Duration
 from ..errors import ContinueAsNew, NotInWorkflow
+from .context import WorkflowContext, current_workflow
 from .steps import current_step
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ import contextvars
 import logging
 import random
 import threading
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 

@@ -69,7 +69,8 @@ def reconcile(engine: Engine, limit: int = 100) -> int:
         if run is None:
             continue
         if run.recoveries > engine.settings.max_recovery_attempts:
-            engine.end(run, RunStatus.FAILED, error=f"recovery attempts exhausted ({engine.settings.max_recovery_attempts})")
+            cap = engine.settings.max_recovery_attempts
+            engine.end(run, RunStatus.FAILED, error=f"recovery attempts exhausted ({cap})")
             continue
         log.warning("run %s: lease expired, resuming (recovery %d)", run_id, run.recoveries)
         engine.transport.send_resume(ResumeMessage(run_id, recovering=True))

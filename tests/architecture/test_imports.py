@@ -1,0 +1,94 @@
+"""Import hygiene: every module imports on its own, the core never loads an adapter library,
+and ``import workflows`` stays cheap. Each check runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ["workflows", "persistence", "beat"]
+ADAPTER_LIBRARIES = ["celery", "kombu", "boto3", "botocore", "pynamodb"]
+#: Modules that start something when imported, by design (the console entry point).
+SKIP = {"workflows.__main__"}
+
+
+def all_modules() -> list[str]:
+    found = []
+    for package in PACKAGES:
+        found.append(package)
+        path = [str(ROOT / package)]
+        for info in pkgutil.walk_packages(path, prefix=f"{package}."):
+            if info.name not in SKIP:
+                found.append(info.name)
+    return sorted(found)
+
+
+def fresh(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def loaded_after(statement: str) -> set[str]:
+    out = fresh(f"{statement}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))")
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_every_module_imports_on_its_own() -> None:
+    modules = all_modules()
+    assert len(modules) > 40
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = dict(zip(modules, pool.map(lambda m: fresh(f"import {m}"), modules)))
+    failures = {m: r.stderr.strip().splitlines()[-1] for m, r in results.items() if r.returncode != 0}
+    assert failures == {}
+
+
+def core_modules() -> list[str]:
+    return [m for m in all_modules() if m.startswith(("workflows.core", "workflows.memory"))]
+
+
+@pytest.mark.parametrize("module", ["workflows.core", "workflows.memory"])
+def test_the_core_and_the_memory_ports_load_no_adapter_library(module: str) -> None:
+    imports = "\n".join(f"import {m}" for m in core_modules() if m.startswith(module))
+    loaded = loaded_after(imports)
+    assert sorted(lib for lib in ADAPTER_LIBRARIES if lib in loaded) == []
+    assert not any(m == "persistence" or m.startswith("persistence.") for m in loaded)
+
+
+def test_import_workflows_is_cheap() -> None:
+    loaded = loaded_after("import workflows")
+    assert [lib for lib in ["celery", "boto3", "pynamodb", "pydantic"] if lib in loaded] == []
+    assert "workflows.client" not in loaded
+
+
+def test_the_errors_module_loads_nothing_else_of_the_library() -> None:
+    loaded = loaded_after("import workflows.errors")
+    assert sorted(m for m in loaded if m.startswith(("workflows.", "persistence", "beat"))) == ["workflows.errors"]
+
+
+def test_public_names_resolve_lazily() -> None:
+    out = fresh("import workflows\nprint(workflows.RunStatus.COMPLETED.value, workflows.WorkflowError.__name__,"
+                " callable(workflows.start), set(workflows.__all__) <= set(dir(workflows)))")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["completed", "WorkflowError", "True", "True"]
+
+
+def test_an_unknown_public_name_is_an_attribute_error() -> None:
+    import workflows
+
+    with pytest.raises(AttributeError, match="no_such_name"):
+        workflows.no_such_name  # noqa: B018 - the lookup is the test
+
+
+def test_the_layer_contracts_hold() -> None:
+    """import-linter's contracts (pyproject.toml) - the same check CI runs."""
+    lint_imports = str(Path(sys.executable).with_name("lint-imports"))
+    out = subprocess.run([lint_imports, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "broken" in out.stdout and " 0 broken" in out.stdout

@@ -44,7 +44,7 @@ def test_every_module_imports_on_its_own() -> None:
     modules = all_modules()
     assert len(modules) > 40
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = dict(zip(modules, pool.map(lambda m: fresh(f"import {m}"), modules)))
+        results = dict(zip(modules, pool.map(lambda m: fresh(f"import {m}"), modules), strict=True))
     failures = {m: r.stderr.strip().splitlines()[-1] for m, r in results.items() if r.returncode != 0}
     assert failures == {}
 

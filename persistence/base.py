@@ -6,6 +6,7 @@ import contextlib
 import json
 import math
 import time
+import uuid
 import zlib
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -13,7 +14,7 @@ from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
-from workflows.core.records import TimerRecord
+from workflows.core.records import LIVE, TimerRecord
 from workflows.errors import ItemTooLarge, StorageError, Throttled
 from workflows.settings import DYNAMODB_ITEM_LIMIT, Settings
 
@@ -25,11 +26,20 @@ THROTTLE_CODES = frozenset({
 CONDITION_FAILED = "ConditionalCheckFailedException"
 TX_CONDITION_FAILED = frozenset({"ConditionalCheckFailed", CONDITION_FAILED})
 TX_CONFLICT = "TransactionConflict"
+#: The statuses of a live run, for conditions (sorted: a stable request).
+LIVE_STATUSES = sorted(LIVE)
 TIMER_SHARDS = 8
 LEASE_SHARDS = 8
 SCHEDULE_SHARDS = 4
 
 T = TypeVar("T")
+
+
+def new_request() -> str:
+    """A fresh request id, stored with a conditional write so that a retry of the same
+    request (its first response lost, the SDK sending it again) is recognised as ours:
+    the retry fails its condition, and the item already carries this id."""
+    return uuid.uuid4().hex
 
 
 def shard_of(key: str, shards: int) -> str:
@@ -86,20 +96,37 @@ class StoreBase:
         """Return a write transaction on this store's connection."""
         return TransactWrite(connection=self.connection)
 
-    def transact(self, action: str, build: Callable[[TransactWrite], None], attempts: int = 6) -> bool:
-        """Run a transaction (retrying conflicts); False if a condition did not hold."""
+    def transact(self, action: str, build: Callable[[TransactWrite], None], attempts: int = 6, *,
+                 own: Callable[[], bool] | None = None) -> bool:
+        """Run a transaction (retrying conflicts); False if a condition did not hold
+        (unless ``own`` says the items show this very request applied)."""
+        if self.transact_reasons(action, build, attempts) is None:
+            return True
+        return own is not None and own()
+
+    def transact_reasons(self, action: str, build: Callable[[TransactWrite], None],
+                         attempts: int = 6) -> list[str | None] | None:
+        """Run a transaction (retrying conflicts); None if it applied, else the per-item
+        cancellation codes (in the order the items were added) of the failed conditions."""
         for attempt in range(attempts):
             try:
                 with self.errors(action), self.transaction() as tx:
                     build(tx)
-                return True
+                return None
             except PynamoDBException as exc:
                 if is_condition_failure(exc):
-                    return False
+                    return self.failure_reasons(exc)
                 if not is_conflict(exc) or attempt == attempts - 1:
                     raise
                 time.sleep(0.01 * 2 ** attempt)
-        return False
+        raise StorageError(f"{action}: transaction kept conflicting")
+
+    def wake_actions(self) -> list[Any]:
+        """The update that wakes a run: ``ADD wake_seq 1``, and a short lease if it has none,
+        so whoever wakes a suspended run leaves a lease that covers a lost resume."""
+        Run = self.m.Run
+        short = self.lease_until(min(self.settings.lease_seconds, 30.0))
+        return [Run.wake_seq.add(1), Run.lease_expires_at.set(Run.lease_expires_at | short)]
 
     def timer_item(self, timer: TimerRecord) -> Any:
         """Return the model item of ``timer``."""
@@ -120,16 +147,27 @@ class StoreBase:
                 raise Throttled(f"{action}: DynamoDB kept throttling ({code})") from exc
             raise StorageError(f"{action} failed: {code or exc}") from exc
 
-    def conditional(self, action: str, write: Callable[[], Any]) -> bool:
-        """Run a conditional write; return False when its condition did not hold."""
+    def conditional(self, action: str, write: Callable[[], Any], *,
+                    own: Callable[[], bool] | None = None) -> bool:
+        """Run a conditional write; return False when its condition did not hold.
+
+        ``own``: asked after a failed condition whether the item shows this very
+        request applied (a lost response retried by the SDK): then the write counts
+        as done.
+        """
         try:
             with self.errors(action):
                 write()
             return True
         except PynamoDBException as exc:
             if is_condition_failure(exc):
-                return False
+                return own is not None and own()
             raise
+
+    def failure_reasons(self, exc: BaseException) -> list[str | None]:
+        """The per-item cancellation codes of a failed transaction (None: that item was fine)."""
+        reasons = getattr(exc, "cancellation_reasons", None) or []
+        return [None if r is None else r.code for r in reasons]
 
 
 def check_item_size(fields: dict[str, str | None], limit: int = DYNAMODB_ITEM_LIMIT - 8 * 1024) -> None:

@@ -8,7 +8,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.records import EventRecord, TimerRecord, event_seq
 
-from .base import StoreBase, check_item_size
+from .base import StoreBase, check_item_size, new_request
 
 
 def _event_record(item: Any) -> EventRecord:
@@ -28,9 +28,20 @@ class HistoryStore(StoreBase):
                             error=event.error, attempt=event.attempt, started_at=event.started_at)
 
     def record_event(self, event: EventRecord) -> bool:
-        """Append ``event`` unless its slot is taken; return whether this call wrote it."""
+        """Append ``event`` unless its slot is taken; return whether this call wrote it
+        (a retry of this very request, its response lost, counts as written)."""
         item = self.event_item(event)
-        return self.conditional("record event", lambda: item.save(condition=self.m.Event.seq.does_not_exist()))
+        req = item.req = new_request()
+
+        def own() -> bool:
+            try:
+                with self.errors("read event"):
+                    return self.m.Event.get(event.run_id, event.seq, consistent_read=True).req == req
+            except DoesNotExist:
+                return False
+
+        return self.conditional("record event", lambda: item.save(condition=self.m.Event.seq.does_not_exist()),
+                                own=own)
 
     def record_outcome(self, run_id: str, pos: int, kind: str, status: str, *, name: str | None = None,
                        data: str | None = None, error: str | None = None, attempt: int | None = None,

@@ -9,9 +9,9 @@ from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.hooks import refusal
 from workflows.core.records import HookRecord
-from workflows.errors import HookExpired
+from workflows.errors import HookClosed, HookExpired
 
-from .base import StoreBase, check_item_size
+from .base import LIVE_STATUSES, StoreBase, check_item_size, new_request
 
 
 def _hook_record(item: Any) -> HookRecord:
@@ -37,27 +37,53 @@ class HookStore(StoreBase):
             return None
 
     def resume_hook(self, token_hash: str, payload: str) -> HookRecord:
-        """Resume a pending, unexpired hook exactly once.
+        """Resume a pending, unexpired hook exactly once, and wake its run, in one transaction.
+
+        The wake (``wake_seq`` bumped, a short lease if the run has none) makes the run
+        resume even if the caller dies right after; a retry of this very request (its
+        response lost) is recognised and succeeds.
 
         Raises:
-            HookNotFound, HookExpired, HookClosed, HookAlreadyResumed: why it was refused.
+            HookNotFound, HookExpired, HookClosed, HookAlreadyResumed: why it was refused
+            (HookClosed also when the hook is pending but its run has ended).
         """
         check_item_size({"payload": payload})
-        Hook, now = self.m.Hook, self.now()
+        hook = self.get_hook(token_hash)
+        now = self.now()
+        refused = refusal(hook, now)
+        if refused is not None or hook is None:
+            raise refused or HookExpired("hook expired")
+        Hook, Run, req = self.m.Hook, self.m.Run, new_request()
         cond = (Hook.status == "pending") & (Hook.expires_at.does_not_exist() | (Hook.expires_at > now))
-        item = Hook(token_hash)
-        ok = self.conditional("resume hook", lambda: item.update(
-            actions=[Hook.status.set("resumed"), Hook.payload.set(payload), Hook.resumed_at.set(now)],
-            condition=cond & Hook.token_hash.exists()))
-        if ok:
-            return _hook_record(item)
-        raise refusal(self.get_hook(token_hash), now) or HookExpired("hook expired")
+        actions = [Hook.status.set("resumed"), Hook.payload.set(payload), Hook.resumed_at.set(now), Hook.req.set(req)]
+
+        def build(tx: Any) -> None:
+            tx.update(Hook(token_hash), actions=actions, condition=cond & Hook.token_hash.exists())
+            tx.update(Run(hook.run_id), actions=self.wake_actions(), condition=Run.status.is_in(*LIVE_STATUSES))
+
+        reasons = self.transact_reasons("resume hook", build)
+        after = self.get_hook(token_hash)
+        if reasons is None or (after is not None and after.status == "resumed" and self._hook_req(token_hash) == req):
+            assert after is not None
+            return after
+        if reasons[0] is None:  # the hook was pending: its run has ended
+            raise HookClosed(f"the run of hook {hook.name!r} has ended")
+        raise refusal(after, now) or HookExpired("hook expired")
+
+    def _hook_req(self, token_hash: str) -> str | None:
+        try:
+            with self.errors("read hook"):
+                return self.m.Hook.get(token_hash, consistent_read=True).req  # type: ignore[no-any-return]
+        except DoesNotExist:
+            return None
 
     def expire_hook(self, token_hash: str) -> bool:
-        """Mark a pending hook expired; False if it was resumed or closed first."""
-        Hook = self.m.Hook
+        """Mark a pending hook expired; False if it was resumed or closed first (a retry of
+        this very request, its response lost, counts as done)."""
+        Hook, req = self.m.Hook, new_request()
         return self.conditional("expire hook", lambda: Hook(token_hash).update(
-            actions=[Hook.status.set("expired")], condition=Hook.status == "pending"))
+            actions=[Hook.status.set("expired"), Hook.req.set(req)], condition=Hook.status == "pending"),
+            own=lambda: self._hook_req(token_hash) == req)
 
     def hooks_for_run(self, run_id: str) -> list[HookRecord]:
         """Return a run's hooks in op order (index Query, paged)."""

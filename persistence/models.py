@@ -98,6 +98,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         schedule_id = UnicodeAttribute(null=True)
         fire_time = NumberAttribute(null=True)
         queue = UnicodeAttribute(null=True)
+        req = UnicodeAttribute(null=True)  # id of the last request that decided something (see base.new_request)
         by_status = RunsByStatus()
         by_workflow = RunsByWorkflow()
         by_lease = RunsByLease()
@@ -117,6 +118,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         error = UnicodeAttribute(null=True)
         attempt = NumberAttribute(null=True)
         started_at = NumberAttribute(null=True)
+        req = UnicodeAttribute(null=True)
 
     class HooksByRun(GlobalSecondaryIndex):  # type: ignore[type-arg]
         Meta = index_meta("by_run", IncludeProjection(["name", "status", "expires_at", "created_at"]))
@@ -135,6 +137,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         schema = UnicodeAttribute(null=True)
         payload = UnicodeAttribute(null=True)
         resumed_at = NumberAttribute(null=True)
+        req = UnicodeAttribute(null=True)
         by_run = HooksByRun()
 
     class TimersByDue(GlobalSecondaryIndex):  # type: ignore[type-arg]

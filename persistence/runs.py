@@ -8,12 +8,10 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import LIVE, TERMINAL, Page, RunRecord, TimerRecord
+from workflows.core.records import TERMINAL, Page, RunRecord, TimerRecord
 from workflows.errors import RunNotFound, SerializationError
 
-from .base import LEASE_SHARDS, StoreBase, check_item_size, shard_of, to_json
-
-LIVE_STATUSES = sorted(LIVE)
+from .base import LEASE_SHARDS, LIVE_STATUSES, StoreBase, check_item_size, new_request, shard_of, to_json
 
 
 def _run_record(item: Any) -> RunRecord:
@@ -62,20 +60,15 @@ class RunStore(StoreBase):
             ``(run_id, created)``: the existing run's id and False for a known key or id.
         """
         check_item_size({"args": run.args})
-        now = self.now()
-        item = self.m.Run(
-            run.run_id, workflow=run.workflow, status="pending", created_at=run.created_at or now,
-            updated_at=now, args=run.args, cursor=-1, wake_seq=0, recoveries=0, cancel_requested=False,
-            lease_shard=shard_of(run.run_id, LEASE_SHARDS), lease_expires_at=self.lease_until(),
-            deadline=run.deadline, idempotency_key=run.idempotency_key, parent_run_id=run.parent_run_id,
-            parent_pos=run.parent_pos, continued_from=run.continued_from, schedule_id=run.schedule_id,
-            fire_time=run.fire_time,
-        )
+        item = self.run_item(run)
+        req = item.req
         new = self.m.Run.run_id.does_not_exist()
         if run.idempotency_key is None and not timers:
-            if self.conditional("create run", lambda: item.save(condition=new)):
-                return run.run_id, True
-            return run.run_id, False
+            created = self.conditional("create run", lambda: item.save(condition=new),
+                                       own=lambda: self._applied(run.run_id, req))
+            return run.run_id, created
+        now = item.updated_at
+
         def build(tx: Any) -> None:
             tx.save(item, condition=new)
             if run.idempotency_key is not None:
@@ -84,13 +77,33 @@ class RunStore(StoreBase):
             for timer in timers:
                 tx.save(self.timer_item(timer))
 
-        if not self.transact("create run", build):
+        if not self.transact("create run", build, own=lambda: self._applied(run.run_id, req)):
             if run.idempotency_key is not None:
                 existing = self.run_for_key(run.idempotency_key)
                 if existing is not None:
                     return existing, False
             return run.run_id, False
         return run.run_id, True
+
+    def run_item(self, run: RunRecord) -> Any:
+        """The model item of a new run: pending, leased (so a lost start is recovered)."""
+        now = self.now()
+        return self.m.Run(
+            run.run_id, workflow=run.workflow, status="pending", created_at=run.created_at or now,
+            updated_at=now, args=run.args, cursor=-1, wake_seq=0, recoveries=0, cancel_requested=False,
+            lease_shard=shard_of(run.run_id, LEASE_SHARDS), lease_expires_at=self.lease_until(),
+            deadline=run.deadline, idempotency_key=run.idempotency_key, parent_run_id=run.parent_run_id,
+            parent_pos=run.parent_pos, continued_from=run.continued_from, schedule_id=run.schedule_id,
+            fire_time=run.fire_time, req=new_request(),
+        )
+
+    def _applied(self, run_id: str, req: str | None) -> bool:
+        """Whether the run item carries request ``req`` (our write applied; its response was lost)."""
+        try:
+            with self.errors("read run"):
+                return req is not None and self.m.Run.get(run_id, consistent_read=True).req == req
+        except DoesNotExist:
+            return False
 
     def run_for_key(self, key: str) -> str | None:
         """Return the run id an idempotency key maps to, if any."""
@@ -157,9 +170,11 @@ class RunStore(StoreBase):
         Run = self.m.Run
         cond = (Run.cursor <= pos if recovering else Run.cursor < pos) & Run.status.is_in(*LIVE_STATUSES) & (
             Run.cancel_requested == False)  # noqa: E712 - a DynamoDB condition, not a Python test
+        req = new_request()
         actions = [Run.status.set("running"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
-                   Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now())]
-        return self.conditional("advance run", lambda: Run(run_id).update(actions=actions, condition=cond))
+                   Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now()), Run.req.set(req)]
+        return self.conditional("advance run", lambda: Run(run_id).update(actions=actions, condition=cond),
+                                own=lambda: self._applied(run_id, req))
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
                     timers: list[TimerRecord] = ()) -> bool:  # type: ignore[assignment]
@@ -188,8 +203,7 @@ class RunStore(StoreBase):
             The run after the update, or None if it does not exist or has ended.
         """
         Run = self.m.Run
-        actions = [Run.wake_seq.add(1), Run.lease_expires_at.set(Run.lease_expires_at | self.lease_until(
-            min(self.settings.lease_seconds, 30.0)))]
+        actions = self.wake_actions()
         if cancel:
             actions.append(Run.cancel_requested.set(True))
         item = Run(run_id)
@@ -207,25 +221,68 @@ class RunStore(StoreBase):
             actions=[Run.lease_expires_at.set(self.lease_until())], condition=cond))
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
-                   continued_to: str | None = None) -> RunRecord | None:
-        """End a run; exactly one caller wins. Returns the ended run, or None if it had ended."""
+                   continued_to: str | None = None, wake: str | None = None) -> RunRecord | None:
+        """End a run; exactly one caller wins. Returns the ended run, or None if it had ended.
+
+        ``wake``: a run to wake (the parent of a child run) in the same transaction, so the
+        end and the wake it implies are one write; if that run has ended, the end alone is
+        written.
+        """
+        actions, req = self._end_actions(status, result, error, continued_to)
+        Run = self.m.Run
+        live = Run.status.is_in(*LIVE_STATUSES)
+        if wake is not None:
+            def build(tx: Any) -> None:
+                tx.update(Run(run_id), actions=actions, condition=live)
+                tx.update(Run(wake), actions=self.wake_actions(), condition=live)
+
+            reasons = self.transact_reasons("finish run", build)
+            if reasons is None:
+                return self.find_run(run_id)
+            if reasons[0] is not None:  # this run had ended, or this is our own end retried
+                return self.find_run(run_id) if self._applied(run_id, req) else None
+            # the run to wake has ended: write the end alone
+        item = Run(run_id)
+        ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=live),
+                              own=lambda: self._applied(run_id, req))
+        if not ok:
+            return None
+        return _run_record(item) if item.status in TERMINAL else self.find_run(run_id)
+
+    def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ()  # type: ignore[assignment]
+                     ) -> RunRecord | None:
+        """End a run as ``continued`` and store its successor (leased, with its timers) in one
+        transaction; None if the run had ended (then no successor exists)."""
+        check_item_size({"args": successor.args})
+        actions, req = self._end_actions("continued", None, None, successor.run_id)
+        Run = self.m.Run
+        item = self.run_item(successor)
+
+        def build(tx: Any) -> None:
+            tx.update(Run(run_id), actions=actions, condition=Run.status.is_in(*LIVE_STATUSES))
+            tx.save(item, condition=Run.run_id.does_not_exist())
+            for timer in timers:
+                tx.save(self.timer_item(timer))
+
+        if self.transact("continue run", build, own=lambda: self._applied(run_id, req)):
+            return self.find_run(run_id)
+        return None
+
+    def _end_actions(self, status: str, result: str | None, error: str | None,
+                     continued_to: str | None) -> tuple[list[Any], str]:
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
         check_item_size({"result": result, "error": error})
-        Run = self.m.Run
-        now = self.now()
+        Run, now, req = self.m.Run, self.now(), new_request()
         actions = [Run.status.set(status), Run.ended_at.set(now), Run.updated_at.set(now),
-                   Run.lease_expires_at.remove()]
+                   Run.lease_expires_at.remove(), Run.req.set(req)]
         if result is not None:
             actions.append(Run.result.set(result))
         if error is not None:
             actions.append(Run.error.set(error[:4000]))
         if continued_to is not None:
             actions.append(Run.continued_to.set(continued_to))
-        item = Run(run_id)
-        live = Run.status.is_in(*LIVE_STATUSES)
-        ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=live))
-        return _run_record(item) if ok else None
+        return actions, req
 
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Return runs whose lease has expired, from the sparse lease index (paged Query)."""
@@ -241,10 +298,11 @@ class RunStore(StoreBase):
     def claim_recovery(self, run_id: str) -> RunRecord | None:
         """Claim an expired lease for the reconciler (one reconciler wins) and count it."""
         Run = self.m.Run
-        item = Run(run_id)
+        item, req = Run(run_id), new_request()
         ok = self.conditional("claim recovery", lambda: item.update(
-            actions=[Run.recoveries.add(1), Run.lease_expires_at.set(self.lease_until())],
-            condition=(Run.lease_expires_at < self.now()) & Run.status.is_in(*LIVE_STATUSES)))
+            actions=[Run.recoveries.add(1), Run.lease_expires_at.set(self.lease_until()), Run.req.set(req)],
+            condition=(Run.lease_expires_at < self.now()) & Run.status.is_in(*LIVE_STATUSES)),
+            own=lambda: self._applied(run_id, req))
         if not ok:
             return None
-        return _run_record(item)
+        return _run_record(item) if item.req == req else self.find_run(run_id)

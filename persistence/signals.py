@@ -4,24 +4,35 @@ from __future__ import annotations
 
 import secrets
 import time
+from typing import Any
 
 from workflows.core.records import SignalRecord
 
-from .base import StoreBase, check_item_size
+from .base import LIVE_STATUSES, StoreBase, check_item_size
 
 
 class SignalStore(StoreBase):
     """Signal items keyed by (run id, name#send-time#nonce)."""
 
-    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord:
-        """Store a signal; its key orders it after every earlier signal of the name."""
+    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord | None:
+        """Store a signal and wake its run, in one transaction; its key orders it after
+        every earlier signal of the name. Returns None (nothing stored) if the run has
+        ended or does not exist.
+
+        A retry of this very request (its response lost) writes the same item again and
+        wakes the run once more: harmless.
+        """
         check_item_size({"payload": payload})
         key = f"{name}#{time.time_ns():020d}#{secrets.token_hex(4)}"
         record = SignalRecord(run_id=run_id, signal_key=key, name=name, payload=payload, sent_at=self.now())
         item = self.m.Signal(run_id, key, name=name, payload=payload, sent_at=record.sent_at)
-        with self.errors("put signal"):
-            item.save()
-        return record
+        Run = self.m.Run
+
+        def build(tx: Any) -> None:
+            tx.save(item)
+            tx.update(Run(run_id), actions=self.wake_actions(), condition=Run.status.is_in(*LIVE_STATUSES))
+
+        return record if self.transact("put signal", build) else None
 
     def signals(self, run_id: str, name: str) -> list[SignalRecord]:
         """Return the signals of ``name`` sent to a run, oldest first (paged Query)."""

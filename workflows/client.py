@@ -264,10 +264,11 @@ def send_signal(run_id: str, name: str, payload: Any = None) -> None:
     _check_text(name, "signal name", 256)
     data = codec.dumps(payload, what=f"payload of signal {name!r}", limit=engine.settings.max_payload_bytes)
     run = engine.store.get_run(_check_text(run_id, "run_id"))
-    if run.is_terminal:
-        raise RunEnded(f"run {run_id} has ended ({run.status}); signal {name!r} not sent")
-    engine.store.put_signal(run_id, name, data)
-    engine.wake(run_id)
+    # The signal and the wake it implies are one write, so the run resumes even if this
+    # process dies now.
+    if run.is_terminal or engine.store.put_signal(run_id, name, data) is None:
+        raise RunEnded(f"run {run_id} has ended; signal {name!r} not sent")
+    engine.resume_if_suspended(run_id)
 
 
 def resume_hook(token: str, payload: Any = None) -> RunHandle:
@@ -292,8 +293,12 @@ def resume_hook(token: str, payload: Any = None) -> RunHandle:
         raise HookClosed(f"the run of hook {hook.name!r} has ended")
     if hook.schema:
         data = codec.dumps(validate_payload(hook.schema, codec.loads(data), hook.name), what="hook payload")
-    engine.store.resume_hook(token_hash, data)
-    engine.wake(hook.run_id)
+    try:
+        engine.store.resume_hook(token_hash, data)  # the hook resumed and its run woken, in one write
+    except HookClosed:
+        engine.store.close_hooks(hook.run_id)
+        raise
+    engine.resume_if_suspended(hook.run_id)
     return RunHandle(hook.run_id)
 
 

@@ -179,7 +179,9 @@ class Engine:
     def end(self, run: RunRecord, status: RunStatus, *, result: str | None = None, error: str | None = None,
             ctx: WorkflowContext | None = None, continued_to: str | None = None) -> bool:
         """End a run (one caller wins) and tidy up after it."""
-        ended = self.store.finish_run(run.run_id, status.value, result=result, error=error, continued_to=continued_to)
+        parent = run.parent_run_id if status != RunStatus.CONTINUED else None
+        ended = self.store.finish_run(run.run_id, status.value, result=result, error=error, continued_to=continued_to,
+                                      wake=parent)
         if ended is None:
             return False
         self.cache.forget(run.run_id)
@@ -198,7 +200,7 @@ class Engine:
             for child in (ctx.children if ctx is not None else self._children(ended.run_id)):
                 self.request_cancel(child)
         if ended.parent_run_id and ended.status != RunStatus.CONTINUED:
-            self.wake(ended.parent_run_id)
+            self.resume_if_suspended(ended.parent_run_id)  # the end woke it (one transaction)
         for listener in self.run_end_listeners:
             listener(ended)
 
@@ -227,6 +229,14 @@ class Engine:
         if woken is not None and woken.status == RunStatus.SUSPENDED:
             self.send_leased_resume(run_id)
 
+    def resume_if_suspended(self, run_id: str) -> None:
+        """Queue a resume of a run just woken (by a write that leased it) if it is suspended.
+
+        Best effort: the wake's lease already guarantees the run resumes."""
+        run = self.store.find_run(run_id)
+        if run is not None and run.status == RunStatus.SUSPENDED:
+            self.send_leased_resume(run_id)
+
     def send_leased_resume(self, run_id: str, fresh: RunRecord | None = None) -> None:
         """Queue a resume of a run that holds a lease.
 
@@ -250,9 +260,12 @@ class Engine:
         record = self.new_run_record(new_id, run.workflow, args, deadline=deadline, continued_from=run.run_id,
                                 parent_run_id=run.parent_run_id, parent_pos=run.parent_pos,
                                 schedule_id=run.schedule_id, fire_time=run.fire_time)
-        self.store.create_run(record, timers=record_timers(record))
-        if self.end(run, RunStatus.CONTINUED, ctx=ctx, continued_to=new_id):
-            self.transport.send_resume(ResumeMessage(new_id))
+        # The end and the successor are one write: a run cancelled meanwhile gets no successor.
+        ended = self.store.continue_run(run.run_id, record, record_timers(record))
+        if ended is not None:
+            self.cache.forget(run.run_id)
+            self._after_end(ended, run, ctx)
+            self.send_leased_resume(new_id)
         return True
 
 

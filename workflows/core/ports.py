@@ -79,7 +79,7 @@ class RunStore(Protocol):
     def create_run(self, run: RunRecord, *, timers: list[TimerRecord] = ...) -> tuple[str, bool]:
         """Store a new pending, leased run (with its idempotency guard and timers, in one
         transaction). Returns ``(run_id, created)``: for a known key or id, the existing
-        run's id and False."""
+        run's id and False; a retry of this very request returns True."""
 
     def run_for_key(self, key: str) -> str | None:
         """The run an idempotency key maps to."""
@@ -100,7 +100,8 @@ class RunStore(Protocol):
 
     def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
         """Mark op ``pos`` in flight and renew the lease. Condition: the run is live, not
-        cancel-requested, and its cursor is below ``pos`` (at most ``pos`` when recovering)."""
+        cancel-requested, and its cursor is below ``pos`` (at most ``pos`` when recovering).
+        A retry of this very request (its response lost) returns True."""
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
                     timers: list[TimerRecord] = ...) -> bool:
@@ -115,21 +116,31 @@ class RunStore(Protocol):
         """Extend the lease of a live run (whose cursor is ``pos``, if given)."""
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
-                   continued_to: str | None = None) -> RunRecord | None:
-        """End a live run; exactly one caller wins. Returns the ended run, or None."""
+                   continued_to: str | None = None, wake: str | None = None) -> RunRecord | None:
+        """End a live run; exactly one caller wins (a retry of the winning request, its
+        response lost, still wins). Returns the ended run, or None.
+
+        ``wake``: a run (the parent) woken in the same transaction as the end, unless it
+        has ended."""
+
+    def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ...) -> RunRecord | None:
+        """End a live run as ``continued`` and create its successor (pending, leased) with
+        its timers, in one transaction. Returns the ended run, or None (nothing written)."""
 
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Live runs whose lease has expired (the sparse lease index)."""
 
     def claim_recovery(self, run_id: str) -> RunRecord | None:
-        """Take over an expired lease (one claimer wins) and count the recovery."""
+        """Take over an expired lease (one claimer wins; a retry of the winning request
+        still wins) and count the recovery."""
 
 
 class HistoryStore(Protocol):
     """The append-only history, keyed by (run id, seq)."""
 
     def record_event(self, event: EventRecord) -> bool:
-        """Append a record unless its key is taken; True if this call wrote it."""
+        """Append a record unless its key is taken; True if this call wrote it (also when
+        the write applied and its response was lost)."""
 
     def record_outcome(self, run_id: str, pos: int, kind: str, status: str, *, name: str | None = None,
                        data: str | None = None, error: str | None = None, attempt: int | None = None,
@@ -175,11 +186,14 @@ class HookStore(Protocol):
         """The hook with this token hash."""
 
     def resume_hook(self, token_hash: str, payload: str) -> HookRecord:
-        """Resume a pending, unexpired hook exactly once. Raises HookNotFound,
-        HookExpired, HookClosed or HookAlreadyResumed."""
+        """Resume a pending, unexpired hook exactly once and wake its run, in one
+        transaction (a retry of this very request is recognised and succeeds). Raises
+        HookNotFound, HookExpired, HookAlreadyResumed, or HookClosed (also when the hook is
+        pending but its run has ended)."""
 
     def expire_hook(self, token_hash: str) -> bool:
-        """Mark a pending hook expired; False if it was resumed or closed first."""
+        """Mark a pending hook expired; False if it was resumed or closed first (a retry of
+        this very request returns True)."""
 
     def hooks_for_run(self, run_id: str) -> list[HookRecord]:
         """A run's hooks in op order."""
@@ -191,8 +205,9 @@ class HookStore(Protocol):
 class SignalStore(Protocol):
     """Signals, kept in send order per (run, name)."""
 
-    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord:
-        """Store a signal after every earlier one of its name."""
+    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord | None:
+        """Store a signal after every earlier one of its name and wake the run, in one
+        transaction; None (nothing stored) if the run has ended or does not exist."""
 
     def signals(self, run_id: str, name: str) -> list[SignalRecord]:
         """The signals of ``name`` sent to a run, oldest first."""

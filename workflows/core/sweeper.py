@@ -39,7 +39,10 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
         store.record_outcome(run_id, pos, OpKind.SIGNAL.value, "timed_out", name=data.get("name"))
         engine.wake(run_id)
     elif kind == TimerKind.HOOK_TIMEOUT:
-        if store.expire_hook(data["hash"]):
+        # Wake whenever the hook is expired (not only when this call expired it): a sweep
+        # that died between the expiry and the wake leaves the timer, and this repeat wakes.
+        hook = None if store.expire_hook(data["hash"]) else store.get_hook(data["hash"])
+        if hook is None or hook.status == "expired":
             engine.wake(run_id)
     elif kind == TimerKind.DEADLINE:
         run = store.find_run(run_id)

@@ -4,6 +4,7 @@ Nothing here talks to AWS or Celery.
 """
 
 from .clock import ManualClock
+from .store import MemoryStore
 from .transport import RecordingTransport
 
-__all__ = ["ManualClock", "RecordingTransport"]
+__all__ = ["ManualClock", "MemoryStore", "RecordingTransport"]

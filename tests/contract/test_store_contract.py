@@ -1,4 +1,4 @@
-"""The store contract, against a real moto server over HTTP."""
+"""The store contract: every Store behaves the same (see conftest: DynamoDB over moto, and memory)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from persistence import DynamoStore
-from workflows.core.records import EventRecord, HookRecord, RunRecord, TimerRecord, event_seq
-from workflows.core.waits import hash_token
+from workflows.core.records import EventRecord, HookRecord, RunRecord, TimerRecord
+from workflows.core.records import event_seq
 from workflows.errors import HookAlreadyResumed, HookExpired, HookNotFound, ItemTooLarge, RunNotFound
+from workflows.core.waits import hash_token
 
 
 def new_run(store, key: str | None = None, run_id: str | None = None) -> tuple[str, bool]:
     record = RunRecord(run_id=run_id or str(uuid.uuid4()), workflow="wf", status="pending",
-                       created_at=time.time(), args="[[],{}]", idempotency_key=key)
+                       created_at=store.now(), args="[[],{}]", idempotency_key=key)
     return store.create_run(record)
 
 
@@ -94,15 +94,13 @@ def test_history_spanning_pages_is_read_whole(store) -> None:
     assert [e.pos for e in later] == list(range(40, 45))
 
 
-def test_due_timers_spanning_pages_are_all_returned(settings) -> None:  # type: ignore[no-untyped-def]
-    # Due an hour from now, seen through a store whose clock is two hours ahead: a
-    # beat running in this session leaves them alone.
-    store = DynamoStore(settings, clock=lambda: time.time() + 7200)
+def test_due_timers_spanning_pages_are_all_returned(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = f"timers-{uuid.uuid4()}"
-    now = time.time() + 3600
+    now = store.now() + 3600
     for i in range(30):
         store.put_timer(TimerRecord(timer_id=f"{run_id}#{i}#sleep", kind="sleep", run_id=run_id, due_at=now, pos=i))
     store.put_timer(TimerRecord(timer_id=f"{run_id}#99#sleep", kind="sleep", run_id=run_id, due_at=now + 7200, pos=99))
+    clock.advance(7200)  # the 30 are due, the last one is not
     due = [t for t in store.due_timers(limit=10_000, page_size=3) if t.run_id == run_id]
     assert sorted(t.pos for t in due) == list(range(30))
     for t in due:
@@ -115,7 +113,7 @@ def test_hook_lookup_by_token_and_single_use(store) -> None:
     run_id, _ = new_run(store)
     token = "secret-token-" + uuid.uuid4().hex
     hook = HookRecord(token_hash=hash_token(token), run_id=run_id, pos=1, name="approve", status="pending",
-                      created_at=time.time(), expires_at=time.time() + 60)
+                      created_at=store.now(), expires_at=store.now() + 60)
     event = store.create_hook(hook, None, run_id, 1, '{"token": "x"}')
     assert event.kind == "hook"
     found = store.get_hook(hash_token(token))
@@ -131,7 +129,7 @@ def test_hook_lookup_by_token_and_single_use(store) -> None:
 def test_expired_hook_is_refused(store) -> None:
     run_id, _ = new_run(store)
     hook = HookRecord(token_hash=hash_token("t-" + run_id), run_id=run_id, pos=0, name="h", status="pending",
-                      created_at=time.time(), expires_at=time.time() - 1)
+                      created_at=store.now(), expires_at=store.now() - 1)
     store.create_hook(hook, None, run_id, 0, "{}")
     with pytest.raises(HookExpired):
         store.resume_hook(hash_token("t-" + run_id), "{}")
@@ -158,7 +156,7 @@ def test_oversize_item_is_refused_before_the_request(store) -> None:
     run_id, _ = new_run(store)
     with pytest.raises(ItemTooLarge) as info:
         store.record_event(EventRecord(run_id=run_id, seq=event_seq(0), kind="step", status="completed",
-                                       at=time.time(), data="x" * 500_000))
+                                       at=store.now(), data="x" * 500_000))
     assert info.value.field == "data"
     assert store.read_history(run_id) == []
 

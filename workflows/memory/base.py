@@ -1,0 +1,158 @@
+"""The plumbing of the in-memory store: its clock, its lock, and one method per kind of request."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import itertools
+import json
+import math
+import threading
+import time
+import zlib
+from typing import Any, Callable, Iterator, TypeVar
+
+from ..errors import SerializationError, StorageError
+from ..settings import Settings
+from .tables import ConditionFailed, Item, Table, Transactions, Write
+
+BATCH_GET = 100  # keys per BatchGetItem request
+T = TypeVar("T")
+#: ``interceptor(name, apply)``: performs (or not) one request; see :class:`MemoryStore`.
+Interceptor = Callable[[str, Callable[[], Any]], Any]
+
+
+def shard_of(key: str, shards: int) -> str:
+    """The shard label of ``key`` (as the DynamoDB store computes it)."""
+    return str(zlib.crc32(key.encode()) % shards)
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON for the store's own small structured fields."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def encode_cursor(key: Item | None) -> str | None:
+    """A page cursor: the last evaluated key in DynamoDB's wire format, base64 JSON."""
+    if not key:
+        return None
+    wire = {k: {"S": v} if isinstance(v, str) else {"N": json.dumps(v)} for k, v in key.items()}
+    return base64.urlsafe_b64encode(json.dumps(wire).encode()).decode()
+
+
+def decode_cursor(cursor: str | None, keys: frozenset[str], numbers: frozenset[str] = frozenset()) -> Item | None:
+    """Decode a page cursor (its attributes must be ``keys``; ``numbers`` are of type N)."""
+    if not cursor:
+        return None
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (ValueError, TypeError):
+        value = None
+    if not isinstance(value, dict) or set(value) != keys or not all(
+            isinstance(v, dict) and len(v) == 1 and isinstance(v.get("S", v.get("N")), str) for v in value.values()):
+        raise SerializationError(f"invalid cursor {cursor!r}")
+    key: Item = {}
+    for name, typed in value.items():
+        if ("N" in typed) != (name in numbers):
+            raise StorageError("list failed: ValidationException (the cursor's key types do not match)")
+        try:
+            key[name] = json.loads(typed["N"]) if "N" in typed else typed["S"]
+        except ValueError:
+            raise StorageError("list failed: ValidationException (a cursor number is invalid)") from None
+        if "N" in typed and (isinstance(key[name], bool) or not isinstance(key[name], (int, float))):
+            raise StorageError("list failed: ValidationException (a cursor number is invalid)")
+    return key
+
+
+
+class MemoryBase:
+    """Settings, clock and the request methods every part of the in-memory store uses."""
+
+    def __init__(self, settings: Settings, clock: Callable[[], float] | Any = time.time) -> None:
+        self.settings = settings
+        self.clock: Callable[[], float] = clock.now if hasattr(clock, "now") else clock
+        self.interceptor: Interceptor | None = None
+        self._lock = threading.RLock()
+        self._tokens = itertools.count(1)
+        self._transactions = Transactions()
+
+    # -- requests -------------------------------------------------------------------------------------
+    def now(self) -> float:
+        """The store's clock, in epoch seconds."""
+        return self.clock()
+
+    def lease_until(self, seconds: float | None = None) -> float:
+        """A lease expiry, rounded up to a bucket (as the DynamoDB store does)."""
+        seconds = self.settings.lease_seconds if seconds is None else seconds
+        bucket = max(1.0, self.settings.lease_seconds / 5)
+        return math.ceil((self.now() + seconds) / bucket) * bucket
+
+    def _request(self, name: str, apply: Callable[[], T]) -> T:
+        """Perform one request: ``apply`` under the lock, through the interceptor if there is one."""
+        def atomic() -> T:
+            with self._lock:
+                return apply()
+
+        interceptor = self.interceptor
+        return atomic() if interceptor is None else interceptor(name, atomic)
+
+    def _write(self, name: str, apply: Callable[[], Any]) -> bool:
+        """One conditional write; False if its condition did not hold."""
+        try:
+            self._request(name, apply)
+        except ConditionFailed:
+            return False
+        return True
+
+    def _update(self, name: str, table: Table, key: tuple[Any, ...], change: Any, cond: Any) -> Item | None:
+        """One conditional update; the item after it, or None if the condition did not hold."""
+        try:
+            return self._request(name, lambda: table.update(key, change, cond))
+        except ConditionFailed:
+            return None
+
+    def _transact(self, name: str, ops: list[Write]) -> bool:
+        """One transaction (with its client request token); False if a condition did not hold."""
+        token = f"tx-{next(self._tokens)}"
+        return self._write(name, lambda: self._transactions.write(ops, token))
+
+    def _pages(self, name: str, table: Table, hash_value: Any, **query: Any) -> Iterator[Item]:
+        """The items of a Query, one request per page, fetched as they are consumed."""
+        start = None
+        while True:
+            page, start = self._request(name, functools.partial(table.query, hash_value, start=start, **query))
+            yield from page
+            if start is None:
+                return
+
+    def _limited(self, name: str, table: Table, hash_value: Any, limit: int, start: Item | None,
+                 **query: Any) -> tuple[list[Item], Item | None]:
+        """Up to ``limit`` items from pages of Limit ``limit``, and the key to resume after them."""
+        found: list[Item] = []
+        while limit < 0 or len(found) < limit:  # a negative limit: the request is refused
+            page, last = self._request(name, functools.partial(table.query, hash_value, limit=limit, start=start,
+                                                               **query))
+            taken = page[:limit - len(found)]
+            found += taken
+            if len(taken) < len(page):  # stopped inside the page: resume after the last item returned
+                names = table.key_names(query.get("index"))
+                return found, {k: taken[-1][k] for k in names}
+            if last is None:
+                return found, None
+            start = last
+        return found, start
+
+    def _batch_get(self, name: str, table: Table, keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], Item]:
+        """BatchGetItem requests of up to 100 distinct keys each."""
+        unique = list(dict.fromkeys(keys))
+        found: dict[tuple[Any, ...], Item] = {}
+        for first in range(0, len(unique), BATCH_GET):
+            chunk = unique[first:first + BATCH_GET]
+            found.update(self._request(name, functools.partial(_get_many, table, chunk)))
+        return found
+
+
+def _get_many(table: Table, keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], Item]:
+    """One BatchGetItem: the items that exist among ``keys``."""
+    return {key: item for key in keys if (item := table.get(*key)) is not None}
+

@@ -1,0 +1,498 @@
+"""An in-memory Store with the observable behaviour of the DynamoDB store, request by request."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..core.hooks import refusal
+from ..core.records import (
+    LIVE,
+    TERMINAL,
+    BranchRecord,
+    EventRecord,
+    HookRecord,
+    Page,
+    RunRecord,
+    SignalRecord,
+    TimerRecord,
+    event_seq,
+)
+from ..errors import HookExpired, RunNotFound, StorageError
+from ..settings import Settings
+from .base import decode_cursor, encode_cursor, shard_of, to_json
+from .schedules import ScheduleTables
+from .tables import (
+    Index,
+    Item,
+    Put,
+    Table,
+    Update,
+    Write,
+    absent,
+    actions,
+    add,
+    check_item_size,
+    if_absent,
+    present,
+    remove,
+    set_,
+)
+
+TIMER_SHARDS = 8
+LEASE_SHARDS = 8
+SHARD_SIZE = 100  # branches per join counter
+ROOT_SLOT = -1
+
+
+def _live(item: Item) -> bool:
+    return item.get("status") in LIVE
+
+
+def _run_record(item: Item) -> RunRecord:
+    return RunRecord(
+        run_id=item["run_id"], workflow=item["workflow"], status=item["status"], created_at=item["created_at"],
+        updated_at=item.get("updated_at") or item["created_at"], args=item.get("args") or "[[],{}]",
+        ended_at=item.get("ended_at"), result=item.get("result"), error=item.get("error"),
+        cursor=int(item.get("cursor", -1)), waiting=json.loads(item["waiting"]) if item.get("waiting") else None,
+        wake_seq=int(item.get("wake_seq") or 0), lease_expires_at=item.get("lease_expires_at"),
+        recoveries=int(item.get("recoveries") or 0), cancel_requested=bool(item.get("cancel_requested")),
+        deadline=item.get("deadline"), idempotency_key=item.get("idempotency_key"),
+        parent_run_id=item.get("parent_run_id"),
+        parent_pos=None if item.get("parent_pos") is None else int(item["parent_pos"]),
+        continued_from=item.get("continued_from"), continued_to=item.get("continued_to"),
+        schedule_id=item.get("schedule_id"), fire_time=item.get("fire_time"),
+    )
+
+
+def _event_record(item: Item) -> EventRecord:
+    return EventRecord(run_id=item["run_id"], seq=int(item["seq"]), kind=item["kind"], status=item["status"],
+                       at=item["at"], name=item.get("name"), data=item.get("data"), error=item.get("error"),
+                       attempt=None if item.get("attempt") is None else int(item["attempt"]),
+                       started_at=item.get("started_at"))
+
+
+def _hook_record(item: Item) -> HookRecord:
+    return HookRecord(token_hash=item["token_hash"], run_id=item["run_id"], pos=int(item["pos"]),
+                      name=item["name"], status=item["status"], created_at=item["created_at"],
+                      expires_at=item.get("expires_at"), schema=item.get("schema"), payload=item.get("payload"),
+                      resumed_at=item.get("resumed_at"))
+
+
+def _timer_record(item: Item) -> TimerRecord:
+    return TimerRecord(timer_id=item["timer_id"], kind=item["kind"], run_id=item["run_id"], due_at=item["due_at"],
+                       pos=None if item.get("pos") is None else int(item["pos"]), data=item.get("data"))
+
+
+@dataclass
+class JoinCounter:
+    """One counter item of a join: the members counted in a shard (slot -2 - n) or the root (-1)."""
+
+    join_id: str
+    slot: int
+    total: int | None
+    done: set[int]
+
+
+class MemoryStore(ScheduleTables):
+    """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
+
+    Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional
+    Put/Update/DeleteItem, a TransactWriteItems, one Query page, one BatchGetItem
+    of up to 100 keys) is one call of :meth:`_request`, in the same order. Its
+    ``apply`` performs that request atomically (under the store's lock) and may
+    be called again with the same effect a resent request would have: values
+    such as timestamps and tokens are computed before it.
+
+    Faults are injected through ``interceptor`` (None: every request applies).
+    It is called as ``interceptor(name, apply)`` and returns what the request
+    returns, for example:
+
+    * raise ``Throttled`` (or any error) without calling ``apply``: the request
+      failed before reaching the table;
+    * call ``apply()`` then raise: the write happened but the caller saw a crash;
+    * call ``apply()`` twice and return the second result: a response was lost
+      and the SDK sent the request again. A conditional write then fails its
+      condition (the store reports False), as in DynamoDB; a transaction carries
+      a client request token and succeeds without applying twice.
+
+    ``apply`` raises :class:`~workflows.memory.tables.ConditionFailed` when a
+    write's condition does not hold, and ``StorageError`` for a request DynamoDB
+    would refuse (such as an item over 400 KB).
+
+    Args:
+        settings: the deployment settings (lease length).
+        clock: a callable returning epoch seconds, or an object with ``now()``
+            such as :class:`~workflows.memory.ManualClock`.
+    """
+
+    def __init__(self, settings: Settings, clock: Callable[[], float] | Any = time.time) -> None:
+        super().__init__(settings, clock)
+        self._signal_ns = 0
+        self.runs = Table("runs", "run_id", indexes={
+            "by_status": Index("status", "created_at"), "by_workflow": Index("workflow", "created_at"),
+            "by_lease": Index("lease_shard", "lease_expires_at")})
+        self.events = Table("history", "run_id", "seq")
+        self.hooks = Table("hooks", "token_hash", indexes={"by_run": Index("run_id", "pos")})
+        self.timers = Table("timers", "timer_id", indexes={"by_due": Index("shard", "due_at")})
+        self.joins = Table("joins", "join_id", "slot")
+        self.signal_items = Table("signals", "run_id", "signal_key")
+        self.guards = Table("idempotency", "key")
+        self._init_schedules()
+
+    def _timer_item(self, timer: TimerRecord) -> Item:
+        check_item_size({"data": timer.data})
+        return {"timer_id": timer.timer_id, "shard": shard_of(timer.timer_id, TIMER_SHARDS), "due_at": timer.due_at,
+                "kind": timer.kind, "run_id": timer.run_id, "pos": timer.pos, "data": timer.data}
+
+    def _event_item(self, event: EventRecord) -> Item:
+        check_item_size({"data": event.data, "error": event.error})
+        return {"run_id": event.run_id, "seq": event.seq, "kind": event.kind, "name": event.name, "pos": event.pos,
+                "status": event.status, "at": event.at or self.now(), "data": event.data, "error": event.error,
+                "attempt": event.attempt, "started_at": event.started_at}
+
+    # -- runs -----------------------------------------------------------------------------------------
+    def create_run(self, run: RunRecord, *, timers: list[TimerRecord] = ()) -> tuple[str, bool]:  # type: ignore[assignment]
+        """Store a new pending, leased run (with its idempotency guard and timers, in one transaction).
+
+        Returns:
+            ``(run_id, created)``: the existing run's id and False for a known key or id.
+        """
+        check_item_size({"args": run.args})
+        now = self.now()
+        item = {"run_id": run.run_id, "workflow": run.workflow, "status": "pending",
+                "created_at": run.created_at or now, "updated_at": now, "args": run.args, "cursor": -1,
+                "wake_seq": 0, "recoveries": 0, "cancel_requested": False,
+                "lease_shard": shard_of(run.run_id, LEASE_SHARDS), "lease_expires_at": self.lease_until(),
+                "deadline": run.deadline, "idempotency_key": run.idempotency_key,
+                "parent_run_id": run.parent_run_id, "parent_pos": run.parent_pos,
+                "continued_from": run.continued_from, "schedule_id": run.schedule_id, "fire_time": run.fire_time}
+        if run.idempotency_key is None and not timers:
+            return run.run_id, self._write("create run", lambda: self.runs.put(item, absent("run_id")))
+        ops: list[Write] = [Put(self.runs, item, absent("run_id"))]
+        if run.idempotency_key is not None:
+            guard = {"key": run.idempotency_key, "run_id": run.run_id, "created_at": now}
+            ops.append(Put(self.guards, guard, absent("key")))
+        ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
+        if self._transact("create run", ops):
+            return run.run_id, True
+        if run.idempotency_key is not None:
+            existing = self.run_for_key(run.idempotency_key)
+            if existing is not None:
+                return existing, False
+        return run.run_id, False
+
+    def run_for_key(self, key: str) -> str | None:
+        """The run id an idempotency key maps to, if any."""
+        guard = self._request("read idempotency key", lambda: self.guards.get(key))
+        return None if guard is None else str(guard["run_id"])
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """A run (consistent read). Raises RunNotFound."""
+        item = self._request("read run", lambda: self.runs.get(run_id))
+        if item is None:
+            raise RunNotFound(run_id)
+        return _run_record(item)
+
+    def find_run(self, run_id: str) -> RunRecord | None:
+        """A run, or None."""
+        try:
+            return self.get_run(run_id)
+        except RunNotFound:
+            return None
+
+    def get_runs(self, run_ids: list[str]) -> list[RunRecord]:
+        """The runs that exist among ``run_ids``, in that order (BatchGet)."""
+        if not run_ids:
+            return []
+        found = self._batch_get("read runs", self.runs, [(r,) for r in run_ids])
+        return [_run_record(found[(r,)]) for r in run_ids if (r,) in found]
+
+    def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+                  cursor: str | None = None, since: float | None = None,
+                  until: float | None = None) -> Page[RunRecord]:
+        """One page of runs, newest first, by status or by workflow (an index Query)."""
+        if status is None and workflow is None:
+            raise ValueError("list_runs needs status= or workflow=")
+        by_status = status is not None
+        index, key = ("by_status", status) if by_status else ("by_workflow", workflow)
+        lo, hi = since if since is not None else 0, until if until is not None else 1e12
+        keys = frozenset({"run_id", "created_at", "status" if by_status else "workflow"})
+        start = decode_cursor(cursor, keys, frozenset({"created_at"}))
+        only = (lambda item: item.get("workflow") == workflow) if by_status and workflow is not None else None
+        items, last = self._limited("list runs", self.runs, key, limit, start, index=index,
+                                    where=lambda at: lo <= at <= hi, forward=False, filter=only)
+        ids = [item["run_id"] for item in items]
+        return Page(items=self.get_runs(ids), next_cursor=encode_cursor(last))
+
+    def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
+        """Mark op ``pos`` in flight and renew the lease; False if the run moved on, ended or must cancel."""
+        def cond(item: Item) -> bool:
+            cursor = item.get("cursor")
+            return (cursor is not None and (cursor <= pos if recovering else cursor < pos) and _live(item)
+                    and item.get("cancel_requested") is False)
+
+        change = actions(set_("status", "running"), set_("cursor", pos), set_("waiting", to_json(waiting)),
+                         set_("lease_expires_at", self.lease_until()), set_("updated_at", self.now()))
+        return self._write("advance run", lambda: self.runs.update((run_id,), change, cond))
+
+    def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
+                    timers: list[TimerRecord] = ()) -> bool:  # type: ignore[assignment]
+        """Suspend at ``pos`` (lease removed) and store the timers, in one transaction.
+
+        Returns False if anything woke the run since ``seen_wake`` was read, or it ended.
+        """
+        def cond(item: Item) -> bool:
+            return item.get("wake_seq") == seen_wake and _live(item) and item.get("cursor", math.inf) <= pos
+
+        change = actions(set_("status", "suspended"), set_("cursor", pos), set_("waiting", to_json(waiting)),
+                         remove("lease_expires_at"), set_("updated_at", self.now()))
+        ops: list[Write] = [Update(self.runs, (run_id,), change, cond)]
+        ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
+        return self._transact("suspend run", ops)
+
+    def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
+        """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel).
+
+        Returns the run after the update, or None if it does not exist or has ended.
+        """
+        change = actions(add("wake_seq", 1),
+                         if_absent("lease_expires_at", self.lease_until(min(self.settings.lease_seconds, 30.0))),
+                         *([set_("cancel_requested", True)] if cancel else []))
+        after = self._update("wake run", self.runs, (run_id,), change, _live)
+        return None if after is None else _run_record(after)
+
+    def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
+        """Extend the lease of a live run (whose cursor is ``pos``, if given)."""
+        def cond(item: Item) -> bool:
+            return _live(item) and (pos is None or item.get("cursor") == pos)
+
+        change = set_("lease_expires_at", self.lease_until())
+        return self._write("renew lease", lambda: self.runs.update((run_id,), change, cond))
+
+    def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
+                   continued_to: str | None = None) -> RunRecord | None:
+        """End a live run; exactly one caller wins. Returns the ended run, or None."""
+        if status not in TERMINAL:
+            raise ValueError(f"not a terminal status: {status}")
+        check_item_size({"result": result, "error": error})
+        now = self.now()
+        changes = [set_("status", status), set_("ended_at", now), set_("updated_at", now), remove("lease_expires_at")]
+        if result is not None:
+            changes.append(set_("result", result))
+        if error is not None:
+            changes.append(set_("error", error[:4000]))
+        if continued_to is not None:
+            changes.append(set_("continued_to", continued_to))
+        after = self._update("finish run", self.runs, (run_id,), actions(*changes), _live)
+        return None if after is None else _run_record(after)
+
+    def stale_runs(self, limit: int = 100) -> list[str]:
+        """Live runs whose lease has expired (the sparse lease index, shard by shard)."""
+        now, found = self.now(), []
+        for shard in range(LEASE_SHARDS):
+            for item in self._pages("query stale leases", self.runs, str(shard), index="by_lease",
+                                    where=lambda at: at < now):
+                found.append(item["run_id"])
+                if len(found) >= limit:
+                    return found
+        return found
+
+    def claim_recovery(self, run_id: str) -> RunRecord | None:
+        """Take over an expired lease (one claimer wins) and count the recovery."""
+        now, lease = self.now(), self.lease_until()
+
+        def cond(item: Item) -> bool:
+            return "lease_expires_at" in item and item["lease_expires_at"] < now and _live(item)
+
+        after = self._update("claim recovery", self.runs, (run_id,),
+                             actions(add("recoveries", 1), set_("lease_expires_at", lease)), cond)
+        return None if after is None else _run_record(after)
+
+    # -- history --------------------------------------------------------------------------------------
+    def record_event(self, event: EventRecord) -> bool:
+        """Append a record unless its key is taken; True if this call wrote it."""
+        item = self._event_item(event)
+        return self._write("record event", lambda: self.events.put(item, absent("seq")))
+
+    def record_outcome(self, run_id: str, pos: int, kind: str, status: str, *, name: str | None = None,
+                       data: str | None = None, error: str | None = None, attempt: int | None = None,
+                       started_at: float | None = None) -> bool:
+        """Record op ``pos``'s outcome once; False if one was recorded already."""
+        return self.record_event(EventRecord(run_id=run_id, seq=event_seq(pos), kind=kind, status=status,
+                                             at=self.now(), name=name, data=data, error=error, attempt=attempt,
+                                             started_at=started_at))
+
+    def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
+        """The recorded outcome of op ``pos``."""
+        item = self._request("read event", lambda: self.events.get(run_id, event_seq(pos)))
+        return None if item is None else _event_record(item)
+
+    def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None) -> list[EventRecord]:
+        """The records after ``after_seq``, in order (paged Query)."""
+        return [_event_record(item) for item in self._pages(
+            "read history", self.events, run_id, where=lambda seq: seq > after_seq, limit=page_size)]
+
+    def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
+        """Record a failed attempt, store its retry timer and extend the lease over the backoff,
+        in one transaction; False if the run has ended."""
+        ops: list[Write] = [] if event is None else [Put(self.events, self._event_item(event))]
+        ops.append(Put(self.timers, self._timer_item(retry)))
+        lease = self.lease_until(backoff + self.settings.lease_seconds)
+        ops.append(Update(self.runs, (retry.run_id,), set_("lease_expires_at", lease),
+                          lambda item: item.get("status") in ("pending", "running", "suspended")))
+        return self._transact("record attempt", ops)
+
+    # -- timers ---------------------------------------------------------------------------------------
+    def put_timer(self, timer: TimerRecord) -> None:
+        """Store or replace a timer."""
+        item = self._timer_item(timer)
+        self._request("put timer", lambda: self.timers.put(item))
+
+    def due_timers(self, limit: int = 500, page_size: int | None = None) -> list[TimerRecord]:
+        """Timers due now (``due_at <= now``), shard by shard."""
+        now, found = self.now(), []
+        for shard in range(TIMER_SHARDS):
+            for item in self._pages("query due timers", self.timers, str(shard), index="by_due",
+                                    where=lambda at: at <= now, limit=page_size):
+                found.append(_timer_record(item))
+                if len(found) >= limit:
+                    return found
+        return found
+
+    def claim_timer(self, timer_id: str) -> bool:
+        """Delete a timer if it exists; True for the one caller that deleted it."""
+        return self._write("claim timer", lambda: self.timers.delete((timer_id,), present("timer_id")))
+
+    def delete_timer(self, timer_id: str) -> None:
+        """Delete a timer; a missing one is fine."""
+        self._request("delete timer", lambda: self.timers.delete((timer_id,)))
+
+    # -- hooks ----------------------------------------------------------------------------------------
+    def create_hook(self, hook: HookRecord, timer: TimerRecord | None, run_id: str, pos: int,
+                    data: str) -> EventRecord:
+        """Store the hook, its expiry timer and the op's outcome in one transaction;
+        return the recorded outcome (this call's, or a concurrent replay's)."""
+        event = EventRecord(run_id=run_id, seq=event_seq(pos), kind="hook", status="created", at=self.now(),
+                            name=hook.name, data=data)
+        item = {"token_hash": hook.token_hash, "run_id": hook.run_id, "pos": hook.pos, "name": hook.name,
+                "status": hook.status, "created_at": hook.created_at, "expires_at": hook.expires_at,
+                "schema": hook.schema}
+        ops: list[Write] = [Put(self.hooks, item, absent("token_hash"))]
+        if timer is not None:
+            ops.append(Put(self.timers, self._timer_item(timer)))
+        ops.append(Put(self.events, self._event_item(event), absent("seq")))
+        if self._transact("create hook", ops):
+            return event
+        existing = self.get_outcome(run_id, pos)
+        if existing is None:
+            raise StorageError(f"hook of run {run_id} at {pos} could not be created")
+        return existing
+
+    def get_hook(self, token_hash: str) -> HookRecord | None:
+        """The hook with this token hash."""
+        item = self._request("read hook", lambda: self.hooks.get(token_hash))
+        return None if item is None else _hook_record(item)
+
+    def resume_hook(self, token_hash: str, payload: str) -> HookRecord:
+        """Resume a pending, unexpired hook exactly once.
+
+        Raises:
+            HookNotFound, HookExpired, HookClosed, HookAlreadyResumed: why it was refused.
+        """
+        check_item_size({"payload": payload})
+        now = self.now()
+
+        def cond(item: Item) -> bool:
+            return ("token_hash" in item and item.get("status") == "pending"
+                    and ("expires_at" not in item or item["expires_at"] > now))
+
+        change = actions(set_("status", "resumed"), set_("payload", payload), set_("resumed_at", now))
+        after = self._update("resume hook", self.hooks, (token_hash,), change, cond)
+        if after is not None:
+            return _hook_record(after)
+        raise refusal(self.get_hook(token_hash), now) or HookExpired("hook expired")
+
+    def expire_hook(self, token_hash: str) -> bool:
+        """Mark a pending hook expired; False if it was resumed or closed first."""
+        return self._write("expire hook", lambda: self.hooks.update(
+            (token_hash,), set_("status", "expired"), lambda item: item.get("status") == "pending"))
+
+    def hooks_for_run(self, run_id: str) -> list[HookRecord]:
+        """A run's hooks in op order (index Query, then BatchGet)."""
+        keys = [(item["token_hash"],) for item in self._pages("list hooks", self.hooks, run_id, index="by_run")]
+        found = self._batch_get("read hooks", self.hooks, keys) if keys else {}
+        return sorted((_hook_record(item) for item in found.values()), key=lambda h: h.pos)
+
+    def close_hooks(self, run_id: str) -> int:
+        """Close every pending hook of an ended run; return how many."""
+        closed = 0
+        for hook in self.hooks_for_run(run_id):
+            if hook.status == "pending" and self._write("close hook", functools.partial(
+                    self.hooks.update, (hook.token_hash,), set_("status", "closed"),
+                    lambda item: item.get("status") == "pending")):
+                closed += 1
+        return closed
+
+    # -- signals --------------------------------------------------------------------------------------
+    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord:
+        """Store a signal after every earlier one of its name (keys strictly increase)."""
+        check_item_size({"payload": payload})
+        with self._lock:
+            self._signal_ns = max(int(self.now() * 1e9), self._signal_ns + 1)
+            key = f"{name}#{self._signal_ns:020d}#{self._signal_ns % 2 ** 32:08x}"
+        record = SignalRecord(run_id=run_id, signal_key=key, name=name, payload=payload, sent_at=self.now())
+        item = {"run_id": run_id, "signal_key": key, "name": name, "payload": payload, "sent_at": record.sent_at}
+        self._request("put signal", lambda: self.signal_items.put(item))
+        return record
+
+    def signals(self, run_id: str, name: str) -> list[SignalRecord]:
+        """The signals of ``name`` sent to a run, oldest first."""
+        return [SignalRecord(run_id=i["run_id"], signal_key=i["signal_key"], name=i["name"], payload=i.get("payload"),
+                             sent_at=i["sent_at"])
+                for i in self._pages("read signals", self.signal_items, run_id,
+                                     where=lambda key: key.startswith(f"{name}#"))]
+
+    # -- joins ----------------------------------------------------------------------------------------
+    def record_branch(self, join_id: str, index: int, data: str | None, error: str | None) -> bool:
+        """Record branch ``index``'s outcome once; False if it was recorded already."""
+        check_item_size({"data": data, "error": error})
+        item = {"join_id": join_id, "slot": index, "data": data, "error": error}
+        return self._write("record branch", lambda: self.joins.put(item, absent("slot")))
+
+    def _count(self, join_id: str, slot: int, member: int, size: int) -> bool | None:
+        """Add ``member`` to the set at ``slot``: True if this filled it, False if not yet, None if a repeat."""
+        after = self._update("join", self.joins, (join_id, slot), actions(add("done", {member}), set_("total", size)),
+                             lambda item: member not in item.get("done", ()))
+        return None if after is None else len(after.get("done") or ()) == size
+
+    def _is_full(self, join_id: str, slot: int, size: int) -> bool:
+        item = self._request("read join", lambda: self.joins.get(join_id, slot))
+        return item is not None and len(item.get("done") or ()) == size
+
+    def join_branch(self, join_id: str, index: int, total: int) -> bool:
+        """Count branch ``index`` of ``total`` (idempotently); True when the join is complete."""
+        shard, shards = index // SHARD_SIZE, max(1, -(-total // SHARD_SIZE))
+        size = min(SHARD_SIZE, total - shard * SHARD_SIZE)
+        filled = self._count(join_id, -2 - shard, index, size)
+        if filled is False or (filled is None and not self._is_full(join_id, -2 - shard, size)):
+            return False
+        if shards == 1:
+            return True
+        root = self._count(join_id, ROOT_SLOT, shard, shards)
+        return root is True or (root is None and self._is_full(join_id, ROOT_SLOT, shards))
+
+    def branch_results(self, join_id: str) -> list[BranchRecord]:
+        """Every recorded branch outcome, in index order."""
+        return [BranchRecord(index=int(i["slot"]), data=i.get("data"), error=i.get("error"))
+                for i in self._pages("read branches", self.joins, join_id, where=lambda slot: slot >= 0)]
+
+    def join_items(self, join_id: str) -> list[JoinCounter]:
+        """The counter items of a join (for inspection)."""
+        return [JoinCounter(i["join_id"], int(i["slot"]), i.get("total"), set(i.get("done") or ()))
+                for i in self._pages("read join", self.joins, join_id, where=lambda slot: slot < 0)]
+

@@ -1,0 +1,338 @@
+"""In-memory tables that behave like DynamoDB's where the store relies on it.
+
+Items are plain dicts of attribute name to value: ``str``, ``int``/``float``,
+``bool``, a ``set`` of numbers (a number set), or a ``dict`` (a map). A ``None``
+value or an empty set means "no attribute", as in DynamoDB, which stores neither.
+
+Every write is staged against a copy and committed only once every condition held
+and every resulting item fits in 400 KB, so a failed request changes nothing.
+Callers serialise requests (the store holds one lock around each).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable, Union
+
+from ..errors import ItemTooLarge, StorageError
+from ..settings import DYNAMODB_ITEM_LIMIT
+
+Item = dict[str, Any]
+#: A condition expression: evaluated on the current item ({} when there is none).
+Condition = Callable[[Item], bool]
+#: An update expression: changes a copy of the current item in place.
+Change = Callable[[Item], None]
+
+PAGE_BYTES = 1024 * 1024  # a Query page stops after 1 MB of items
+TOKENS_KEPT = 10_000  # client request tokens of recent transactions (DynamoDB keeps 10 minutes' worth)
+
+
+class ConditionFailed(Exception):
+    """A write's condition did not hold, so nothing changed (ConditionalCheckFailed)."""
+
+
+def check_item_size(fields: dict[str, str | None], limit: int = DYNAMODB_ITEM_LIMIT - 8 * 1024) -> None:
+    """Raise ItemTooLarge, naming the largest field, before a request that would fail."""
+    sizes = {name: len(value.encode()) for name, value in fields.items() if value}
+    total = sum(sizes.values())
+    if total > limit:
+        largest = max(sizes, key=lambda k: sizes[k])
+        raise ItemTooLarge(largest, total, limit)
+
+
+def value_size(value: Any) -> int:
+    """The size DynamoDB counts for one attribute value (approximately, as documented)."""
+    if value is None or isinstance(value, bool):
+        return 1
+    if isinstance(value, str):
+        return len(value.encode())
+    if isinstance(value, (int, float)):
+        digits = repr(abs(value)).split("e")[0].replace(".", "").strip("0")
+        return (len(digits) + 1) // 2 + 1
+    if isinstance(value, (set, frozenset)):
+        return sum(value_size(v) for v in value)
+    if isinstance(value, dict):
+        return 3 + sum(len(k.encode()) + value_size(v) + 1 for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return 3 + sum(value_size(v) + 1 for v in value)
+    raise TypeError(f"not a DynamoDB value: {type(value).__name__}")
+
+
+def item_size(item: Item) -> int:
+    """The size of an item: each attribute's name plus its value."""
+    return sum(len(name.encode()) + value_size(value) for name, value in item.items())
+
+
+def copy_value(value: Any) -> Any:
+    """A copy of a value that shares nothing mutable with it."""
+    if isinstance(value, dict):
+        return {k: copy_value(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return set(value)
+    if isinstance(value, list):
+        return [copy_value(v) for v in value]
+    return value
+
+
+def clean(item: Item) -> Item:
+    """A copy of ``item`` without the attributes DynamoDB would not store (None, empty sets)."""
+    return {k: copy_value(v) for k, v in item.items()
+            if v is not None and not (isinstance(v, (set, frozenset)) and not v)}
+
+
+@dataclass(frozen=True)
+class Index:
+    """A global secondary index: items having both attributes are in it (sparse)."""
+
+    hash: str
+    range: str
+
+
+class Table:
+    """One table: items by primary key, with its global secondary indexes."""
+
+    def __init__(self, name: str, hash_key: str, range_key: str | None = None,
+                 indexes: dict[str, Index] | None = None) -> None:
+        self.name, self.hash_key, self.range_key = name, hash_key, range_key
+        self.indexes = indexes or {}
+        self.items: dict[tuple[Any, ...], Item] = {}
+
+    def key(self, item: Item) -> tuple[Any, ...]:
+        """The primary key of ``item``."""
+        try:
+            return (item[self.hash_key],) if self.range_key is None else (item[self.hash_key], item[self.range_key])
+        except KeyError:
+            raise StorageError(f"ValidationException: {self.name}: an item lacks a key attribute") from None
+
+    def key_item(self, key: tuple[Any, ...]) -> Item:
+        """The key attributes of ``key`` as an item."""
+        names = (self.hash_key,) if self.range_key is None else (self.hash_key, self.range_key)
+        return dict(zip(names, key, strict=True))
+
+    def key_names(self, index: str | None = None) -> tuple[str, ...]:
+        """The attributes of a page cursor of the table (or of one of its indexes)."""
+        names = (self.hash_key,) if self.range_key is None else (self.hash_key, self.range_key)
+        if index is not None:
+            names = (self.indexes[index].hash, self.indexes[index].range, *names)
+        return tuple(dict.fromkeys(names))
+
+    # -- single-item requests ---------------------------------------------------------------------
+    def get(self, *key: Any) -> Item | None:
+        """GetItem: a copy of the item, or None."""
+        item = self.items.get(tuple(key))
+        return None if item is None else clean(item)
+
+    def put(self, item: Item, cond: Condition | None = None) -> None:
+        """PutItem (replacing any item with its key) if ``cond`` holds."""
+        transact([Put(self, item, cond)])
+
+    def update(self, key: tuple[Any, ...], change: Change, cond: Condition | None = None) -> Item:
+        """UpdateItem (creating the item if absent) if ``cond`` holds; return the item after it."""
+        after = transact([Update(self, key, change, cond)])[0]
+        assert after is not None
+        return after
+
+    def delete(self, key: tuple[Any, ...], cond: Condition | None = None) -> None:
+        """DeleteItem if ``cond`` holds (deleting a missing item is fine)."""
+        transact([Delete(self, key, cond)])
+
+    # -- Query --------------------------------------------------------------------------------------
+    def query(self, hash_value: Any, *, index: str | None = None, where: Callable[[Any], bool] | None = None,
+              forward: bool = True, limit: int | None = None, start: Item | None = None,
+              filter: Condition | None = None) -> tuple[list[Item], Item | None]:
+        """One Query page: ``(items, last_evaluated_key)``.
+
+        ``where`` is the sort-key condition; ``limit`` counts items evaluated before
+        ``filter``. As in DynamoDB, a page that stops at ``limit`` (or at 1 MB)
+        returns its last key even if nothing follows.
+        """
+        if limit is not None and limit < 1:
+            raise StorageError("ValidationException: Limit must be at least 1")
+        hk, rk = (self.hash_key, self.range_key) if index is None else (
+            self.indexes[index].hash, self.indexes[index].range)
+
+        def order(item: Item) -> tuple[Any, ...]:
+            return (item[rk], self.key(item)) if rk is not None else self.key(item)
+
+        rows = sorted((i for i in self.items.values() if i.get(hk) == hash_value and (rk is None or rk in i)),
+                      key=order, reverse=not forward)
+        if where is not None and rk is not None:
+            rows = [i for i in rows if where(i[rk])]
+        if start is not None:
+            if start.get(hk) != hash_value or set(start) != set(self.key_names(index)):
+                raise StorageError("ValidationException: The provided starting key is invalid")
+            if rk is not None and where is not None and not where(start[rk]):
+                raise StorageError("ValidationException: The provided starting key does not match the range key "
+                                   "predicate")
+            mark = order(start)
+            rows = [i for i in rows if (order(i) > mark if forward else order(i) < mark)]
+        page: list[Item] = []
+        size = 0
+        for evaluated, item in enumerate(rows, 1):
+            if filter is None or filter(item):
+                page.append(clean(item))
+            size += item_size(item)
+            if (limit is not None and evaluated >= limit) or size >= PAGE_BYTES:
+                return page, {k: item[k] for k in self.key_names(index)}
+        return page, None
+
+
+@dataclass
+class Put:
+    """One put of a transaction."""
+
+    table: Table
+    item: Item
+    cond: Condition | None = None
+
+
+@dataclass
+class Update:
+    """One update of a transaction."""
+
+    table: Table
+    key: tuple[Any, ...]
+    change: Change
+    cond: Condition | None = None
+
+
+@dataclass
+class Delete:
+    """One delete of a transaction."""
+
+    table: Table
+    key: tuple[Any, ...]
+    cond: Condition | None = None
+
+
+Write = Union[Put, Update, Delete]
+
+
+def transact(ops: list[Write]) -> list[Item | None]:
+    """Apply writes all-or-nothing; return each item after its write (None: deleted).
+
+    Raises:
+        ConditionFailed: a condition did not hold (nothing changed).
+        StorageError: the request is invalid (an item over 400 KB, one item twice, ...).
+    """
+    staged: list[tuple[Table, tuple[Any, ...], Item | None]] = []
+    for op in ops:
+        key = op.table.key(op.item) if isinstance(op, Put) else tuple(op.key)
+        if any(t is op.table and k == key for t, k, _ in staged):
+            raise StorageError("ValidationException: Transaction request cannot include multiple operations "
+                               "on one item")
+        current = op.table.items.get(key)
+        after: Item | None = None
+        if isinstance(op, Put):
+            after = clean(op.item)
+            _check_size(op.table, after)
+        if op.cond is not None and not op.cond(current if current is not None else {}):
+            raise ConditionFailed(op.table.name)
+        if isinstance(op, Update):
+            draft = clean(current) if current is not None else op.table.key_item(key)
+            op.change(draft)
+            after = clean(draft)
+            if op.table.key(after) != key:
+                raise StorageError("ValidationException: an update cannot change a key attribute")
+            _check_size(op.table, after)
+        staged.append((op.table, key, after))
+    for table, key, after in staged:
+        if after is None:
+            table.items.pop(key, None)
+        else:
+            table.items[key] = after
+    return [None if after is None else clean(after) for _, _, after in staged]
+
+
+class Transactions:
+    """TransactWriteItems with client request tokens: a transaction sent again (an SDK
+    retry after a lost response) succeeds without applying twice."""
+
+    def __init__(self) -> None:
+        self.applied: OrderedDict[str, list[Item | None]] = OrderedDict()
+
+    def write(self, ops: list[Write], token: str) -> list[Item | None]:
+        """Apply ``ops`` as one transaction, unless ``token`` already applied one."""
+        if token not in self.applied:
+            self.applied[token] = transact(ops)
+            while len(self.applied) > TOKENS_KEPT:
+                self.applied.popitem(last=False)
+        return [None if i is None else clean(i) for i in self.applied[token]]
+
+
+def _check_size(table: Table, item: Item) -> None:
+    if item_size(item) > DYNAMODB_ITEM_LIMIT:
+        raise StorageError(f"ValidationException: {table.name}: Item size has exceeded the maximum allowed size")
+
+
+# -- update expressions -------------------------------------------------------------------------------
+def actions(*changes: Change) -> Change:
+    """One update expression made of several actions, applied in order."""
+    def apply(item: Item) -> None:
+        for change in changes:
+            change(item)
+    return apply
+
+
+def set_(name: str, value: Any) -> Change:
+    """SET ``name`` = ``value`` (None removes it, as a null attribute is not stored)."""
+    return lambda item: item.__setitem__(name, copy_value(value))
+
+
+def remove(name: str) -> Change:
+    """REMOVE ``name``."""
+    return lambda item: item.pop(name, None) and None
+
+
+def if_absent(name: str, value: Any) -> Change:
+    """SET ``name`` = if_not_exists(``name``, ``value``)."""
+    return lambda item: item.setdefault(name, value) and None
+
+
+def copy_from(name: str, source: str) -> Change:
+    """SET ``name`` = ``source`` (the condition must ensure ``source`` exists)."""
+    return lambda item: item.__setitem__(name, copy_value(item[source]))
+
+
+def add(name: str, value: int | float | set[Any]) -> Change:
+    """ADD ``value`` to a number, or its members to a set (a missing attribute starts empty)."""
+    def apply(item: Item) -> None:
+        if isinstance(value, set):
+            item[name] = set(item.get(name) or ()) | value
+        else:
+            item[name] = item.get(name, 0) + value
+    return apply
+
+
+def delete(name: str, members: set[Any]) -> Change:
+    """DELETE ``members`` from a set (the attribute goes when the set is empty)."""
+    return lambda item: item.__setitem__(name, set(item.get(name) or ()) - members)
+
+
+def _map(item: Item, name: str) -> dict[str, Any]:
+    value = item.get(name)
+    if not isinstance(value, dict):
+        raise StorageError("ValidationException: The document path provided in the update expression is "
+                           "invalid for update")
+    return value
+
+
+def set_in(name: str, key: str, value: Any) -> Change:
+    """SET ``name.key`` = ``value`` (the map must exist)."""
+    return lambda item: _map(item, name).__setitem__(key, copy_value(value))
+
+
+def remove_in(name: str, key: str) -> Change:
+    """REMOVE ``name.key`` (the map must exist)."""
+    return lambda item: _map(item, name).pop(key, None) and None
+
+
+def absent(name: str) -> Condition:
+    """attribute_not_exists(``name``)."""
+    return lambda item: name not in item
+
+
+def present(name: str) -> Condition:
+    """attribute_exists(``name``)."""
+    return lambda item: name in item

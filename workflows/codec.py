@@ -22,7 +22,14 @@ def _default(value: Any) -> Any:
     if isinstance(value, date):
         return {_TAG: "date", "v": value.isoformat()}
     if isinstance(value, timedelta):
-        return {_TAG: "timedelta", "v": value.total_seconds()}
+        seconds = value.total_seconds()
+        try:
+            if timedelta(seconds=seconds) == value:
+                return {_TAG: "timedelta", "v": seconds}
+        except OverflowError:  # rounded past timedelta.max
+            pass
+        # over about 285 years a float of seconds loses microseconds
+        return {_TAG: "timedelta", "v": [value.days, value.seconds, value.microseconds]}
     dump = getattr(value, "model_dump", None)
     if callable(dump) and hasattr(type(value), "model_fields"):
         return dump(mode="json")
@@ -35,13 +42,18 @@ def _hook(obj: dict[str, Any]) -> Any:
     kind = obj.get(_TAG)
     if kind is None or len(obj) != 2 or "v" not in obj:
         return obj
+    value = obj["v"]
     try:
         if kind == "datetime":
-            return datetime.fromisoformat(obj["v"])
+            return datetime.fromisoformat(value)
         if kind == "date":
-            return date.fromisoformat(obj["v"])
+            return date.fromisoformat(value)
         if kind == "timedelta":
-            return timedelta(seconds=float(obj["v"]))
+            if isinstance(value, list):
+                if len(value) == 3 and all(type(part) is int for part in value):
+                    return timedelta(days=value[0], seconds=value[1], microseconds=value[2])
+                return obj
+            return timedelta(seconds=float(value))
     except (TypeError, ValueError, OverflowError):
         return obj
     return obj

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import sys
 from typing import Any, Callable, Sequence
 
@@ -43,6 +44,54 @@ def _int_in(low: int, high: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be in {low}..{high}, got {value}")
         return value
     return parse
+
+
+class UsageError(Exception):
+    """A bad command-line value found by a command: ``main`` prints it as one line and exits 2."""
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 24 else text[:24] + "..."
+
+
+def _json_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits())
+        digits = len(text.lstrip("-"))
+        raise ValueError(f"an integer of {digits} digits is over the limit of {sys.get_int_max_str_digits()}") from None
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {_clip(text)} is out of range")
+    return value
+
+
+def _json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON data")
+
+
+def parse_json_option(option: str, text: str, kind: type[list[Any]] | type[dict[str, Any]] | None = None) -> Any:
+    """Parse the JSON value of a command-line option (``--args``, ``--kwargs``, ``--data``).
+
+    Refuses, before anything is imported or stored, text that is not JSON, NaN and
+    infinities, numbers out of a float's range, integers with more digits than Python
+    converts, and nesting past the recursion limit; with ``kind``, a value of another type.
+
+    Raises:
+        UsageError: a one-line message naming ``option``.
+    """
+    try:
+        value = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+    except RecursionError:
+        raise UsageError(f"{option} is not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # json.JSONDecodeError included
+        raise UsageError(f"{option} is not valid JSON: {exc}") from None
+    if kind is not None and not isinstance(value, kind):
+        raise UsageError(f"{option} must be a JSON {'list' if kind is list else 'object'}")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -182,14 +231,8 @@ def cmd_runs_events(args: argparse.Namespace) -> int:
 def cmd_runs_start(args: argparse.Namespace) -> int:
     from .client import start
 
-    try:
-        positional, keywords = json.loads(args.args), json.loads(args.kwargs)
-    except json.JSONDecodeError as exc:
-        print(f"error: --args/--kwargs must be JSON: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if not isinstance(positional, list) or not isinstance(keywords, dict):
-        print("error: --args must be a JSON list and --kwargs a JSON object", file=sys.stderr)
-        return EXIT_USAGE
+    positional = parse_json_option("--args", args.args, list)
+    keywords = parse_json_option("--kwargs", args.kwargs, dict)
     _imports()
     run = start(args.workflow, *positional, idempotency_key=args.key, **keywords)
     print(run.run_id)
@@ -204,18 +247,10 @@ def cmd_runs_cancel(args: argparse.Namespace) -> int:
     return 0
 
 
-def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON data")
-
-
 def cmd_hooks_resume(args: argparse.Namespace) -> int:
     from .client import resume_hook
 
-    try:
-        payload = json.loads(args.data, parse_constant=_not_json)
-    except ValueError as exc:
-        print(f"error: --data is not valid JSON: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    payload = parse_json_option("--data", args.data)
     _imports()
     run = resume_hook(args.token, payload)
     print(f"hook resumed; run {run.run_id}")
@@ -319,6 +354,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except WorkflowError as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_ERROR

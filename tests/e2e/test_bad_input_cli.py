@@ -34,6 +34,10 @@ ROOT = Path(__file__).resolve().parents[2]
 GHOST = f"ghost-{uuid.uuid4().hex}"
 SMALL_LIMIT = {"WORKFLOWS_MAX_PAYLOAD_BYTES": "1000"}
 BAD_IMPORTS = {"WORKFLOWS_IMPORTS": "no_such_module"}
+HUGE_INT = "1" * 5000  # over Python's 4300-digit limit on converting text to int
+DEEP = "[" * 50_000 + "]" * 50_000  # past the recursion limit, and under Linux's 128 KB limit on one argument
+DEEP_OBJECT = '{"a":' * 20_000 + "1" + "}" * 20_000
+PAST_CODEC = "[" * 600 + "]" * 600  # JSON parses it; the codec refuses more than 500 levels
 
 
 @dataclass(frozen=True)
@@ -64,13 +68,35 @@ CASES = [
     case("runs-list-limit-zero", "runs", "list", "--limit", "0", code=USAGE, stderr="--limit: must be in 1..1000"),
     case("runs-list-limit-word", "runs", "list", "--limit", "ten", code=USAGE, stderr="not an integer: 'ten'"),
     case("runs-start-args-not-json", "runs", "start", "scheduled_tick", "--args", "[oops", code=USAGE,
-         stderr="--args/--kwargs must be JSON"),
+         stderr="--args is not valid JSON"),
     case("runs-start-args-not-a-list", "runs", "start", "scheduled_tick", "--args", "{}", code=USAGE,
          stderr="--args must be a JSON list"),
+    case("runs-start-kwargs-not-an-object", "runs", "start", "scheduled_tick", "--kwargs", "[]", code=USAGE,
+         stderr="--kwargs must be a JSON object"),
+    case("runs-start-args-nan", "runs", "start", "scheduled_tick", "--args", "[NaN]", code=USAGE,
+         stderr="--args is not valid JSON: NaN is not JSON data"),
+    case("runs-start-args-huge-int", "runs", "start", "scheduled_tick", "--args", f"[{HUGE_INT}]", code=USAGE,
+         stderr="--args is not valid JSON: an integer of 5000 digits is over the limit of 4300"),
+    case("runs-start-kwargs-huge-int", "runs", "start", "scheduled_tick", "--kwargs", f'{{"n": {HUGE_INT}}}',
+         code=USAGE, stderr="--kwargs is not valid JSON: an integer of 5000 digits"),
+    case("runs-start-args-overflowing-number", "runs", "start", "scheduled_tick", "--args", "[1e400]", code=USAGE,
+         stderr="--args is not valid JSON: the number 1e400 is out of range"),
+    case("runs-start-args-deep", "runs", "start", "scheduled_tick", "--args", DEEP, code=USAGE,
+         stderr="--args is not valid JSON: nested too deeply"),
+    case("runs-start-kwargs-deep", "runs", "start", "scheduled_tick", "--kwargs", DEEP_OBJECT, code=USAGE,
+         stderr="--kwargs is not valid JSON: nested too deeply"),
     case("hooks-resume-bad-json", "hooks", "resume", "{token}", "--data", "{bad", code=USAGE,
          stderr="--data is not valid JSON"),
     case("hooks-resume-nan", "hooks", "resume", "{token}", "--data", "NaN", code=USAGE,
          stderr="NaN is not JSON data"),
+    case("hooks-resume-huge-int", "hooks", "resume", "{token}", "--data", HUGE_INT, code=USAGE,
+         stderr="--data is not valid JSON: an integer of 5000 digits is over the limit of 4300"),
+    case("hooks-resume-overflowing-number", "hooks", "resume", "{token}", "--data", "1e400", code=USAGE,
+         stderr="--data is not valid JSON: the number 1e400 is out of range"),
+    case("hooks-resume-deep", "hooks", "resume", "{token}", "--data", DEEP, code=USAGE,
+         stderr="--data is not valid JSON: nested too deeply"),
+    case("hooks-resume-deep-object", "hooks", "resume", "{token}", "--data", DEEP_OBJECT, code=USAGE,
+         stderr="--data is not valid JSON: nested too deeply"),
     case("hooks-list-no-run", "hooks", "list", code=USAGE, stderr="--run"),
     case("dlq-list-limit-zero", "dlq", "list", "--limit", "0", code=USAGE, stderr="--limit: must be in 1..1000"),
     case("dlq-purge-extra-argument", "dlq", "purge", "everything", code=USAGE,
@@ -100,7 +126,8 @@ CASES = [
     case("runs-cancel-unknown", "runs", "cancel", GHOST, stderr=f"RunNotFound: no run with id '{GHOST}'"),
     case("runs-start-unknown-workflow", "runs", "start", "no_such_workflow",
          stderr="UnknownWorkflow: unknown workflow 'no_such_workflow'"),
-    case("runs-start-args-nan", "runs", "start", "scheduled_tick", "--args", "[NaN]", stderr="not JSON data"),
+    case("runs-start-args-past-codec-depth", "runs", "start", "scheduled_tick", "--args", f"[{PAST_CODEC}]",
+         stderr="SerializationError: arguments of workflow 'scheduled_tick' is nested too deeply"),
     case("runs-start-oversize", "runs", "start", "scheduled_tick", "--args", json.dumps(["x" * 2000]),
          env=SMALL_LIMIT, stderr="PayloadTooLarge"),
     case("runs-start-empty-key", "runs", "start", "scheduled_tick", "--args", '["t"]', "--key", "",
@@ -116,6 +143,8 @@ CASES = [
     case("hooks-resume-run-ended", "hooks", "resume", "{closed}", stderr="HookClosed"),
     case("hooks-resume-oversize", "hooks", "resume", "{token}", "--data", json.dumps("x" * 2000), env=SMALL_LIMIT,
          stderr="PayloadTooLarge: hook payload is 2002 bytes, over the limit of 1000 bytes"),
+    case("hooks-resume-past-codec-depth", "hooks", "resume", "{token}", "--data", PAST_CODEC,
+         stderr="SerializationError: hook payload is nested too deeply"),
     case("hooks-resume-bad-imports", "hooks", "resume", "{token}", env=BAD_IMPORTS,
          stderr="ConfigurationError: cannot import 'no_such_module' (named in WORKFLOWS_IMPORTS)"),
     case("hooks-list-unknown-run", "hooks", "list", "--run", GHOST, stderr="RunNotFound"),

@@ -99,6 +99,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         fire_time = NumberAttribute(null=True)
         queue = UnicodeAttribute(null=True)
         req = UnicodeAttribute(null=True)  # id of the last request that decided something (see base.new_request)
+        owner = UnicodeAttribute(null=True)  # the resume running inline steps (see claim_run)
         by_status = RunsByStatus()
         by_workflow = RunsByWorkflow()
         by_lease = RunsByLease()

@@ -172,7 +172,8 @@ class RunStore(StoreBase):
             Run.cancel_requested == False)  # noqa: E712 - a DynamoDB condition, not a Python test
         req = new_request()
         actions = [Run.status.set("running"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
-                   Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now()), Run.req.set(req)]
+                   Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now()), Run.req.set(req),
+                   Run.owner.remove()]
         return self.conditional("advance run", lambda: Run(run_id).update(actions=actions, condition=cond),
                                 own=lambda: self._applied(run_id, req))
 
@@ -185,7 +186,7 @@ class RunStore(StoreBase):
         Run = self.m.Run
         cond = (Run.wake_seq == seen_wake) & Run.status.is_in(*LIVE_STATUSES) & (Run.cursor <= pos)
         actions = [Run.status.set("suspended"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
-                   Run.lease_expires_at.remove(), Run.updated_at.set(self.now())]
+                   Run.lease_expires_at.remove(), Run.owner.remove(), Run.updated_at.set(self.now())]
         def build(tx: Any) -> None:
             tx.update(Run(run_id), actions=actions, condition=cond)
             for timer in timers:
@@ -210,6 +211,28 @@ class RunStore(StoreBase):
         ok = self.conditional("wake run", lambda: item.update(
             actions=actions, condition=Run.status.is_in(*LIVE_STATUSES)))
         return _run_record(item) if ok else None
+
+    def claim_run(self, run_id: str, pos: int, owner: str) -> bool:
+        """Make resume ``owner`` the one executor of a run's inline steps from op ``pos`` on.
+
+        Condition: the run is live, not cancel-requested, at most at ``pos``, and no other
+        resume holds it with a live lease. Suspending, dispatching or ending releases it.
+        A retry of this very request (its response lost) returns True.
+        """
+        Run, now = self.m.Run, self.now()
+        free = Run.owner.does_not_exist() | (Run.owner == owner) | (Run.lease_expires_at < now)
+        cond = (Run.cursor <= pos) & Run.status.is_in(*LIVE_STATUSES) & (Run.cancel_requested == False) & free  # noqa: E712
+        actions = [Run.status.set("running"), Run.cursor.set(pos), Run.owner.set(owner),
+                   Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(now)]
+        return self.conditional("claim run", lambda: Run(run_id).update(actions=actions, condition=cond),
+                                own=lambda: self._owned_by(run_id, owner))
+
+    def _owned_by(self, run_id: str, owner: str) -> bool:
+        try:
+            with self.errors("read run"):
+                return self.m.Run.get(run_id, consistent_read=True).owner == owner  # type: ignore[no-any-return]
+        except DoesNotExist:
+            return False
 
     def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
         """Extend the lease of a live run whose op ``pos`` (None: an inline op) still runs."""

@@ -10,6 +10,7 @@ import time
 from typing import Any, Iterator
 
 from . import codec
+from .core.engine import Engine
 from .core.hooks import refusal
 from .core.records import EventRecord, Page, RunRecord, RunStatus
 from .core.waits import hash_token
@@ -246,7 +247,11 @@ def cancel(run_id: str) -> None:
     Raises:
         RunNotFound: no run has this id.
     """
-    engine = get_engine()
+    cancel_run(get_engine(), run_id)
+
+
+def cancel_run(engine: Engine, run_id: str) -> None:
+    """:func:`cancel` on a given engine."""
     run = engine.store.get_run(_check_text(run_id, "run_id"))
     if not run.is_terminal:
         engine.request_cancel(run_id)
@@ -260,7 +265,11 @@ def send_signal(run_id: str, name: str, payload: Any = None) -> None:
         RunEnded: the run has ended.
         SerializationError / PayloadTooLarge: the payload is not acceptable JSON data.
     """
-    engine = get_engine()
+    signal_run(get_engine(), run_id, name, payload)
+
+
+def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> None:
+    """:func:`send_signal` on a given engine."""
     _check_text(name, "signal name", 256)
     data = codec.dumps(payload, what=f"payload of signal {name!r}", limit=engine.settings.max_payload_bytes)
     run = engine.store.get_run(_check_text(run_id, "run_id"))
@@ -279,13 +288,17 @@ def resume_hook(token: str, payload: Any = None) -> RunHandle:
         HookPayloadInvalid: the payload does not match the hook's schema (the hook stays pending).
         SerializationError / PayloadTooLarge: the payload is not acceptable JSON data.
     """
-    engine = get_engine()
+    return resume_hook_on(get_engine(), token, payload)
+
+
+def resume_hook_on(engine: Engine, token: str, payload: Any = None) -> RunHandle:
+    """:func:`resume_hook` on a given engine."""
     if not isinstance(token, str) or not token or len(token) > 256:
         raise HookNotFound()
     data = codec.dumps(payload, what="hook payload", limit=engine.settings.max_payload_bytes)
     token_hash = hash_token(token)
     hook = engine.store.get_hook(token_hash)
-    refused = refusal(hook, time.time())
+    refused = refusal(hook, engine.now())
     if refused is not None or hook is None:
         raise refused or HookNotFound()
     if engine.store.get_run(hook.run_id).is_terminal:

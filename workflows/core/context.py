@@ -9,6 +9,7 @@ dispatch and suspend, by raising :class:`Suspend` with an action.
 from __future__ import annotations
 
 import contextvars
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,8 @@ class WorkflowContext:
         self.consumed_signals: set[str] = set()
         self.children: list[str] = []
         self.has_hooks = False
+        self.resume_id = uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
+        self.owns_run = False
 
     # -- bookkeeping --------------------------------------------------------------------
     def activate(self) -> contextvars.Token[WorkflowContext | None]:

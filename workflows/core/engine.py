@@ -165,6 +165,12 @@ class Engine:
         waiting = {"kind": OpKind.STEP.value, "name": step.name}
         if due is not None and self.now() < due:
             raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)]))
+        if not ctx.owns_run:
+            # One executor per run: a concurrent resume of this run (two wakes, a duplicate
+            # message) must not run the same inline step; dispatched steps have advance_run.
+            if not self.store.claim_run(ctx.run.run_id, pos, ctx.resume_id):
+                raise StaleHistory(pos)  # another resume holds the run: re-read, replay, or leave it
+            ctx.owns_run = True
         attempt = ctx.history.attempts.get(pos, 0) + 1
         outcome = run_attempt(self, step, args_json, attempt, ctx.run.run_id, pos)
         if outcome.retry_in is None:

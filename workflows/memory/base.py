@@ -9,6 +9,7 @@ import json
 import math
 import threading
 import time
+import uuid
 import zlib
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -65,6 +66,11 @@ def decode_cursor(cursor: str | None, keys: frozenset[str], numbers: frozenset[s
 
 
 
+def new_request() -> str:
+    """A fresh request id, stored with a write so a retry of that request is recognised."""
+    return uuid.uuid4().hex
+
+
 class MemoryBase:
     """Settings, clock and the request methods every part of the in-memory store uses."""
 
@@ -96,13 +102,18 @@ class MemoryBase:
         interceptor = self.interceptor
         return atomic() if interceptor is None else interceptor(name, atomic)
 
-    def _write(self, name: str, apply: Callable[[], Any]) -> bool:
-        """One conditional write; False if its condition did not hold."""
+    def _write(self, name: str, apply: Callable[[], Any], *, own: Callable[[], bool] | None = None) -> bool:
+        """One conditional write; False if its condition did not hold (unless ``own`` says the
+        item shows this very request applied: a lost response the SDK retried)."""
         try:
             self._request(name, apply)
         except ConditionFailed:
-            return False
+            return own is not None and own()
         return True
+
+    def _carries(self, name: str, table: Table, key: tuple[Any, ...], req: str) -> Callable[[], bool]:
+        """A check that the item at ``key`` carries request id ``req`` (one GetItem)."""
+        return lambda: (self._request(name, lambda: table.get(*key)) or {}).get("req") == req
 
     def _update(self, name: str, table: Table, key: tuple[Any, ...], change: Any, cond: Any) -> Item | None:
         """One conditional update; the item after it, or None if the condition did not hold."""
@@ -111,10 +122,10 @@ class MemoryBase:
         except ConditionFailed:
             return None
 
-    def _transact(self, name: str, ops: list[Write]) -> bool:
+    def _transact(self, name: str, ops: list[Write], *, own: Callable[[], bool] | None = None) -> bool:
         """One transaction (with its client request token); False if a condition did not hold."""
         token = f"tx-{next(self._tokens)}"
-        return self._write(name, lambda: self._transactions.write(ops, token))
+        return self._write(name, lambda: self._transactions.write(ops, token), own=own)
 
     def _pages(self, name: str, table: Table, hash_value: Any, **query: Any) -> Iterator[Item]:
         """The items of a Query, one request per page, fetched as they are consumed."""

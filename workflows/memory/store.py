@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import time
@@ -22,9 +23,9 @@ from ..core.records import (
     TimerRecord,
     event_seq,
 )
-from ..errors import HookExpired, RunNotFound, StorageError
+from ..errors import HookClosed, HookExpired, RunNotFound, StorageError
 from ..settings import Settings
-from .base import decode_cursor, encode_cursor, shard_of, to_json
+from .base import decode_cursor, encode_cursor, new_request, shard_of, to_json
 from .schedules import ScheduleTables
 from .tables import (
     Index,
@@ -132,7 +133,7 @@ class MemoryStore(ScheduleTables):
 
     def __init__(self, settings: Settings, clock: Callable[[], float] | Any = time.time) -> None:
         super().__init__(settings, clock)
-        self._signal_ns = 0
+        self._signal_serial = itertools.count(1)  # shared by every view of these tables
         self.runs = Table("runs", "run_id", indexes={
             "by_status": Index("status", "created_at"), "by_workflow": Index("workflow", "created_at"),
             "by_lease": Index("lease_shard", "lease_expires_at")})
@@ -163,28 +164,35 @@ class MemoryStore(ScheduleTables):
             ``(run_id, created)``: the existing run's id and False for a known key or id.
         """
         check_item_size({"args": run.args})
-        now = self.now()
-        item = {"run_id": run.run_id, "workflow": run.workflow, "status": "pending",
-                "created_at": run.created_at or now, "updated_at": now, "args": run.args, "cursor": -1,
-                "wake_seq": 0, "recoveries": 0, "cancel_requested": False,
-                "lease_shard": shard_of(run.run_id, LEASE_SHARDS), "lease_expires_at": self.lease_until(),
-                "deadline": run.deadline, "idempotency_key": run.idempotency_key,
-                "parent_run_id": run.parent_run_id, "parent_pos": run.parent_pos,
-                "continued_from": run.continued_from, "schedule_id": run.schedule_id, "fire_time": run.fire_time}
+        item = self._run_item(run)
+        now, req = item["updated_at"], item["req"]
+        own = self._carries("read run", self.runs, (run.run_id,), req)
         if run.idempotency_key is None and not timers:
-            return run.run_id, self._write("create run", lambda: self.runs.put(item, absent("run_id")))
+            return run.run_id, self._write("create run", lambda: self.runs.put(item, absent("run_id")), own=own)
         ops: list[Write] = [Put(self.runs, item, absent("run_id"))]
         if run.idempotency_key is not None:
             guard = {"key": run.idempotency_key, "run_id": run.run_id, "created_at": now}
             ops.append(Put(self.guards, guard, absent("key")))
         ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
-        if self._transact("create run", ops):
+        if self._transact("create run", ops, own=own):
             return run.run_id, True
         if run.idempotency_key is not None:
             existing = self.run_for_key(run.idempotency_key)
             if existing is not None:
                 return existing, False
         return run.run_id, False
+
+    def _run_item(self, run: RunRecord) -> Item:
+        """The item of a new run: pending, leased (so a lost start is recovered)."""
+        now = self.now()
+        return {"run_id": run.run_id, "workflow": run.workflow, "status": "pending",
+                "created_at": run.created_at or now, "updated_at": now, "args": run.args, "cursor": -1,
+                "wake_seq": 0, "recoveries": 0, "cancel_requested": False,
+                "lease_shard": shard_of(run.run_id, LEASE_SHARDS), "lease_expires_at": self.lease_until(),
+                "deadline": run.deadline, "idempotency_key": run.idempotency_key,
+                "parent_run_id": run.parent_run_id, "parent_pos": run.parent_pos,
+                "continued_from": run.continued_from, "schedule_id": run.schedule_id, "fire_time": run.fire_time,
+                "req": new_request()}
 
     def run_for_key(self, key: str) -> str | None:
         """The run id an idempotency key maps to, if any."""
@@ -236,9 +244,12 @@ class MemoryStore(ScheduleTables):
             return (cursor is not None and (cursor <= pos if recovering else cursor < pos) and _live(item)
                     and item.get("cancel_requested") is False)
 
+        req = new_request()
         change = actions(set_("status", "running"), set_("cursor", pos), set_("waiting", to_json(waiting)),
-                         set_("lease_expires_at", self.lease_until()), set_("updated_at", self.now()))
-        return self._write("advance run", lambda: self.runs.update((run_id,), change, cond))
+                         set_("lease_expires_at", self.lease_until()), set_("updated_at", self.now()), set_("req", req),
+                         remove("owner"))
+        return self._write("advance run", lambda: self.runs.update((run_id,), change, cond),
+                           own=self._carries("read run", self.runs, (run_id,), req))
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
                     timers: list[TimerRecord] = ()) -> bool:  # type: ignore[assignment]
@@ -250,7 +261,7 @@ class MemoryStore(ScheduleTables):
             return item.get("wake_seq") == seen_wake and _live(item) and item.get("cursor", math.inf) <= pos
 
         change = actions(set_("status", "suspended"), set_("cursor", pos), set_("waiting", to_json(waiting)),
-                         remove("lease_expires_at"), set_("updated_at", self.now()))
+                         remove("lease_expires_at"), remove("owner"), set_("updated_at", self.now()))
         ops: list[Write] = [Update(self.runs, (run_id,), change, cond)]
         ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
         return self._transact("suspend run", ops)
@@ -260,11 +271,28 @@ class MemoryStore(ScheduleTables):
 
         Returns the run after the update, or None if it does not exist or has ended.
         """
-        change = actions(add("wake_seq", 1),
-                         if_absent("lease_expires_at", self.lease_until(min(self.settings.lease_seconds, 30.0))),
-                         *([set_("cancel_requested", True)] if cancel else []))
+        change = actions(self._wake_change(), *([set_("cancel_requested", True)] if cancel else []))
         after = self._update("wake run", self.runs, (run_id,), change, _live)
         return None if after is None else _run_record(after)
+
+    def claim_run(self, run_id: str, pos: int, owner: str) -> bool:
+        """Make resume ``owner`` the one executor of the run's inline steps from ``pos`` on."""
+        now = self.now()
+
+        def cond(item: Item) -> bool:
+            free = item.get("owner") in (None, owner) or item.get("lease_expires_at", math.inf) < now
+            return (item.get("cursor", math.inf) <= pos and _live(item) and item.get("cancel_requested") is False
+                    and free)
+
+        change = actions(set_("status", "running"), set_("cursor", pos), set_("owner", owner),
+                         set_("lease_expires_at", self.lease_until()), set_("updated_at", now))
+        own = lambda: (self._request("read run", lambda: self.runs.get(run_id)) or {}).get("owner") == owner  # noqa: E731
+        return self._write("claim run", lambda: self.runs.update((run_id,), change, cond), own=own)
+
+    def _wake_change(self) -> Any:
+        """``ADD wake_seq 1`` and a short lease if the run has none."""
+        return actions(add("wake_seq", 1),
+                       if_absent("lease_expires_at", self.lease_until(min(self.settings.lease_seconds, 30.0))))
 
     def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
         """Extend the lease of a live run (whose cursor is ``pos``, if given)."""
@@ -275,21 +303,52 @@ class MemoryStore(ScheduleTables):
         return self._write("renew lease", lambda: self.runs.update((run_id,), change, cond))
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
-                   continued_to: str | None = None) -> RunRecord | None:
-        """End a live run; exactly one caller wins. Returns the ended run, or None."""
+                   continued_to: str | None = None, wake: str | None = None) -> RunRecord | None:
+        """End a live run; exactly one caller wins (a retry of the winning request too).
+        ``wake``: a run woken in the same transaction, unless it has ended. Returns the
+        ended run, or None."""
+        change, req = self._end_change(status, result, error, continued_to)
+        own = self._carries("read run", self.runs, (run_id,), req)
+        if wake is not None:
+            ops: list[Write] = [Update(self.runs, (run_id,), change, _live),
+                                Update(self.runs, (wake,), self._wake_change(), _live)]
+            if self._transact("finish run", ops, own=own):
+                return self.find_run(run_id)
+            run = self.find_run(run_id)
+            if run is None or run.is_terminal:
+                return None  # it had ended (our own retried end was recognised above)
+        if not self._write("finish run", lambda: self.runs.update((run_id,), change, _live), own=own):
+            return None
+        return self.find_run(run_id)
+
+    def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ()  # type: ignore[assignment]
+                     ) -> RunRecord | None:
+        """End a live run as ``continued`` and create its successor with its timers, in one
+        transaction; None if the run had ended."""
+        check_item_size({"args": successor.args})
+        change, req = self._end_change("continued", None, None, successor.run_id)
+        ops: list[Write] = [Update(self.runs, (run_id,), change, _live),
+                            Put(self.runs, self._run_item(successor), absent("run_id"))]
+        ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
+        if self._transact("continue run", ops, own=self._carries("read run", self.runs, (run_id,), req)):
+            return self.find_run(run_id)
+        return None
+
+    def _end_change(self, status: str, result: str | None, error: str | None,
+                    continued_to: str | None) -> tuple[Any, str]:
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
         check_item_size({"result": result, "error": error})
-        now = self.now()
-        changes = [set_("status", status), set_("ended_at", now), set_("updated_at", now), remove("lease_expires_at")]
+        now, req = self.now(), new_request()
+        changes = [set_("status", status), set_("ended_at", now), set_("updated_at", now), remove("lease_expires_at"),
+                   set_("req", req)]
         if result is not None:
             changes.append(set_("result", result))
         if error is not None:
             changes.append(set_("error", error[:4000]))
         if continued_to is not None:
             changes.append(set_("continued_to", continued_to))
-        after = self._update("finish run", self.runs, (run_id,), actions(*changes), _live)
-        return None if after is None else _run_record(after)
+        return actions(*changes), req
 
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Live runs whose lease has expired (the sparse lease index, shard by shard)."""
@@ -309,15 +368,20 @@ class MemoryStore(ScheduleTables):
         def cond(item: Item) -> bool:
             return "lease_expires_at" in item and item["lease_expires_at"] < now and _live(item)
 
+        req = new_request()
         after = self._update("claim recovery", self.runs, (run_id,),
-                             actions(add("recoveries", 1), set_("lease_expires_at", lease)), cond)
-        return None if after is None else _run_record(after)
+                             actions(add("recoveries", 1), set_("lease_expires_at", lease), set_("req", req)), cond)
+        if after is None:
+            run = self.find_run(run_id)  # a retry of our own claim (its response lost) still wins
+            return run if run is not None and self._carries("read run", self.runs, (run_id,), req)() else None
+        return _run_record(after)
 
     # -- history --------------------------------------------------------------------------------------
     def record_event(self, event: EventRecord) -> bool:
         """Append a record unless its key is taken; True if this call wrote it."""
-        item = self._event_item(event)
-        return self._write("record event", lambda: self.events.put(item, absent("seq")))
+        item = {**self._event_item(event), "req": new_request()}
+        return self._write("record event", lambda: self.events.put(item, absent("seq")),
+                           own=self._carries("read event", self.events, (event.run_id, event.seq), item["req"]))
 
     def record_outcome(self, run_id: str, pos: int, kind: str, status: str, *, name: str | None = None,
                        data: str | None = None, error: str | None = None, attempt: int | None = None,
@@ -411,16 +475,30 @@ class MemoryStore(ScheduleTables):
             return ("token_hash" in item and item.get("status") == "pending"
                     and ("expires_at" not in item or item["expires_at"] > now))
 
-        change = actions(set_("status", "resumed"), set_("payload", payload), set_("resumed_at", now))
-        after = self._update("resume hook", self.hooks, (token_hash,), change, cond)
-        if after is not None:
-            return _hook_record(after)
-        raise refusal(self.get_hook(token_hash), now) or HookExpired("hook expired")
+        hook = self.get_hook(token_hash)
+        refused = refusal(hook, now)
+        if refused is not None or hook is None:
+            raise refused or HookExpired("hook expired")
+        req = new_request()
+        change = actions(set_("status", "resumed"), set_("payload", payload), set_("resumed_at", now), set_("req", req))
+        ops: list[Write] = [Update(self.hooks, (token_hash,), change, cond),
+                            Update(self.runs, (hook.run_id,), self._wake_change(), _live)]
+        if self._transact("resume hook", ops, own=self._carries("read hook", self.hooks, (token_hash,), req)):
+            after = self.get_hook(token_hash)
+            assert after is not None
+            return after
+        after = self.get_hook(token_hash)
+        if after is not None and after.status == "pending" and not refusal(after, now):
+            raise HookClosed(f"the run of hook {hook.name!r} has ended")
+        raise refusal(after, now) or HookExpired("hook expired")
 
     def expire_hook(self, token_hash: str) -> bool:
         """Mark a pending hook expired; False if it was resumed or closed first."""
+        req = new_request()
+        own = self._carries("read hook", self.hooks, (token_hash,), req)
         return self._write("expire hook", lambda: self.hooks.update(
-            (token_hash,), set_("status", "expired"), lambda item: item.get("status") == "pending"))
+            (token_hash,), actions(set_("status", "expired"), set_("req", req)),
+            lambda item: item.get("status") == "pending"), own=own)
 
     def hooks_for_run(self, run_id: str) -> list[HookRecord]:
         """A run's hooks in op order (index Query, then BatchGet)."""
@@ -439,16 +517,15 @@ class MemoryStore(ScheduleTables):
         return closed
 
     # -- signals --------------------------------------------------------------------------------------
-    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord:
-        """Store a signal after every earlier one of its name (keys strictly increase)."""
+    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord | None:
+        """Store a signal after every earlier one of its name and wake its run, in one
+        transaction; None (nothing stored) if the run has ended or does not exist."""
         check_item_size({"payload": payload})
-        with self._lock:
-            self._signal_ns = max(int(self.now() * 1e9), self._signal_ns + 1)
-            key = f"{name}#{self._signal_ns:020d}#{self._signal_ns % 2 ** 32:08x}"
+        key = f"{name}#{int(self.now() * 1e9):020d}#{next(self._signal_serial):08x}"
         record = SignalRecord(run_id=run_id, signal_key=key, name=name, payload=payload, sent_at=self.now())
         item = {"run_id": run_id, "signal_key": key, "name": name, "payload": payload, "sent_at": record.sent_at}
-        self._request("put signal", lambda: self.signal_items.put(item))
-        return record
+        ops: list[Write] = [Put(self.signal_items, item), Update(self.runs, (run_id,), self._wake_change(), _live)]
+        return record if self._transact("put signal", ops) else None
 
     def signals(self, run_id: str, name: str) -> list[SignalRecord]:
         """The signals of ``name`` sent to a run, oldest first."""

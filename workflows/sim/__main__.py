@@ -1,0 +1,7 @@
+"""``python -m workflows.sim``."""
+
+import sys
+
+from .runner import main
+
+sys.exit(main())

@@ -1,0 +1,53 @@
+"""An SQS-like broker: messages become invisible when received, visible again after the
+visibility timeout unless deleted; duplicates and delays are faults the scheduler adds."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Union
+
+from ..core.records import ResumeMessage, StepMessage
+
+Message = Union[StepMessage, ResumeMessage]
+
+
+@dataclasses.dataclass
+class Envelope:
+    """A queued message and its SQS bookkeeping."""
+
+    id: int
+    body: Message
+    visible_at: float
+    receives: int = 0
+
+    @property
+    def run_id(self) -> str:
+        return self.body.run_id
+
+
+class Broker:
+    """One queue for everything (every simulated worker consumes every queue)."""
+
+    def __init__(self, visibility_timeout: float) -> None:
+        self.visibility_timeout = visibility_timeout
+        self.messages: dict[int, Envelope] = {}
+        self._ids = itertools.count(1)
+
+    def send(self, body: Message, now: float, delay: float = 0.0) -> Envelope:
+        envelope = Envelope(next(self._ids), body, now + delay)
+        self.messages[envelope.id] = envelope
+        return envelope
+
+    def visible(self, now: float) -> list[Envelope]:
+        return [e for e in self.messages.values() if e.visible_at <= now]
+
+    def receive(self, envelope: Envelope, now: float) -> None:
+        envelope.receives += 1
+        envelope.visible_at = now + self.visibility_timeout
+
+    def delete(self, envelope: Envelope) -> None:
+        self.messages.pop(envelope.id, None)
+
+    def next_visible(self) -> float | None:
+        return min((e.visible_at for e in self.messages.values()), default=None)

@@ -1,0 +1,100 @@
+"""What must hold in every scenario: liveness after every event, and at the end each run
+ended as its workflow defines, nothing written after an end, no unexplained re-execution."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..core.records import TERMINAL, OpKind, RunRecord, RunStatus
+
+if TYPE_CHECKING:
+    from .world import World
+
+
+def _run(world: World, run_id: str) -> dict[str, Any] | None:
+    return world.store.runs.items.get((run_id,))
+
+
+def _final_run(world: World, run_id: str) -> dict[str, Any] | None:
+    run = _run(world, run_id)
+    while run is not None and run["status"] == RunStatus.CONTINUED and run.get("continued_to"):
+        run = _run(world, run["continued_to"])
+    return run
+
+
+def _history(world: World, run_id: str) -> list[dict[str, Any]]:
+    return [item for key, item in world.store.events.items.items() if key[0] == run_id]
+
+
+def _waiting_is_legitimate(world: World, run: dict[str, Any]) -> bool:
+    """A suspended run with no lease, timer or message may only wait for what has not happened."""
+    waiting = json.loads(run["waiting"]) if isinstance(run.get("waiting"), str) else (run.get("waiting") or {})
+    kind = waiting.get("kind")
+    if kind == OpKind.HOOK_WAIT:
+        hook = world.store.hooks.items.get((waiting.get("hook"),))
+        return hook is not None and hook["status"] == "pending"
+    if kind == OpKind.SIGNAL:
+        name = waiting.get("name")
+        sent = sum(1 for key, s in world.store.signal_items.items.items()
+                   if key[0] == run["run_id"] and s.get("name") == name)
+        taken = sum(1 for e in _history(world, run["run_id"])
+                    if e["kind"] == OpKind.SIGNAL and e.get("name") == name and e["status"] == "received")
+        return sent <= taken
+    if kind == OpKind.CHILD_RESULT:
+        child = _final_run(world, waiting.get("child", ""))
+        return child is not None and child["status"] not in TERMINAL
+    return False
+
+
+def check_liveness(world: World) -> None:
+    """Every live run has a lease, a due timer, a message, or waits for what has not happened."""
+    timers = {t["run_id"] for t in world.store.timers.items.values()}
+    messages = {e.run_id for e in world.broker.messages.values()}
+    for (run_id,), run in list(world.store.runs.items.items()):
+        if run["status"] in TERMINAL:
+            count = len(_history(world, run_id))
+            seen = world.ended_history.setdefault(run_id, count)
+            if count != seen:
+                world.violations.append(f"run {run_id} got history records after its end ({seen} -> {count})")
+            continue
+        if run.get("lease_expires_at") is not None or run_id in timers or run_id in messages:
+            continue
+        if run["status"] == RunStatus.SUSPENDED and _waiting_is_legitimate(world, run):
+            continue
+        world.violations.append(f"run {run_id} is stranded: {run['status']}, waiting {run.get('waiting')}, "
+                                "no lease, no timer, no message")
+
+
+def check_ends(world: World) -> None:
+    """Each run ended as its workflow defines; re-executions are explained by faults."""
+    for instance in world.instances:
+        run = _final_run(world, instance.run_id)
+        assert run is not None
+        value = None if run.get("result") is None else json.loads(run["result"])
+        allowed = instance.workload.ends(instance.args)
+        if instance.cancelled:
+            allowed = [*allowed, (RunStatus.CANCELLED.value, None)]
+        if (run["status"], _freeze(value)) not in {(s, _freeze(v)) for s, v in allowed}:
+            world.violations.append(f"run {instance.run_id} ({instance.workload.name}{instance.args}) ended "
+                                    f"{run['status']} with {value!r} {run.get('error') or ''}; expected one of "
+                                    f"{sorted(map(str, allowed))}")
+    extra: dict[str, int] = {}
+    for key, count in world.executions.items():
+        if count > 1:
+            extra[key[0]] = extra.get(key[0], 0) + count - 1
+    for run_id, repeats in extra.items():
+        record = _run(world, run_id) or {}
+        explained = world.excuses.get(run_id, 0) + int(record.get("recoveries") or 0)
+        if repeats > explained:
+            world.violations.append(f"run {run_id}: steps ran {repeats} extra time(s), explained by {explained} "
+                                    "crash(es), redeliveries and recoveries")
+
+
+def final_record(world: World, run_id: str) -> RunRecord:
+    """The last run of a continue-as-new chain, as the engine sees it."""
+    return world.store.get_run((_final_run(world, run_id) or {"run_id": run_id})["run_id"])
+
+
+def _freeze(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)

@@ -1,0 +1,185 @@
+"""The simulator's workload catalogue: one workflow per op kind, with the ends it may reach.
+
+Steps count their executions through :data:`observer` (set by the simulator), keyed by
+(run, op position, attempt, label), so the invariants can tell a repeated execution.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any, Callable
+
+from ..core.ops import continue_as_new, hook, parallel, sleep, wait_for_signal
+from ..core.steps import current_step
+from ..decorators import step, workflow
+from ..errors import StepFailed, WaitTimeout
+
+
+class Observer:
+    """What the workloads report to the simulator (no-op until a world installs itself)."""
+
+    def executed(self, label: str) -> None:
+        """A step body ran."""
+
+    def published(self, key: str, token: str) -> None:
+        """A workflow handed out a hook token."""
+
+
+observer: Observer = Observer()
+
+
+def _ran(label: str) -> int:
+    info = current_step()
+    observer.executed(label)
+    return info.attempt if info is not None else 1
+
+
+@step
+def sim_add(a: int, b: int) -> int:
+    _ran(f"add{b}")
+    return a + b
+
+
+@step(inline=True)
+def sim_add_inline(a: int, b: int) -> int:
+    _ran(f"inline{b}")
+    return a + b
+
+
+@step(retries=3, retry_delay=5.0, backoff=1.0)
+def sim_flaky(failures: int) -> str:
+    if _ran("flaky") <= failures:
+        raise RuntimeError("flaky step failed")
+    return "recovered"
+
+
+@step(retries=2, retry_delay=3.0, backoff=1.0, inline=True)
+def sim_flaky_inline(failures: int) -> str:
+    if _ran("flaky_inline") <= failures:
+        raise RuntimeError("flaky inline step failed")
+    return "recovered"
+
+
+@step(retries=0)
+def sim_fail(i: int) -> int:
+    _ran(f"fail{i}")
+    raise RuntimeError(f"branch {i} failed")
+
+
+@step
+def sim_publish(key: str, token: str) -> None:
+    _ran("publish")
+    observer.published(key, token)
+
+
+@workflow
+def sim_steps(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total = sim_add(total, i)
+    return total
+
+
+@workflow
+def sim_inline(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total = sim_add_inline(total, i)
+    return total
+
+
+@workflow
+def sim_retries() -> list[str]:
+    try:
+        second = sim_flaky(9)  # fails more often than it retries
+    except StepFailed:
+        second = "gave up"
+    return [sim_flaky(2), sim_flaky_inline(1), second]
+
+
+@workflow
+def sim_sleep(seconds: float) -> int:
+    sleep(seconds)
+    return sim_add(1, 1)
+
+
+@workflow
+def sim_hook(key: str) -> Any:
+    approval = hook("approve", timeout=900)
+    sim_publish(key, approval.token)
+    try:
+        return approval.wait()
+    except WaitTimeout:
+        return "timed out"
+
+
+@workflow
+def sim_signal() -> Any:
+    try:
+        return wait_for_signal("go", timeout=900)
+    except WaitTimeout:
+        return "timed out"
+
+
+@workflow
+def sim_child_double(x: int) -> int:
+    return sim_add(x, x)
+
+
+@workflow
+def sim_parent(x: int) -> int:
+    return int(sim_child_double.start(x).result()) + 1
+
+
+@workflow
+def sim_fan_out(n: int) -> list[Any]:
+    calls = [sim_add.s(i, 100 + i) for i in range(n)] + [sim_fail.s(0)]
+    results = parallel(*calls, return_exceptions=True)
+    return [r if isinstance(r, int) else "failed" for r in results]
+
+
+@workflow
+def sim_fail_fast(n: int) -> str:
+    try:
+        parallel(*[sim_add.s(i, 200 + i) for i in range(n)], sim_fail.s(1))
+    except Exception as exc:  # the workflow's own handling of a failed branch
+        return type(exc).__name__
+    return "no failure"
+
+
+@workflow
+def sim_continue(n: int) -> str:
+    total = sim_add(n, 0)
+    if n > 0:
+        continue_as_new(n - 1)
+    return f"done at {total}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """A workflow, how to start it, and the ends its runs may reach."""
+
+    name: str
+    make_args: Callable[[random.Random, str], list[Any]]
+    ends: Callable[[list[Any]], list[tuple[str, Any]]]
+    needs: str | None = None  # "hook" or "signal": the client has to act
+
+
+def _ok(value: Any) -> list[tuple[str, Any]]:
+    return [("completed", value)]
+
+
+CATALOGUE = [
+    Workload("sim_steps", lambda r, k: [r.randint(1, 4)], lambda a: _ok(sum(range(a[0])))),
+    Workload("sim_inline", lambda r, k: [r.randint(1, 6)], lambda a: _ok(sum(range(a[0])))),
+    Workload("sim_retries", lambda r, k: [], lambda a: _ok(["recovered", "recovered", "gave up"])),
+    Workload("sim_sleep", lambda r, k: [r.choice([1.0, 30.0, 700.0])], lambda a: _ok(2)),
+    Workload("sim_hook", lambda r, k: [k], lambda a: _ok({"approved": a[0]}) + _ok("timed out"), needs="hook"),
+    Workload("sim_signal", lambda r, k: [], lambda a: _ok("go!") + _ok("timed out"), needs="signal"),
+    Workload("sim_parent", lambda r, k: [r.randint(1, 9)], lambda a: _ok(2 * a[0] + 1)),
+    Workload("sim_fan_out", lambda r, k: [r.randint(1, 3)],
+             lambda a: _ok([100 + 2 * i for i in range(a[0])] + ["failed"])),
+    Workload("sim_fail_fast", lambda r, k: [r.randint(0, 2)], lambda a: _ok("ParallelError")),
+    Workload("sim_continue", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
+]

@@ -1,0 +1,343 @@
+"""One simulated deployment: workers, beats and a client over the in-memory store and an
+SQS-like broker, driven event by event by a seeded scheduler."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import random
+from typing import Any, Callable
+
+from ..client import cancel_run, resume_hook_on, signal_run
+from ..core.engine import Engine
+from ..core.records import ResumeMessage, StepMessage
+from ..core.steps import current_step, execute_step, run_worker_task
+from ..core.sweeper import fire_due_timers, reconcile
+from ..errors import StorageError, Throttled, WorkflowError
+from ..memory import MemoryStore
+from ..registry import get_workflow
+from ..settings import Settings
+from . import workloads
+from .actors import Actor, Baton, Crash
+from .broker import Broker, Envelope
+from .faults import FaultPlan
+from .invariants import check_ends, check_liveness, final_record
+
+START = 1_800_000_000.0
+SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_attempts=20, in_place_seconds=10.0)
+SLOTS = 2  # concurrent tasks per worker process
+
+
+class ProcessClock:
+    """A process's view of the time: the world's, skewed."""
+
+    def __init__(self, world: World, skew: float) -> None:
+        self.world, self.skew = world, skew
+
+    def now(self) -> float:
+        return self.world.time + self.skew
+
+    def __call__(self) -> float:
+        return self.now()
+
+
+class SimTransport:
+    """The Transport port of one simulated process: sends go to the world's broker."""
+
+    def __init__(self, world: World, process: Process) -> None:
+        self.world, self.process = world, process
+
+    def send_step(self, message: StepMessage) -> None:
+        self.world.send(self.process, message)
+
+    def send_resume(self, message: ResumeMessage) -> None:
+        self.world.send(self.process, message)
+
+    def runs_here(self, step: str, queue: str | None) -> bool:
+        return self.process.kind == "worker"
+
+    def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:
+        self.world.trace.append(f"dead letter: {reason} {detail}")
+
+
+@dataclasses.dataclass
+class Process:
+    """A worker, a beat or the client: its engine is rebuilt when it restarts."""
+
+    name: str
+    kind: str
+    engine: Engine = dataclasses.field(init=False)
+    down_until: float = 0.0
+    restarts: int = 0
+
+
+@dataclasses.dataclass
+class Instance:
+    """One started workflow of the scenario and what the client does with it."""
+
+    workload: workloads.Workload
+    run_id: str
+    args: list[Any]
+    cancel_at: float | None
+    act_at: float
+    started: bool = False
+    acted: bool = False
+    cancelled: bool = False
+
+
+class World:
+    """Runs one scenario; :attr:`violations` says what went wrong, :attr:`trace` how."""
+
+    def __init__(self, seed: int, *, runs: int = 4, workers: int = 2, beats: int = 2,
+                 faults: FaultPlan | None = None, chaos_steps: int = 1500, max_steps: int = 12000) -> None:
+        self.seed, self.rng = seed, random.Random(seed)
+        self.faults = faults or FaultPlan()
+        self.chaos_steps, self.max_steps = chaos_steps, max_steps
+        self.time = START
+        self.baton = Baton()
+        self.store = MemoryStore(SETTINGS, self._now)
+        self.broker = Broker(SETTINGS.visibility_timeout)
+        self.trace: list[str] = []
+        self.violations: list[str] = []
+        self.actors: list[Actor] = []
+        self.steps = 0
+        self.executions: dict[tuple[Any, ...], int] = {}
+        self.excuses: dict[str, int] = {}
+        self.tokens: dict[str, str] = {}
+        self.ended_history: dict[str, int] = {}
+        self.processes = ([Process(f"worker{i}", "worker") for i in range(workers)]
+                          + [Process(f"beat{i}", "beat") for i in range(beats)] + [Process("client", "client")])
+        for process in self.processes:
+            self._boot(process)
+        self.instances = [self._instance(i) for i in range(runs)]
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def _now(self) -> float:
+        return self.time
+
+    def _boot(self, process: Process) -> None:
+        skew = self.rng.uniform(-self.faults.skew, self.faults.skew) if self.faults.skew else 0.0
+        clock = ProcessClock(self, skew)
+        view = copy.copy(self.store)  # the same tables, this process's clock and faults
+        view.clock = clock
+        view.interceptor = lambda name, apply: self.port(process, name, apply)
+        process.engine = Engine(view, SimTransport(self, process), SETTINGS, clock=clock)
+
+    def _instance(self, index: int) -> Instance:
+        workload = self.rng.choice(workloads.CATALOGUE)
+        key = f"s{self.seed}-{index}"
+        cancel_at = START + self.rng.uniform(0, 300) if self.rng.random() < 0.15 else None
+        return Instance(workload, f"run-{key}", workload.make_args(self.rng, key), cancel_at,
+                        START + self.rng.uniform(0, 400))
+
+    # -- ports --------------------------------------------------------------------------------------
+    @property
+    def chaos(self) -> bool:
+        return self.steps < self.chaos_steps
+
+    def port(self, process: Process, name: str, apply: Callable[[], Any]) -> Any:
+        """Every store request and message send of a process passes here: a switch point."""
+        if self.baton.actor() is None:
+            return apply()  # a thread the simulator does not schedule (a lease heartbeat): no faults
+        self.baton.pause(name)
+        fault = self.faults.draw(self.rng) if self.chaos else None
+        if fault is not None:
+            self.trace.append(f"t={self.time - START:.1f} {process.name} {name}: {fault}")
+        if fault == "crash_before":
+            self.crash(process)
+        if fault == "throttle":
+            raise Throttled(f"{name}: injected throttle")
+        if fault == "pause":
+            self.time += SETTINGS.lease_seconds * self.rng.uniform(0.5, 1.5)
+        result = apply()
+        if fault == "lost":
+            result = apply()  # the SDK's retry of a request that already applied
+        if fault == "crash_after":
+            self.crash(process)
+        return result
+
+    def send(self, process: Process, message: StepMessage | ResumeMessage) -> None:
+        sends = [0]
+
+        def apply() -> None:
+            sends[0] += 1
+            if sends[0] > 1:  # a lost response made the sender send it again: a duplicate
+                self.excuses[message.run_id] = self.excuses.get(message.run_id, 0) + 1
+            delay = self.rng.uniform(0, 20) if self.chaos and self.rng.random() < self.faults.delay else 0.0
+            self.broker.send(message, self.time, delay)
+
+        self.port(process, f"send {type(message).__name__}", apply)
+
+    def crash(self, process: Process) -> None:
+        """The process dies: its tasks stop where they are; it restarts a little later."""
+        self.trace.append(f"t={self.time - START:.1f} crash {process.name}")
+        process.down_until = self.time + self.rng.uniform(1, 30)
+        process.restarts += 1
+        for actor in self.actors:
+            if actor.process == process.name and not actor.done:
+                actor.kill = True
+                self.excuses[getattr(actor, "run_id", "")] = self.excuses.get(getattr(actor, "run_id", ""), 0) + 1
+        self._boot(process)
+        raise Crash()
+
+    # -- what workloads report -----------------------------------------------------------------
+    def executed(self, label: str) -> None:
+        info = current_step()
+        key = (info.run_id, info.pos, info.attempt, label) if info else ("?", label)
+        self.executions[key] = self.executions.get(key, 0) + 1
+
+    def published(self, key: str, token: str) -> None:
+        self.tokens[key] = token
+
+    # -- the scheduler ------------------------------------------------------------------------
+    def run(self) -> World:
+        """Play the scenario to its end (every run ended) or to a violation."""
+        workloads.observer = self  # type: ignore[assignment]
+        try:
+            while self.steps < self.max_steps and not self.violations:
+                self.steps += 1
+                check_liveness(self)
+                if self._finished():
+                    break
+                options = self._options()
+                if not options:
+                    if not self._advance():
+                        self.violations.append("stuck: runs are not ended and nothing will happen")
+                    continue
+                kinds, weights = zip(*[(o, o[0]) for o in options], strict=True)
+                choice = self.rng.choices(kinds, weights=[WEIGHTS[w] for w in weights])[0]
+                self._perform(choice)
+            else:
+                if not self.violations:
+                    self.violations.append(f"no end after {self.max_steps} events")
+            if not self.violations:
+                check_ends(self)
+        finally:
+            for actor in self.actors:
+                actor.kill = True
+                if not actor.done:
+                    actor.step()
+            workloads.observer = workloads.Observer()
+        return self
+
+    def _finished(self) -> bool:
+        return all(i.started for i in self.instances) and not any(not a.done for a in self.actors) and all(
+            final_record(self, i.run_id).is_terminal for i in self.instances)
+
+    def _options(self) -> list[tuple[str, Any]]:
+        options: list[tuple[str, Any]] = [("step", a) for a in self.actors if not a.done]
+        visible = self.broker.visible(self.time)
+        for process in self.processes:
+            if process.down_until > self.time:
+                continue
+            busy = sum(1 for a in self.actors if a.process == process.name and not a.done)
+            if process.kind == "worker" and visible and busy < SLOTS:
+                options.append(("deliver", process))
+            elif process.kind == "beat" and not busy:
+                options.append(("beat", process))
+            elif process.kind == "client" and not busy:
+                options += [("client", i) for i in self.instances if self._client_due(i)]
+        options.append(("tick", None))
+        return options
+
+    def _perform(self, choice: tuple[str, Any]) -> None:
+        kind, arg = choice
+        if kind == "step":
+            arg.step()
+            if arg.done:
+                self._finish(arg)
+        elif kind == "deliver":
+            envelope = self.rng.choice(self.broker.visible(self.time))
+            self.broker.receive(envelope, self.time)
+            if self.chaos and self.rng.random() < self.faults.duplicate:
+                self.broker.send(envelope.body, self.time)  # SQS delivers a copy too
+                self.excuses[envelope.run_id] = self.excuses.get(envelope.run_id, 0) + 1
+            if envelope.receives > 1:
+                self.excuses[envelope.run_id] = self.excuses.get(envelope.run_id, 0) + 1
+            self._spawn(arg, f"task{envelope.id}", lambda: self._task(arg, envelope), envelope.run_id, envelope)
+        elif kind == "beat":
+            self._spawn(arg, "beat", lambda: self._beat(arg), "", None)
+        elif kind == "client":
+            self._spawn(arg if isinstance(arg, Process) else self.processes[-1], f"client-{arg.run_id}",
+                        lambda: self._client(arg), arg.run_id, None)
+        elif kind == "tick":
+            self.time += self.rng.choice([0.0, 0.5, 2.0, 10.0])
+
+    def _spawn(self, process: Process, name: str, body: Callable[[], None], run_id: str,
+               envelope: Envelope | None) -> None:
+        actor = Actor(name, process.name, body, self.baton)
+        actor.run_id = run_id  # type: ignore[attr-defined]
+        actor.envelope = envelope  # type: ignore[attr-defined]
+        self.actors.append(actor)
+
+    def _finish(self, actor: Actor) -> None:
+        self.actors.remove(actor)
+        envelope = getattr(actor, "envelope", None)
+        if envelope is not None and not actor.crashed:
+            self.broker.delete(envelope)  # acked (also when the task raised, as Celery does)
+        if actor.error is not None and not isinstance(actor.error, (StorageError, ConnectionError)):
+            self.violations.append(f"{actor.name} raised {type(actor.error).__name__}: {actor.error}")
+
+    def _task(self, process: Process, envelope: Envelope) -> None:
+        engine, body = process.engine, envelope.body
+        if isinstance(body, ResumeMessage):
+            run_worker_task(engine, lambda: engine.resume(body.run_id, recovering=body.recovering))
+        else:
+            redelivered = body.resent or envelope.receives > 1
+            run_worker_task(engine, lambda: execute_step(engine, body, redelivered=redelivered))
+
+    def _beat(self, process: Process) -> None:
+        fire_due_timers(process.engine)
+        reconcile(process.engine)
+
+    # -- the client ---------------------------------------------------------------------------
+    def _client_due(self, instance: Instance) -> bool:
+        if not instance.started:
+            return True
+        if instance.cancel_at is not None and not instance.cancelled and self.time >= instance.cancel_at:
+            return True
+        if instance.acted or self.time < instance.act_at or instance.workload.needs is None:
+            return False
+        return instance.workload.needs != "hook" or instance.args[0] in self.tokens
+
+    def _client(self, instance: Instance) -> None:
+        engine = self.processes[-1].engine
+        try:
+            if not instance.started:
+                definition = get_workflow(instance.workload.name)
+                engine.create_run(definition, json.dumps([instance.args, {}]), run_id=instance.run_id)
+                instance.started = True
+            elif instance.cancel_at is not None and not instance.cancelled and self.time >= instance.cancel_at:
+                cancel_run(engine, instance.run_id)
+                instance.cancelled = True
+            elif instance.workload.needs == "signal":
+                signal_run(engine, instance.run_id, "go", "go!")
+                instance.acted = True
+            else:
+                resume_hook_on(engine, self.tokens[instance.args[0]], {"approved": instance.args[0]})
+                instance.acted = True
+        except (StorageError, ConnectionError):
+            pass  # the client retries later
+        except WorkflowError as exc:  # refused for good (the run ended, the hook expired...)
+            self.trace.append(f"client {instance.run_id}: {type(exc).__name__}")
+            instance.acted = True
+
+    # -- time ---------------------------------------------------------------------------------
+    def _advance(self) -> bool:
+        """Jump to the next moment something can happen; False if nothing ever will."""
+        moments = [self.broker.next_visible()]
+        moments += [p.down_until for p in self.processes if p.down_until > self.time]
+        moments += [t["due_at"] for t in self.store.timers.items.values()]
+        moments += [r["lease_expires_at"] + 0.001 for r in self.store.runs.items.values()
+                    if r.get("lease_expires_at") is not None]
+        moments += [i.act_at for i in self.instances if not i.acted] + [
+            i.cancel_at for i in self.instances if i.cancel_at is not None and not i.cancelled]
+        future = [m for m in moments if m is not None and m > self.time]
+        if not future:
+            return False
+        self.time = min(future) + 0.001
+        return True
+
+
+WEIGHTS = {"step": 12.0, "deliver": 6.0, "beat": 1.5, "client": 3.0, "tick": 1.0}

@@ -9,10 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from workflows.core.records import EventRecord, HookRecord, RunRecord, TimerRecord
-from workflows.core.records import event_seq
-from workflows.errors import HookAlreadyResumed, HookExpired, HookNotFound, ItemTooLarge, RunNotFound
+from workflows.core.records import EventRecord, HookRecord, RunRecord, TimerRecord, event_seq
 from workflows.core.waits import hash_token
+from workflows.errors import HookAlreadyResumed, HookExpired, HookNotFound, ItemTooLarge, RunNotFound
 
 
 def new_run(store, key: str | None = None, run_id: str | None = None) -> tuple[str, bool]:

@@ -97,7 +97,10 @@ class MemoryBase:
         """Perform one request: ``apply`` under the lock, through the interceptor if there is one."""
         def atomic() -> T:
             with self._lock:
-                return apply()
+                try:
+                    return apply()
+                except StorageError as exc:  # a request DynamoDB refuses, named as the DynamoDB store names it
+                    raise StorageError(f"{name} failed: {exc}") from exc
 
         interceptor = self.interceptor
         return atomic() if interceptor is None else interceptor(name, atomic)

@@ -1,0 +1,157 @@
+"""Store contract: hooks, signals and fan-in joins."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+
+import pytest
+
+from workflows.core.records import HookRecord, event_seq
+from workflows.core.waits import hash_token
+from workflows.errors import HookAlreadyResumed, HookClosed, HookExpired, HookNotFound, ItemTooLarge
+
+from .support import due_ids, start, timer, uid
+
+
+def hook_record(store, run_id: str, pos: int, ttl: float | None = 60.0, name: str = "approve") -> HookRecord:  # type: ignore[no-untyped-def]
+    return HookRecord(token_hash=hash_token(uid("token")), run_id=run_id, pos=pos, name=name, status="pending",
+                      created_at=store.now(), expires_at=None if ttl is None else store.now() + ttl,
+                      schema='{"type":"object"}')
+
+
+def test_create_hook_stores_hook_timer_and_outcome(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    hook = replace(hook_record(store, run_id, 2), payload="not stored")
+    expiry = timer(run_id, 2, hook.expires_at, kind="hook_timeout", data=hook.token_hash)  # type: ignore[arg-type]
+    event = store.create_hook(hook, expiry, run_id, 2, '{"token":"t"}')
+    assert (event.kind, event.status, event.seq, event.name, event.data) == (
+        "hook", "created", event_seq(2), "approve", '{"token":"t"}')
+    assert store.get_outcome(run_id, 2) == event
+    assert store.get_hook(hook.token_hash) == replace(hook, payload=None)
+    clock.advance(60)
+    assert due_ids(store, run_id) == {expiry.timer_id}
+
+
+def test_create_hook_replayed_returns_the_recorded_outcome(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    first_hook, other_hook = hook_record(store, run_id, 0), hook_record(store, run_id, 0)
+    first = store.create_hook(first_hook, None, run_id, 0, '{"token":"first"}')
+    clock.advance(1)
+    other_timer = timer(run_id, 0, store.now(), kind="hook_timeout")
+    assert store.create_hook(other_hook, other_timer, run_id, 0, '{"token":"other"}') == first
+    assert store.create_hook(first_hook, None, run_id, 0, '{"token":"first"}') == first
+    assert store.get_hook(other_hook.token_hash) is None  # the losing transaction wrote nothing
+    assert due_ids(store, run_id) == set()
+
+
+def test_resume_hook_exactly_once(store) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    hook = hook_record(store, run_id, 0, ttl=None)
+    store.create_hook(hook, None, run_id, 0, "{}")
+    assert store.resume_hook(hook.token_hash, '"first"').status == "resumed"
+    for attempt in range(3):
+        with pytest.raises(HookAlreadyResumed):
+            store.resume_hook(hook.token_hash, json.dumps(attempt))
+    resumed = store.get_hook(hook.token_hash)
+    assert (resumed.status, resumed.resumed_at, resumed.payload) == ("resumed", store.now(), '"first"')
+
+
+def test_hook_expiry_boundary(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    hook = hook_record(store, run_id, 0, ttl=10)
+    store.create_hook(hook, None, run_id, 0, "{}")
+    clock.time = hook.expires_at  # expired at its expiry time
+    with pytest.raises(HookExpired):
+        store.resume_hook(hook.token_hash, "{}")
+    assert store.get_hook(hook.token_hash).status == "pending"  # refused, not changed
+    assert store.expire_hook(hook.token_hash) is True
+    assert store.expire_hook(hook.token_hash) is False
+    assert store.expire_hook(hash_token(uid("missing"))) is False
+    with pytest.raises(HookExpired):
+        store.resume_hook(hook.token_hash, "{}")
+
+
+def test_hooks_for_run_and_close_hooks(store) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    hooks = {pos: hook_record(store, run_id, pos, name=f"h{pos}") for pos in (3, 1, 0, 2)}
+    for pos, hook in hooks.items():
+        store.create_hook(hook, None, run_id, pos, "{}")
+    store.resume_hook(hooks[1].token_hash, '{"ok":true}')
+    assert store.expire_hook(hooks[2].token_hash) is True
+    assert store.expire_hook(hooks[1].token_hash) is False  # resumed first
+    listed = store.hooks_for_run(run_id)
+    assert [(h.pos, h.status) for h in listed] == [(0, "pending"), (1, "resumed"), (2, "expired"), (3, "pending")]
+    assert listed[1].payload == '{"ok":true}'
+    store.finish_run(run_id, "completed")
+    assert store.close_hooks(run_id) == 2
+    assert store.close_hooks(run_id) == 0
+    assert [h.status for h in store.hooks_for_run(run_id)] == ["closed", "resumed", "expired", "closed"]
+    with pytest.raises(HookClosed):
+        store.resume_hook(hooks[0].token_hash, "{}")
+    with pytest.raises(HookAlreadyResumed):
+        store.resume_hook(hooks[1].token_hash, "{}")
+    with pytest.raises(HookExpired):
+        store.resume_hook(hooks[2].token_hash, "{}")
+    with pytest.raises(HookNotFound):
+        store.resume_hook(hash_token(uid("missing")), "{}")
+    assert store.hooks_for_run(uid()) == [] and store.close_hooks(uid()) == 0
+
+
+def test_oversize_hook_payload_is_refused(store) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    hook = hook_record(store, run_id, 0)
+    store.create_hook(hook, None, run_id, 0, "{}")
+    with pytest.raises(ItemTooLarge):
+        store.resume_hook(hook.token_hash, "x" * 500_000)
+    assert store.get_hook(hook.token_hash).status == "pending"
+
+
+def test_signals_are_kept_in_send_order_per_name(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = uid()
+    sent = []
+    for i in range(6):
+        sent.append(store.put_signal(run_id, "go" if i % 2 == 0 else "stop", json.dumps(i)))
+        clock.advance(0.001)
+    store.put_signal(run_id, "gopher", "prefix of another name")
+    go = store.signals(run_id, "go")
+    assert [s.payload for s in go] == ["0", "2", "4"]
+    assert go == [s for s in sent if s.name == "go"]
+    assert [s.signal_key for s in go] == sorted(s.signal_key for s in go)
+    assert [s.payload for s in store.signals(run_id, "stop")] == ["1", "3", "5"]
+    assert store.signals(run_id, "none") == [] and store.signals(uid(), "go") == []
+    burst = [store.put_signal(run_id, "burst", str(i)) for i in range(20)]  # no time passes between them
+    assert [s.payload for s in store.signals(run_id, "burst")] == [s.payload for s in burst]
+
+
+def test_record_branch_once_and_results_in_index_order(store) -> None:  # type: ignore[no-untyped-def]
+    join = f"{uid()}#4"
+    assert store.record_branch(join, 3, "30", None) is True
+    assert store.record_branch(join, 0, None, "Boom: failed") is True
+    assert store.record_branch(join, 3, "again", None) is False
+    assert store.record_branch(join, 12, "120", None) is True
+    store.join_branch(join, 0, 20)  # counters are not results
+    results = store.branch_results(join)
+    assert [(r.index, r.data, r.error) for r in results] == [(0, None, "Boom: failed"), (3, "30", None),
+                                                             (12, "120", None)]
+    assert store.branch_results(uid()) == []
+
+
+def test_join_completes_exactly_when_every_branch_is_counted(store) -> None:  # type: ignore[no-untyped-def]
+    join, total = f"{uid()}#0", 130  # two counter shards
+    rng = random.Random(11)
+    deliveries = list(range(total)) + rng.sample(range(total), 30)
+    rng.shuffle(deliveries)
+    counted: set[int] = set()
+    for index in deliveries:
+        counted.add(index)
+        assert store.join_branch(join, index, total) is (len(counted) == total), index
+    assert store.join_branch(join, 0, total) is True  # a late repeat still reports completion
+
+
+def test_small_joins(store) -> None:  # type: ignore[no-untyped-def]
+    single = f"{uid()}#0"
+    assert store.join_branch(single, 0, 1) is True and store.join_branch(single, 0, 1) is True
+    join = f"{uid()}#1"
+    assert [store.join_branch(join, i, 3) for i in (0, 0, 1, 1, 2, 0)] == [False, False, False, False, True, True]

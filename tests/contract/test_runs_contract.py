@@ -1,0 +1,245 @@
+"""Store contract: runs (creation, conditions of every run write, leases, listings)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from workflows.errors import ItemTooLarge, RunNotFound, SerializationError
+
+from .support import due_ids, run_record, start, timer, uid
+
+
+def test_created_run_is_pending_and_leased(store, clock) -> None:  # type: ignore[no-untyped-def]
+    record = run_record(store, deadline=store.now() + 500, parent_run_id="parent", parent_pos=3,
+                        continued_from="before", schedule_id="sched", fire_time=12.5)
+    clock.advance(2)
+    assert store.create_run(record) == (record.run_id, True)
+    run = store.get_run(record.run_id)
+    assert (run.status, run.cursor, run.wake_seq, run.recoveries, run.cancel_requested) == ("pending", -1, 0, 0, False)
+    assert run.lease_expires_at == store.lease_until() and run.lease_expires_at % 6 == 0  # rounded to a bucket
+    assert (run.created_at, run.updated_at, run.args, run.waiting, run.ended_at) == (
+        record.created_at, store.now(), "[[1],{}]", None, None)
+    assert (run.deadline, run.parent_run_id, run.parent_pos, run.continued_from, run.schedule_id, run.fire_time) == (
+        record.deadline, "parent", 3, "before", "sched", 12.5)
+    unset = store.create_run(run_record(store, created_at=0))[0]
+    assert store.get_run(unset).created_at == store.now()
+
+
+def test_idempotency_key_maps_to_the_first_run(store) -> None:  # type: ignore[no-untyped-def]
+    key = uid("key")
+    first = start(store, key=key)
+    assert store.create_run(run_record(store, key=key)) == (first, False)
+    assert store.run_for_key(key) == first
+    assert store.get_run(first).idempotency_key == key
+    assert store.run_for_key(uid("key")) is None
+
+
+def test_failed_creation_writes_neither_guard_nor_timers(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    key, late = uid("key"), timer(run_id, 0, store.now() + 1)
+    assert store.create_run(run_record(store, run_id=run_id, key=key), timers=[late]) == (run_id, False)
+    assert store.run_for_key(key) is None
+    clock.advance(10)
+    assert due_ids(store, run_id) == set()
+
+
+def test_create_run_stores_its_timers(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = uid()
+    timers = [timer(run_id, -1, store.now() + 100, kind="deadline"), timer(run_id, 0, store.now() + 5)]
+    assert store.create_run(run_record(store, run_id=run_id), timers=timers) == (run_id, True)
+    assert due_ids(store, run_id) == set()
+    clock.advance(100)
+    assert due_ids(store, run_id) == {t.timer_id for t in timers}
+
+
+def test_runs_are_read_by_id_and_in_batches(store) -> None:  # type: ignore[no-untyped-def]
+    a, b, missing = start(store), start(store), uid()
+    with pytest.raises(RunNotFound):
+        store.get_run(missing)
+    assert store.find_run(missing) is None
+    assert store.find_run(a).run_id == a  # type: ignore[union-attr]
+    assert [r.run_id for r in store.get_runs([b, missing, a])] == [b, a]
+    assert [r.run_id for r in store.get_runs([a, a])] == [a, a]
+    assert store.get_runs([]) == []
+    many = [start(store) for _ in range(105)]  # more than one BatchGet
+    assert [r.run_id for r in store.get_runs(many)] == many
+
+
+def test_advance_run_conditions(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    assert store.advance_run(run_id, 0, {"kind": "step", "name": "a"}) is True
+    run = store.get_run(run_id)
+    assert (run.status, run.cursor, run.waiting) == ("running", 0, {"kind": "step", "name": "a"})
+    assert store.advance_run(run_id, 0, {}) is False  # not past the cursor
+    assert store.advance_run(run_id, 0, {"again": True}, recovering=True) is True  # a recovery redoes it
+    clock.advance(7)
+    assert store.advance_run(run_id, 2, {"kind": "step"}) is True
+    assert store.get_run(run_id).lease_expires_at == store.lease_until()
+    assert store.advance_run(run_id, 1, {}, recovering=True) is False  # behind the cursor
+    store.wake_run(run_id, cancel=True)
+    assert store.advance_run(run_id, 3, {}) is False  # cancel requested
+    assert store.advance_run(uid(), 0, {}) is False
+    ended = start(store)
+    store.finish_run(ended, "completed")
+    assert store.advance_run(ended, 0, {}) is False and store.advance_run(ended, 0, {}, recovering=True) is False
+
+
+def test_suspend_run_needs_the_wake_seq_it_saw(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    store.advance_run(run_id, 0, {})
+    seen = store.get_run(run_id).wake_seq
+    sleep = timer(run_id, 1, store.now() + 10)
+    store.wake_run(run_id)  # something arrived after the read
+    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, seen, [sleep]) is False
+    run = store.get_run(run_id)
+    assert (run.status, run.cursor) == ("running", 0)
+    clock.advance(10)
+    assert due_ids(store, run_id) == set()  # the timer went with the failed suspend
+    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, run.wake_seq, [sleep]) is True
+    run = store.get_run(run_id)
+    assert (run.status, run.cursor, run.lease_expires_at, run.waiting) == ("suspended", 1, None, {"kind": "sleep"})
+    assert due_ids(store, run_id) == {sleep.timer_id}
+    assert store.suspend_run(run_id, 0, {}, run.wake_seq) is False  # behind the cursor
+    assert store.suspend_run(run_id, 1, {"kind": "again"}, run.wake_seq) is True
+    store.finish_run(run_id, "cancelled")
+    assert store.suspend_run(run_id, 2, {}, run.wake_seq) is False
+    assert store.suspend_run(uid(), 0, {}, 0) is False
+
+
+def test_wake_run_on_live_ended_and_missing_runs(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    store.advance_run(run_id, 0, {})
+    run = store.get_run(run_id)
+    store.suspend_run(run_id, 1, {}, run.wake_seq)
+    clock.advance(100)
+    woken = store.wake_run(run_id)
+    assert (woken.wake_seq, woken.status) == (run.wake_seq + 1, "suspended")
+    assert woken.lease_expires_at == store.lease_until(min(store.settings.lease_seconds, 30.0))
+    clock.advance(3)
+    again = store.wake_run(run_id, cancel=True)
+    assert again.wake_seq == run.wake_seq + 2 and again.cancel_requested is True
+    assert again.lease_expires_at == woken.lease_expires_at  # a leased run keeps its lease
+    assert store.get_run(run_id).cancel_requested is True
+    store.finish_run(run_id, "cancelled")
+    assert store.wake_run(run_id) is None
+    assert store.get_run(run_id).wake_seq == run.wake_seq + 2
+    missing = uid()
+    assert store.wake_run(missing) is None and store.find_run(missing) is None
+
+
+def test_renew_lease(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    store.advance_run(run_id, 0, {})
+    clock.advance(20)
+    assert store.renew_lease(run_id) is True
+    assert store.get_run(run_id).lease_expires_at == store.lease_until()
+    clock.advance(20)
+    assert store.renew_lease(run_id, pos=0) is True
+    assert store.get_run(run_id).lease_expires_at == store.lease_until()
+    assert store.renew_lease(run_id, pos=1) is False
+    store.finish_run(run_id, "completed")
+    assert store.renew_lease(run_id) is False and store.get_run(run_id).lease_expires_at is None
+    assert store.renew_lease(uid()) is False
+
+
+def test_finish_run_once(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    with pytest.raises(ValueError):
+        store.finish_run(run_id, "running")
+    clock.advance(5)
+    ended = store.finish_run(run_id, "failed", result="r", error="e" * 5000, continued_to="next")
+    assert (ended.status, ended.result, ended.error, ended.continued_to) == ("failed", "r", "e" * 4000, "next")
+    assert (ended.ended_at, ended.updated_at, ended.lease_expires_at) == (store.now(), store.now(), None)
+    assert store.finish_run(run_id, "completed", result="late") is None
+    assert store.get_run(run_id) == ended
+    assert store.finish_run(uid(), "completed") is None
+
+
+def test_stale_runs_and_claim_recovery(store, clock) -> None:  # type: ignore[no-untyped-def]
+    lease = store.settings.lease_seconds
+    run_id, parked = start(store), start(store)
+    store.advance_run(parked, 0, {})
+    store.suspend_run(parked, 1, {}, 0)  # a suspended run has no lease: never stale
+    assert run_id not in store.stale_runs(limit=1_000_000)
+    assert store.claim_recovery(run_id) is None  # the lease has not expired
+    clock.advance(lease * 3)
+    stale = store.stale_runs(limit=1_000_000)
+    assert run_id in stale and parked not in stale
+    claimed = store.claim_recovery(run_id)
+    assert claimed.recoveries == 1 and claimed.lease_expires_at == store.lease_until()
+    assert store.claim_recovery(run_id) is None  # one claimer wins
+    assert run_id not in store.stale_runs(limit=1_000_000)
+    clock.advance(lease * 3)
+    assert store.claim_recovery(run_id).recoveries == 2
+    store.finish_run(run_id, "failed")
+    clock.advance(lease * 3)
+    assert run_id not in store.stale_runs(limit=1_000_000)
+    assert store.claim_recovery(run_id) is None and store.claim_recovery(uid()) is None
+
+
+def test_stale_runs_limit(store, clock) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(3):
+        start(store)
+    clock.advance(store.settings.lease_seconds * 3)
+    assert len(store.stale_runs(limit=2)) == 2
+
+
+def _pages(store, **query) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    pages, cursor = [], None
+    while True:
+        page = store.list_runs(cursor=cursor, **query)
+        assert len(page) <= query.get("limit", 50)
+        pages.append([r.run_id for r in page])
+        if page.next_cursor is None:
+            return pages
+        assert len(page) == query.get("limit", 50)  # only a full page has a next one
+        cursor = page.next_cursor
+
+
+@pytest.mark.parametrize("count", [5, 4])
+def test_list_runs_newest_first_with_paging(store, count: int) -> None:  # type: ignore[no-untyped-def]
+    workflow, base = uid("wf"), store.now()
+    ids = [start(store, workflow=workflow, created_at=base + i) for i in range(count)]
+    newest = ids[::-1]
+    assert [r for page in _pages(store, workflow=workflow, limit=2) for r in page] == newest
+    by_status = _pages(store, status="pending", workflow=workflow, limit=2, since=base, until=base + count)
+    assert [r for page in by_status for r in page] == newest
+    window = store.list_runs(workflow=workflow, since=base + 1, until=base + 3)
+    assert [r.run_id for r in window] == [ids[3], ids[2], ids[1]] and window.next_cursor is None
+    whole = store.list_runs(workflow=workflow, limit=50)
+    assert [r.run_id for r in whole] == newest and whole.next_cursor is None
+    assert all(r.workflow == workflow and r.status == "pending" for r in whole)
+    store.finish_run(ids[0], "completed")
+    assert [r.run_id for r in store.list_runs(status="completed", workflow=workflow)] == [ids[0]]
+    assert [r.run_id for r in store.list_runs(status="pending", workflow=workflow)] == newest[:-1]
+
+
+def test_list_runs_rejects_bad_cursors(store) -> None:  # type: ignore[no-untyped-def]
+    workflow = uid("wf")
+    for i in range(2):
+        start(store, workflow=workflow, created_at=store.now() + i)
+    with pytest.raises(ValueError):
+        store.list_runs()
+    page = store.list_runs(workflow=workflow, limit=1)
+    assert page.next_cursor is not None
+    for bad in ("not a cursor", base64.urlsafe_b64encode(b"[1, 2]").decode(),
+                base64.urlsafe_b64encode(json.dumps({"run_id": {"S": "x"}}).encode()).decode(),
+                page.next_cursor):  # a by-workflow cursor used for a by-status listing
+        with pytest.raises(SerializationError):
+            store.list_runs(status="pending", cursor=bad)
+    assert len(store.list_runs(workflow=workflow, cursor=page.next_cursor)) == 1
+
+
+def test_oversize_run_fields_are_refused_before_any_write(store) -> None:  # type: ignore[no-untyped-def]
+    record = run_record(store)
+    record.args = "x" * 500_000
+    with pytest.raises(ItemTooLarge) as info:
+        store.create_run(record)
+    assert info.value.field == "args" and store.find_run(record.run_id) is None
+    run_id = start(store)
+    with pytest.raises(ItemTooLarge):
+        store.finish_run(run_id, "completed", result="x" * 500_000)
+    assert store.get_run(run_id).status == "pending"

@@ -119,7 +119,8 @@ class RunStore(Protocol):
         """End a live run; exactly one caller wins. Returns the ended run, or None."""
 
     def stale_runs(self, limit: int = 100) -> list[str]:
-        """Live runs whose lease has expired (the sparse lease index)."""
+        """Live runs whose lease has expired (the sparse lease index), at most ``limit``;
+        a sharded store gives every shard a fair share, so no shard starves."""
 
     def claim_recovery(self, run_id: str) -> RunRecord | None:
         """Take over an expired lease (one claimer wins) and count the recovery."""
@@ -154,7 +155,8 @@ class TimerStore(Protocol):
         """Store or replace a timer."""
 
     def due_timers(self, limit: int = 500, page_size: int | None = None) -> list[TimerRecord]:
-        """Timers due now (``due_at <= now``: never early)."""
+        """Timers due now (``due_at <= now``: never early), at most ``limit``, a fair
+        share from every shard."""
 
     def claim_timer(self, timer_id: str) -> bool:
         """Delete a timer if it exists; True for the one caller that deleted it."""
@@ -247,7 +249,8 @@ class ScheduleStore(Protocol):
 
     def due_schedules(self, now: float | None = None, limit: int = 500,
                       page_size: int | None = None) -> list[ScheduleRecord]:
-        """Schedules due at ``now`` (the sharded due index)."""
+        """Schedules due at ``now`` (the sharded due index), at most ``limit``, a fair
+        share from every shard."""
 
     def claim_fire(self, schedule_id: str, fire: float, run_id: str, *, lease_until: float,
                    expected_next: float | None = None, next_fire: float | None = None,

@@ -65,6 +65,13 @@ class Engine:
         return run_id, created
 
     # -- resuming -----------------------------------------------------------------------
+    def receive_resume(self, message: ResumeMessage, *, first_delivery: bool) -> None:
+        """Body of a resume message; ``first_delivery``: the broker delivers it for the first time."""
+        run = message.fresh if message.fresh is not None and not message.recovering and first_delivery else None
+        # A fresh run on its first delivery has no history yet: nothing to read.
+        self.resume(message.run_id, recovering=message.recovering, run=run,
+                    known_through=-1 if run is not None else None)
+
     def resume(self, run_id: str, *, run: RunRecord | None = None, recovering: bool = False,
                known_through: int | None = None) -> None:
         """Replay a run until it suspends, dispatches, or ends.

@@ -293,7 +293,8 @@ class StepMessage:
 
 @dataclass(frozen=True)
 class ResumeMessage:
-    """Resume a run. ``fresh``: the run as just created (its first resume needs no read)."""
+    """Resume a run. ``fresh``: the run as just created; its first delivery skips the
+    history Query if the stored run (always read) is still as created."""
 
     run_id: str
     recovering: bool = False

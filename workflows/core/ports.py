@@ -212,6 +212,13 @@ class JoinStore(Protocol):
     def branch_results(self, join_id: str) -> list[BranchRecord]:
         """Every recorded branch outcome, in index order."""
 
+    def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
+        """Branch ``index``'s recorded outcome, or None."""
+
+    def settle_join(self, join_id: str, total: int) -> tuple[list[BranchRecord], bool]:
+        """Count (idempotently, as ``join_branch``) every recorded branch not yet counted;
+        return every recorded outcome in index order and whether the join is complete."""
+
 
 class ScheduleStore(Protocol):
     """Schedules, their due index, fire claims and running-run bookkeeping."""

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
-from celery import Celery, signals
+from celery import Celery
 
 from . import registry, visibility
 from .celery_transport import RESUME_TASK, CeleryTransport, fresh_run, step_message, step_task_name
-from .core import in_place
 from .core.records import ResumeMessage
 from .core.steps import execute_step, run_worker_task
 from .runtime import get_engine, use_worker_transport
@@ -33,11 +31,6 @@ def install(celery: Celery) -> CeleryTransport:
         run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=first))
 
     transport = CeleryTransport(celery, keeper)
-
-    @signals.worker_shutting_down.connect(weak=False)
-    def send_steps_running_in_place(**_: Any) -> None:
-        for local in in_place.running_steps():
-            transport.send_step(dataclasses.replace(local.message, resent=True))
 
     def register_step(definition: registry.StepDef) -> None:
         name = definition.name

@@ -275,9 +275,8 @@ class Branch:
 class StepMessage:
     """Run one attempt of a step at op ``pos`` of a run.
 
-    ``resent``: recovery (or a shutdown hand-off) sends it again, so its
-    outcome may already be recorded. ``version`` lets a worker refuse a message shape
-    it does not know.
+    ``resent``: recovery sends it again, so its outcome may already be recorded.
+    ``version`` lets a worker refuse a message shape it does not know.
     """
 
     step: str

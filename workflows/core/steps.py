@@ -132,12 +132,18 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
 
 
 def run_worker_task(engine: Engine, body: Callable[[], None]) -> None:
-    """Run the body of a worker task, then each next step it kept in place (see ``in_place``)."""
+    """Run the body of a worker task, then each next step it kept in place (see ``in_place``).
+
+    A kept step that has not started when the worker begins to stop is sent instead.
+    """
     with engine.in_place.session(engine.settings.in_place_seconds):
         body()
         while (local := engine.in_place.take()) is not None:
-            with engine.in_place.running(local):
-                execute_step(engine, local.message, redelivered=False, run=local.run)
+            message = local.message
+            if not engine.transport.runs_here(message.step, message.queue):
+                engine.transport.send_step(message)  # already marked in flight: a plain send
+                return
+            execute_step(engine, message, redelivered=False, run=local.run)
 
 
 def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,

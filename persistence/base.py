@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import time
 import uuid
 import zlib
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
@@ -146,6 +147,27 @@ class StoreBase:
             if code in THROTTLE_CODES:
                 raise Throttled(f"{action}: DynamoDB kept throttling ({code})") from exc
             raise StorageError(f"{action} failed: {code or exc}") from exc
+
+    def read_shards(self, action: str, shards: int, limit: int, query: Callable[[str], Iterable[T]]) -> list[T]:
+        """Read up to ``limit`` items of a sharded index, fairly: every shard first gets a
+        share (``limit // shards``, at least 1), then shards with more fill what is left.
+
+        A backlog in one shard cannot starve the others (with ``limit >= shards``).
+        ``query(shard)`` returns a lazy, paged Query of one shard.
+        """
+        share = max(1, limit // shards)
+        found: list[T] = []
+        more: list[Iterator[T]] = []
+        with self.errors(action):
+            for shard in range(shards):
+                items = iter(query(str(shard)))
+                taken = list(itertools.islice(items, min(share, limit - len(found))))
+                found += taken
+                if len(taken) == share:
+                    more.append(items)
+            for items in more:
+                found += itertools.islice(items, max(0, limit - len(found)))
+        return found
 
     def conditional(self, action: str, write: Callable[[], Any], *,
                     own: Callable[[], bool] | None = None) -> bool:

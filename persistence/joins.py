@@ -73,6 +73,32 @@ class JoinStore(StoreBase):
         root = self._count(join_id, ROOT_SLOT, shard, shards)
         return root is True or (root is None and self._is_full(join_id, ROOT_SLOT, shards))
 
+    def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
+        """Return branch ``index``'s recorded outcome, or None (consistent read)."""
+        try:
+            with self.errors("read branch"):
+                item = self.m.Join.get(join_id, index, consistent_read=True)
+        except DoesNotExist:
+            return None
+        return BranchRecord(index=int(item.slot), data=item.data, error=item.error)
+
+    def settle_join(self, join_id: str, total: int) -> tuple[list[BranchRecord], bool]:
+        """Count every recorded branch the join has not counted (its worker died between
+        recording and counting); return the recorded outcomes in index order and whether
+        the join is complete. One Query, plus a count per repair.
+        """
+        with self.errors("read join"):
+            items = list(self.m.Join.query(join_id, consistent_read=True))
+        results = [BranchRecord(index=int(i.slot), data=i.data, error=i.error) for i in items if i.slot >= 0]
+        counted = {int(n) for i in items if i.slot <= shard_slot(0) for n in i.done or ()}
+        repeat = {r.index for r in results} - counted
+        if len(results) == total:  # one repeat per shard also re-adds a full shard missing from the root
+            repeat |= {shard * SHARD_SIZE for shard in range(shard_count(total))}
+        complete = False
+        for index in sorted(repeat):
+            complete = self.join_branch(join_id, index, total) or complete
+        return results, complete
+
     def branch_results(self, join_id: str) -> list[BranchRecord]:
         """Return every recorded branch outcome in index order (paged Query)."""
         with self.errors("read branches"):

@@ -308,15 +308,11 @@ class RunStore(StoreBase):
         return actions, req
 
     def stale_runs(self, limit: int = 100) -> list[str]:
-        """Return runs whose lease has expired, from the sparse lease index (paged Query)."""
-        now, found = self.now(), []
-        for shard in range(LEASE_SHARDS):
-            with self.errors("query stale leases"):
-                for item in self.m.Run.by_lease.query(str(shard), self.m.Run.lease_expires_at < now):
-                    found.append(item.run_id)
-                    if len(found) >= limit:
-                        return found
-        return found
+        """Return runs whose lease has expired, a fair share from every shard of the lease index."""
+        now, Run = self.now(), self.m.Run
+        items = self.read_shards("query stale leases", LEASE_SHARDS, limit, lambda shard: Run.by_lease.query(
+            shard, Run.lease_expires_at < now))
+        return [item.run_id for item in items]
 
     def claim_recovery(self, run_id: str) -> RunRecord | None:
         """Claim an expired lease for the reconciler (one reconciler wins) and count it."""

@@ -193,18 +193,12 @@ class ScheduleStore(StoreBase):
     # -- the due index ----------------------------------------------------------------------
     def due_schedules(self, now: float | None = None, limit: int = 500,
                       page_size: int | None = None) -> list[ScheduleRecord]:
-        """Return schedules due at ``now``: one paged Query per shard, then a consistent BatchGet."""
+        """Return schedules due at ``now``: a fair share of each shard (paged Queries), then a BatchGet."""
         now = self.now() if now is None else now
-        ids: list[str] = []
         S = self.m.Schedule
-        for shard in range(SCHEDULE_SHARDS):
-            with self.errors("query due schedules"):
-                for item in S.by_due.query(str(shard), S.due_at <= now, page_size=page_size):
-                    ids.append(item.schedule_id)
-                    if len(ids) >= limit:
-                        break
-            if len(ids) >= limit:
-                break
+        ids = [item.schedule_id for item in self.read_shards(
+            "query due schedules", SCHEDULE_SHARDS, limit,
+            lambda shard: S.by_due.query(shard, S.due_at <= now, page_size=page_size))]
         found: list[ScheduleRecord] = []
         for start in range(0, len(ids), 100):
             found += self.get_schedules(ids[start:start + 100])

@@ -17,18 +17,12 @@ class TimerStore(StoreBase):
             item.save()
 
     def due_timers(self, limit: int = 500, page_size: int | None = None) -> list[TimerRecord]:
-        """Return timers due now from every shard (paged Queries, never a Scan)."""
-        now, found = self.now(), []
-        for shard in range(TIMER_SHARDS):
-            with self.errors("query due timers"):
-                for item in self.m.Timer.by_due.query(str(shard), self.m.Timer.due_at <= now,
-                                                        page_size=page_size):
-                    found.append(TimerRecord(timer_id=item.timer_id, kind=item.kind, run_id=item.run_id,
-                                             due_at=item.due_at, pos=None if item.pos is None else int(item.pos),
-                                             data=item.data))
-                    if len(found) >= limit:
-                        return found
-        return found
+        """Return timers due now, a fair share from every shard (paged Queries, never a Scan)."""
+        now, Timer = self.now(), self.m.Timer
+        items = self.read_shards("query due timers", TIMER_SHARDS, limit, lambda shard: Timer.by_due.query(
+            shard, Timer.due_at <= now, page_size=page_size))
+        return [TimerRecord(timer_id=item.timer_id, kind=item.kind, run_id=item.run_id, due_at=item.due_at,
+                            pos=None if item.pos is None else int(item.pos), data=item.data) for item in items]
 
     def claim_timer(self, timer_id: str) -> bool:
         """Delete a timer if it still exists; True for the one caller that deleted it."""

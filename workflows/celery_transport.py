@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from .visibility import VisibilityKeeper
 
 RESUME_TASK = "workflows.resume"
-#: A first resume message carries its run (no read needed) when the arguments are this small.
+#: A first resume message carries its run (its first delivery skips the history Query) when
+#: the arguments are this small.
 FRESH_ARGS_LIMIT = 32 * 1024
 
 

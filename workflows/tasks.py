@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
-from celery import Celery, signals
+from celery import Celery
 
 from . import registry, visibility
 from .celery_transport import RESUME_TASK, CeleryTransport, fresh_run, step_message, step_task_name
-from .core import in_place
+from .core.records import ResumeMessage
 from .core.steps import execute_step, run_worker_task
 from .runtime import get_engine, use_worker_transport
 
@@ -26,19 +25,12 @@ def install(celery: Celery) -> CeleryTransport:
     @celery.task(name=RESUME_TASK, acks_late=True, bind=True)
     def resume(task: Any, run_id: str, recovering: bool = False, fresh: dict[str, Any] | None = None) -> None:
         engine = get_engine()
-        run = None
-        if fresh is not None and not recovering and keeper.first_delivery(task.request.id):
-            run = fresh_run(run_id, fresh)
-        # A fresh run on its first delivery has no history yet: nothing to read.
-        known_through = -1 if run is not None else None
-        run_worker_task(engine, lambda: engine.resume(run_id, recovering=recovering, run=run,
-                                                      known_through=known_through))
-    transport = CeleryTransport(celery, keeper)
+        carried = None if fresh is None else fresh_run(run_id, fresh)
+        message = ResumeMessage(run_id, recovering=recovering, fresh=carried)
+        first = keeper.first_delivery(task.request.id)
+        run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=first))
 
-    @signals.worker_shutting_down.connect(weak=False)
-    def send_steps_running_in_place(**_: Any) -> None:
-        for local in in_place.running_steps():
-            transport.send_step(dataclasses.replace(local.message, resent=True))
+    transport = CeleryTransport(celery, keeper)
 
     def register_step(definition: registry.StepDef) -> None:
         name = definition.name

@@ -2,9 +2,12 @@
 
 While a task (a step, or a resume that runs steps in place) runs longer than half
 the visibility timeout, its message's visibility is extended, so SQS does not hand
-it to a second worker. When a worker is asked to stop (SIGTERM: warm shutdown), the
-messages of the tasks still running are made visible at once, so another worker takes them over promptly instead of
-after the whole visibility timeout; the recorded-once rule makes the overlap safe.
+it to a second worker. When a worker is asked to stop (SIGTERM: warm shutdown),
+Celery lets the running tasks finish and they keep their messages, still extended:
+a step that is running is never handed to another worker. The keeper only notes
+that the worker is stopping, so no new step starts in place. (Messages received
+but never started need nothing here: the threads pool cancels them, and kombu puts
+back every unacked message when its channel closes.)
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class VisibilityKeeper:
         self._running: dict[str, tuple[str, str, float]] = {}  # task id -> queue url, receipt, extended at
         self._receives: dict[str, int] = {}  # task id -> SQS ApproximateReceiveCount
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -38,8 +42,16 @@ class VisibilityKeeper:
 
     @property
     def stopping(self) -> bool:
-        """Whether the worker is shutting down (messages were handed back)."""
-        return self._stop.is_set()
+        """Whether the worker is shutting down (its running tasks finish, nothing new runs in place)."""
+        return self._stopping.is_set()
+
+    def stop_in_place(self) -> None:
+        """The worker is shutting down: start no new step in place (running tasks keep their messages)."""
+        self._stopping.set()
+
+    def close(self) -> None:
+        """Stop extending (the worker has stopped: no task runs any more)."""
+        self._stop.set()
 
     def first_delivery(self, task_id: str) -> bool:
         """Whether SQS delivers this message for the first time (False when unknown)."""
@@ -51,15 +63,6 @@ class VisibilityKeeper:
         with self._lock:
             self._running.pop(task_id, None)
             self._receives.pop(task_id, None)
-
-    def hand_back(self) -> int:
-        """Make every tracked message visible now (worker shutdown); return how many."""
-        with self._lock:
-            running, self._running = dict(self._running), {}
-        for queue_url, receipt, _ in running.values():
-            self._change(queue_url, receipt, 0)
-        self._stop.set()
-        return len(running)
 
     def extend_due(self) -> None:
         """Extend the messages that have used half their visibility."""
@@ -115,9 +118,12 @@ def install(celery: Any, task_prefix: str) -> VisibilityKeeper:
         keeper.done(task_id)
 
     @signals.worker_shutting_down.connect(weak=False)
+    def on_shutting_down(**_: Any) -> None:
+        keeper.stop_in_place()
+        log.info("shutting down: running tasks finish here; their runs' next steps are sent")
+
+    @signals.worker_shutdown.connect(weak=False)
     def on_shutdown(**_: Any) -> None:
-        handed = keeper.hand_back()
-        if handed:
-            log.warning("shutting down: handed %d running task message(s) back to SQS", handed)
+        keeper.close()
 
     return keeper

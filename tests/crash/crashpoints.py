@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 from typing import Any, Callable
 
-from persistence.store import Store
+from persistence.store import DynamoStore as Store
 
 POINT = os.environ.get("WORKFLOWS_CRASH_AT", "")
 MARKER_DIR = Path(os.environ.get("WORKFLOWS_CRASH_DIR", "."))

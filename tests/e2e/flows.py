@@ -145,10 +145,16 @@ def long_step(tag: str, seconds: float) -> str:
     return slow_once(tag, seconds)
 
 
+@step(queue="crashy")
+def worker_pid() -> int:
+    return os.getpid()
+
+
 @workflow
-def quick_then_long_step(tag: str, seconds: float) -> str:
+def quick_then_long_step(tag: str, seconds: float) -> dict:
     slow_once(tag + "-first", 0.0)
-    return slow_once(tag, seconds)  # runs in place, in the task of the first step
+    slept = slow_once(tag, seconds)  # runs in place, in the task of the first step
+    return {"slept": slept, "pid": worker_pid()}  # the process that ran the last step
 
 
 @workflow

@@ -74,3 +74,16 @@ def test_outside_a_worker_task_steps_are_sent(own_settings) -> None:  # type: ig
     engine, run_id = started(own_settings, transport, flows.sequence.name, 4)
     engine.resume(run_id)
     assert sent(transport) == [("add", 0, False)]
+
+
+def test_a_step_kept_in_place_is_sent_if_the_worker_stops_before_it_starts(own_settings) -> None:  # type: ignore[no-untyped-def]
+    transport = RecordingTransport({None})
+    engine, run_id = started(own_settings, transport, flows.sequence.name, 4)
+
+    def body() -> None:
+        engine.resume(run_id)  # keeps step 0, to run it next in this task
+        transport.local_queues.clear()  # the worker is asked to stop
+
+    run_worker_task(engine, body)
+    assert sent(transport) == [("add", 0, False)]
+    assert [e.pos for e in engine.store.read_history(run_id)] == []

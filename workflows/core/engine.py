@@ -65,8 +65,17 @@ class Engine:
         return run_id, created
 
     # -- resuming -----------------------------------------------------------------------
+    def receive_resume(self, message: ResumeMessage, *, first_delivery: bool) -> None:
+        """Body of a resume message; ``first_delivery``: the broker delivers it for the first time.
+
+        The run a fresh message carries is never trusted: the stored run is read (a run
+        that is not stored is dead-lettered). It only tells that the run may have no history.
+        """
+        fresh = message.fresh is not None and not message.recovering and first_delivery
+        self.resume(message.run_id, recovering=message.recovering, fresh=fresh)
+
     def resume(self, run_id: str, *, run: RunRecord | None = None, recovering: bool = False,
-               known_through: int | None = None) -> None:
+               known_through: int | None = None, fresh: bool = False) -> None:
         """Replay a run until it suspends, dispatches, or ends.
 
         Args:
@@ -74,9 +83,14 @@ class Engine:
             recovering: the reconciler found the run's lease expired: re-send an
                 op that is marked in flight.
             known_through: this process just recorded the outcome at this position.
+            fresh: the first delivery of the run's first resume: if the stored run is
+                still as created, it has no history to read.
         """
         for _ in range(MAX_CONTENDED_REPLAYS):
             run = run or self.store.find_run(run_id)
+            if fresh and as_created(run):
+                known_through = -1
+            fresh = False
             if run is None:
                 self.transport.dead_letter("resume message for an unknown run", {"run_id": run_id})
                 return
@@ -273,6 +287,12 @@ class Engine:
             self._after_end(ended, run, ctx)
             self.send_leased_resume(new_id)
         return True
+
+
+def as_created(run: RunRecord | None) -> bool:
+    """Whether a stored run is still as created: never dispatched, woken or recovered."""
+    return (run is not None and run.status == RunStatus.PENDING and run.cursor == -1 and run.wake_seq == 0
+            and run.recoveries == 0)
 
 
 def record_timers(record: RunRecord) -> list[TimerRecord]:

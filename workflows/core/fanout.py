@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .. import codec
 from ..errors import ParallelError, StepFailed, Suspend
 from .context import Dispatch, InFlight, WorkflowContext
-from .records import Branch, OpKind, RunRecord, StepMessage
+from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage
 
 if TYPE_CHECKING:
     from ..decorators import StepCall
@@ -28,17 +28,43 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
     pos, event = ctx.next_op(OpKind.PARALLEL, name)
     if event is None and not calls:
         event = ctx.record(pos, OpKind.PARALLEL, "completed", name=name)
+    recorded: set[int] = set()
+    if event is None and ctx.recovering and ctx.run.cursor == pos:
+        event, recorded = _recover(ctx, pos, name, calls, fail_fast=not return_exceptions)
     if event is not None:
         return _results(ctx, pos, event, calls, return_exceptions)
     if ctx.in_flight(pos):
         raise Suspend(InFlight())
     messages = []
     for index, call in enumerate(calls):
+        if index in recorded:
+            continue
         step = call.step.definition
         args = ctx.encode([list(call.args), call.kwargs], f"arguments of branch {index} ({step.name})")
         branch = Branch(join_id(ctx.run.run_id, pos), index, len(calls), fail_fast=not return_exceptions)
         messages.append(StepMessage(step.name, ctx.run.run_id, pos, 1, args, branch=branch, queue=step.queue))
     raise Suspend(Dispatch(pos, messages, {"kind": OpKind.PARALLEL.value, "name": name, "since": ctx.now()}))
+
+
+def _recover(ctx: WorkflowContext, pos: int, name: str, calls: tuple[StepCall, ...],
+             fail_fast: bool) -> tuple[EventRecord | None, set[int]]:
+    """Recovery of a dispatched fan-out: count the recorded branches in the join, then
+    return the op's outcome if that settles it, else the indexes not to re-send."""
+    results, complete = ctx.store.settle_join(join_id(ctx.run.run_id, pos), len(calls))
+    failed = next((r for r in results if r.error is not None), None) if fail_fast else None
+    if failed is not None:
+        step = calls[failed.index].step.name if failed.index < len(calls) else "?"
+        data, error = _failure(failed.index, step, failed.error)
+        return ctx.record(pos, OpKind.PARALLEL, "failed", name=name, data=data, error=error), set()
+    if complete:
+        return ctx.record(pos, OpKind.PARALLEL, "completed", name=name), set()
+    return None, {r.index for r in results}
+
+
+def _failure(index: int, step: str, error: str | None) -> tuple[str, str]:
+    """The data and error of a fan-out's outcome failed by branch ``index``."""
+    return (json.dumps({"index": index, "name": step, "error": error}),
+            f"branch {index} ({step}) failed: {error}")
 
 
 def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, ...],
@@ -60,14 +86,18 @@ def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, 
 
 def finish_branch(engine: Engine, run: RunRecord, step: StepDef, branch: Branch, outcome: Attempt) -> None:
     """Record a branch's final outcome, count it in the join, and resume the parent once."""
-    store, jid, index, pos = engine.store, branch.join, branch.index, branch.pos
-    name = f"{branch.total} branches"
-    store.record_branch(jid, index, outcome.data, outcome.error)
-    if outcome.status == "failed" and branch.fail_fast:
-        info = json.dumps({"index": index, "name": step.name, "error": outcome.error})
-        won = store.record_outcome(run.run_id, pos, OpKind.PARALLEL.value, "failed", name=name,
-                                   data=info, error=f"branch {index} ({step.name}) failed: {outcome.error}")
-    elif store.join_branch(jid, index, branch.total):
+    engine.store.record_branch(branch.join, branch.index, outcome.data, outcome.error)
+    settle_branch(engine, run, step.name, branch, outcome.error if outcome.status == "failed" else None)
+
+
+def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, error: str | None) -> None:
+    """Count a recorded branch in the join (idempotently); the write of the parent's
+    outcome that completes (or, failing fast, fails) the fan-out resumes it, once."""
+    store, pos, name = engine.store, branch.pos, f"{branch.total} branches"
+    if error is not None and branch.fail_fast:
+        data, text = _failure(branch.index, step, error)
+        won = store.record_outcome(run.run_id, pos, OpKind.PARALLEL.value, "failed", name=name, data=data, error=text)
+    elif store.join_branch(branch.join, branch.index, branch.total):
         won = store.record_outcome(run.run_id, pos, OpKind.PARALLEL.value, "completed", name=name)
     else:
         return

@@ -7,9 +7,10 @@ flight exactly as for a sent step (so recovery works the same), but the SQS send
 receive and delete and the step task's run read are saved. A task keeps going for
 at most ``Settings.in_place_seconds``, then sends the next step as usual. Fan-out
 branches, recovery re-sends and steps of other queues are always sent. When the
-worker is asked to stop, the steps running in place are sent as messages (marked
-as re-sends) so another worker takes them over at once, as a step message would be
-handed back.
+worker is asked to stop (warm shutdown), a step running in place finishes here,
+like any running task, and is never handed to another worker; from then on the
+transport's ``runs_here`` is False, so the run's next step, or a step kept but not
+started, is sent as a message.
 """
 
 from __future__ import annotations
@@ -29,16 +30,6 @@ class LocalStep:
 
     message: StepMessage
     run: RunRecord
-
-
-_running: dict[int, LocalStep] = {}
-_running_lock = threading.Lock()
-
-
-def running_steps() -> list[LocalStep]:
-    """The steps that threads of this process are running in place now."""
-    with _running_lock:
-        return list(_running.values())
 
 
 class InPlace(threading.local):
@@ -70,18 +61,6 @@ class InPlace(threading.local):
         advanced = dataclasses.replace(run, status=RunStatus.RUNNING.value, cursor=pos, waiting=waiting)
         self.pending = LocalStep(call, advanced)
         return True
-
-    @contextmanager
-    def running(self, local: LocalStep) -> Iterator[None]:
-        """Show ``local`` in :func:`running_steps` while this thread runs it."""
-        key = threading.get_ident()
-        with _running_lock:
-            _running[key] = local
-        try:
-            yield
-        finally:
-            with _running_lock:
-                _running.pop(key, None)
 
     def take(self) -> LocalStep | None:
         """The step kept in place, if any (it is then no longer pending)."""

@@ -133,7 +133,8 @@ class RunStore(Protocol):
         its timers, in one transaction. Returns the ended run, or None (nothing written)."""
 
     def stale_runs(self, limit: int = 100) -> list[str]:
-        """Live runs whose lease has expired (the sparse lease index)."""
+        """Live runs whose lease has expired (the sparse lease index), at most ``limit``;
+        a sharded store gives every shard a fair share, so no shard starves."""
 
     def claim_recovery(self, run_id: str) -> RunRecord | None:
         """Take over an expired lease (one claimer wins; a retry of the winning request
@@ -170,7 +171,8 @@ class TimerStore(Protocol):
         """Store or replace a timer."""
 
     def due_timers(self, limit: int = 500, page_size: int | None = None) -> list[TimerRecord]:
-        """Timers due now (``due_at <= now``: never early)."""
+        """Timers due now (``due_at <= now``: never early), at most ``limit``, a fair
+        share from every shard."""
 
     def claim_timer(self, timer_id: str) -> bool:
         """Delete a timer if it exists; True for the one caller that deleted it."""
@@ -230,6 +232,13 @@ class JoinStore(Protocol):
     def branch_results(self, join_id: str) -> list[BranchRecord]:
         """Every recorded branch outcome, in index order."""
 
+    def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
+        """Branch ``index``'s recorded outcome, or None."""
+
+    def settle_join(self, join_id: str, total: int) -> tuple[list[BranchRecord], bool]:
+        """Count (idempotently, as ``join_branch``) every recorded branch not yet counted;
+        return every recorded outcome in index order and whether the join is complete."""
+
 
 class ScheduleStore(Protocol):
     """Schedules, their due index, fire claims and running-run bookkeeping."""
@@ -267,7 +276,8 @@ class ScheduleStore(Protocol):
 
     def due_schedules(self, now: float | None = None, limit: int = 500,
                       page_size: int | None = None) -> list[ScheduleRecord]:
-        """Schedules due at ``now`` (the sharded due index)."""
+        """Schedules due at ``now`` (the sharded due index), at most ``limit``, a fair
+        share from every shard."""
 
     def claim_fire(self, schedule_id: str, fire: float, run_id: str, *, lease_until: float,
                    expected_next: float | None = None, next_fire: float | None = None,

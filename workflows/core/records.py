@@ -275,9 +275,8 @@ class Branch:
 class StepMessage:
     """Run one attempt of a step at op ``pos`` of a run.
 
-    ``resent``: recovery (or a shutdown hand-off) sends it again, so its
-    outcome may already be recorded. ``version`` lets a worker refuse a message shape
-    it does not know.
+    ``resent``: recovery sends it again, so its outcome may already be recorded.
+    ``version`` lets a worker refuse a message shape it does not know.
     """
 
     step: str
@@ -293,7 +292,8 @@ class StepMessage:
 
 @dataclass(frozen=True)
 class ResumeMessage:
-    """Resume a run. ``fresh``: the run as just created (its first resume needs no read)."""
+    """Resume a run. ``fresh``: the run as just created; its first delivery skips the
+    history Query if the stored run (always read) is still as created."""
 
     run_id: str
     recovering: bool = False

@@ -132,12 +132,18 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
 
 
 def run_worker_task(engine: Engine, body: Callable[[], None]) -> None:
-    """Run the body of a worker task, then each next step it kept in place (see ``in_place``)."""
+    """Run the body of a worker task, then each next step it kept in place (see ``in_place``).
+
+    A kept step that has not started when the worker begins to stop is sent instead.
+    """
     with engine.in_place.session(engine.settings.in_place_seconds):
         body()
         while (local := engine.in_place.take()) is not None:
-            with engine.in_place.running(local):
-                execute_step(engine, local.message, redelivered=False, run=local.run)
+            message = local.message
+            if not engine.transport.runs_here(message.step, message.queue):
+                engine.transport.send_step(message)  # already marked in flight: a plain send
+                return
+            execute_step(engine, message, redelivered=False, run=local.run)
 
 
 def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,
@@ -162,8 +168,8 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
     if run.cancel_requested:
         engine.resume(run_id, run=run)
         return
-    if branch is None and (run.cursor > pos or (redelivered and store.get_outcome(run_id, pos) is not None)):
-        return  # a redelivery of a step whose result is recorded: never run it again
+    if run.cursor > pos or (redelivered and _recorded(engine, run, message)):
+        return  # a repeat of a step whose result is recorded: never run it again
     outcome = run_attempt(engine, step, message.args, attempt, run_id, pos, in_flight_pos=pos)
     if outcome.status == "retry":
         index = "" if branch is None else branch.index
@@ -187,3 +193,18 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
     if store.record_event(event):
         engine.cache.remember(event)
         engine.resume(run_id, run=run, known_through=pos)
+
+
+def _recorded(engine: Engine, run: RunRecord, message: StepMessage) -> bool:
+    """Whether the step's outcome is recorded. A recorded branch is counted in its join
+    again (its worker may have died before counting it)."""
+    branch = message.branch
+    if branch is None:
+        return engine.store.get_outcome(message.run_id, message.pos) is not None
+    recorded = engine.store.get_branch(branch.join, branch.index)
+    if recorded is None:
+        return False
+    from .fanout import settle_branch
+
+    settle_branch(engine, run, message.step, branch, recorded.error)
+    return True

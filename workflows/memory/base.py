@@ -139,6 +139,22 @@ class MemoryBase:
             if start is None:
                 return
 
+    def _read_shards(self, shards: int, limit: int, query: Callable[[str], Iterator[Item]]) -> list[Item]:
+        """Up to ``limit`` items of a sharded index, a fair share from every shard first (as the
+        DynamoDB store reads them), so a backlog in one shard cannot starve the others."""
+        share = max(1, limit // shards)
+        found: list[Item] = []
+        more: list[Iterator[Item]] = []
+        for shard in range(shards):
+            items = query(str(shard))
+            taken = list(itertools.islice(items, min(share, limit - len(found))))
+            found += taken
+            if len(taken) == share:
+                more.append(items)
+        for items in more:
+            found += itertools.islice(items, max(0, limit - len(found)))
+        return found
+
     def _limited(self, name: str, table: Table, hash_value: Any, limit: int, start: Item | None,
                  **query: Any) -> tuple[list[Item], Item | None]:
         """Up to ``limit`` items from pages of Limit ``limit``, and the key to resume after them."""

@@ -180,15 +180,9 @@ class ScheduleTables(MemoryBase):
                       page_size: int | None = None) -> list[ScheduleRecord]:
         """Schedules due at ``now``: a paged Query per shard, then BatchGets."""
         at = self.now() if now is None else now
-        ids: list[str] = []
-        for shard in range(SCHEDULE_SHARDS):
-            for item in self._pages("query due schedules", self.schedules, str(shard), index="by_due",
-                                    where=lambda due: due <= at, limit=page_size):
-                ids.append(item["schedule_id"])
-                if len(ids) >= limit:
-                    break
-            if len(ids) >= limit:
-                break
+        ids = [item["schedule_id"] for item in self._read_shards(SCHEDULE_SHARDS, limit, lambda shard: self._pages(
+            "query due schedules", self.schedules, shard, index="by_due", where=lambda due: due <= at,
+            limit=page_size))]
         found: list[ScheduleRecord] = []
         for first in range(0, len(ids), 100):
             found += self.get_schedules(ids[first:first + 100])

@@ -352,14 +352,10 @@ class MemoryStore(ScheduleTables):
 
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Live runs whose lease has expired (the sparse lease index, shard by shard)."""
-        now, found = self.now(), []
-        for shard in range(LEASE_SHARDS):
-            for item in self._pages("query stale leases", self.runs, str(shard), index="by_lease",
-                                    where=lambda at: at < now):
-                found.append(item["run_id"])
-                if len(found) >= limit:
-                    return found
-        return found
+        now = self.now()
+        items = self._read_shards(LEASE_SHARDS, limit, lambda shard: self._pages(
+            "query stale leases", self.runs, shard, index="by_lease", where=lambda at: at < now))
+        return [item["run_id"] for item in items]
 
     def claim_recovery(self, run_id: str) -> RunRecord | None:
         """Take over an expired lease (one claimer wins) and count the recovery."""
@@ -419,14 +415,10 @@ class MemoryStore(ScheduleTables):
 
     def due_timers(self, limit: int = 500, page_size: int | None = None) -> list[TimerRecord]:
         """Timers due now (``due_at <= now``), shard by shard."""
-        now, found = self.now(), []
-        for shard in range(TIMER_SHARDS):
-            for item in self._pages("query due timers", self.timers, str(shard), index="by_due",
-                                    where=lambda at: at <= now, limit=page_size):
-                found.append(_timer_record(item))
-                if len(found) >= limit:
-                    return found
-        return found
+        now = self.now()
+        items = self._read_shards(TIMER_SHARDS, limit, lambda shard: self._pages(
+            "query due timers", self.timers, shard, index="by_due", where=lambda at: at <= now, limit=page_size))
+        return [_timer_record(item) for item in items]
 
     def claim_timer(self, timer_id: str) -> bool:
         """Delete a timer if it exists; True for the one caller that deleted it."""
@@ -562,6 +554,27 @@ class MemoryStore(ScheduleTables):
             return True
         root = self._count(join_id, ROOT_SLOT, shard, shards)
         return root is True or (root is None and self._is_full(join_id, ROOT_SLOT, shards))
+
+    def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
+        """Branch ``index``'s recorded outcome, or None."""
+        item = self._request("read branch", lambda: self.joins.get(join_id, index))
+        return None if item is None else BranchRecord(index=int(item["slot"]), data=item.get("data"),
+                                                       error=item.get("error"))
+
+    def settle_join(self, join_id: str, total: int) -> tuple[list[BranchRecord], bool]:
+        """Count every recorded branch the join has not counted; return the recorded outcomes in
+        index order and whether the join is complete (as the DynamoDB store does)."""
+        items = list(self._pages("read join", self.joins, join_id))
+        results = [BranchRecord(index=int(i["slot"]), data=i.get("data"), error=i.get("error"))
+                   for i in items if i["slot"] >= 0]
+        counted = {int(n) for i in items if i["slot"] <= -2 for n in i.get("done") or ()}
+        repeat = {r.index for r in results} - counted
+        if len(results) == total:
+            repeat |= {shard * SHARD_SIZE for shard in range(max(1, -(-total // SHARD_SIZE)))}
+        complete = False
+        for index in sorted(repeat):
+            complete = self.join_branch(join_id, index, total) or complete
+        return results, complete
 
     def branch_results(self, join_id: str) -> list[BranchRecord]:
         """Every recorded branch outcome, in index order."""

@@ -109,7 +109,7 @@ def test_oversize_hook_payload_is_refused(store) -> None:  # type: ignore[no-unt
 
 
 def test_signals_are_kept_in_send_order_per_name(store, clock) -> None:  # type: ignore[no-untyped-def]
-    run_id = uid()
+    run_id = start(store)
     sent = []
     for i in range(6):
         sent.append(store.put_signal(run_id, "go" if i % 2 == 0 else "stop", json.dumps(i)))
@@ -122,6 +122,7 @@ def test_signals_are_kept_in_send_order_per_name(store, clock) -> None:  # type:
     assert [s.payload for s in store.signals(run_id, "stop")] == ["1", "3", "5"]
     assert store.signals(run_id, "none") == [] and store.signals(uid(), "go") == []
     burst = [store.put_signal(run_id, "burst", str(i)) for i in range(20)]  # no time passes between them
+    assert store.get_run(run_id).wake_seq == 27  # each signal woke the run in the same write
     assert [s.payload for s in store.signals(run_id, "burst")] == [s.payload for s in burst]
 
 
@@ -155,3 +156,11 @@ def test_small_joins(store) -> None:  # type: ignore[no-untyped-def]
     assert store.join_branch(single, 0, 1) is True and store.join_branch(single, 0, 1) is True
     join = f"{uid()}#1"
     assert [store.join_branch(join, i, 3) for i in (0, 0, 1, 1, 2, 0)] == [False, False, False, False, True, True]
+
+
+def test_a_signal_to_an_ended_or_missing_run_is_not_stored(store) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    store.finish_run(run_id, "completed", result="1")
+    assert store.put_signal(run_id, "go", "1") is None
+    assert store.put_signal(uid(), "go", "1") is None
+    assert store.signals(run_id, "go") == []

@@ -69,10 +69,12 @@ def test_crash_after_the_write_leaves_it_written(store: MemoryStore) -> None:
     assert store.record_event(outcome()) is False  # the caller's retry finds it written
 
 
-def test_lost_response_of_a_conditional_write_reads_as_a_failed_condition(store: MemoryStore) -> None:
+def test_lost_response_of_a_conditional_write_is_recognised_as_our_own(store: MemoryStore) -> None:
     store.interceptor = Recorder(times=2)
-    assert store.record_event(outcome()) is False  # as DynamoDB answers the SDK's resend
-    assert store.create_run(run(store)) == ("r1", False)
+    # DynamoDB answers the SDK's resend with a failed condition; the request id stored with
+    # the write tells the store it was its own.
+    assert store.record_event(outcome()) is True
+    assert store.create_run(run(store)) == ("r1", True)
     store.interceptor = None
     assert len(store.read_history("r1")) == 1 and store.get_run("r1").status == "pending"
 
@@ -91,7 +93,7 @@ def test_requests_mirror_the_dynamodb_store(store: MemoryStore) -> None:
     store.create_run(run(store, key="k"))
     recorder = store.interceptor = Recorder()
     assert store.create_run(run(store, "r2", key="k")) == ("r1", False)
-    assert recorder.names == ["create run", "read idempotency key"]
+    assert recorder.names == ["create run", "read run", "read idempotency key"]
     recorder.names.clear()
     store.join_branch("j#0", 0, 2)
     store.join_branch("j#0", 0, 2)

@@ -32,6 +32,7 @@ Tree::
     │   ├── RetryableError           retry, optionally after ``retry_after``
     │   └── StepTimeout
     ├── NonDeterminismError
+    ├── SuspensionSwallowed          workflow code caught a durable call's Suspend
     ├── WaitTimeout (also TimeoutError)
     ├── ParallelError                a branch failed
     ├── RunFailed / RunCancelled / RunTimedOut
@@ -40,7 +41,8 @@ Tree::
 
 Control flow that user code must not swallow derives from ``BaseException``:
 ``Suspend`` (the run waits), ``Cancelled`` (the run was cancelled) and
-``ContinueAsNew`` (the run ends and a successor starts).
+``ContinueAsNew`` (the run ends and a successor starts). The engine notices code
+that swallows a suspension anyway and fails the run with ``SuspensionSwallowed``.
 """
 
 from __future__ import annotations
@@ -218,6 +220,18 @@ class NonDeterminismError(WorkflowError):
             f"history has {recorded!r}, code called {found!r}"
         )
         self.position, self.recorded, self.found = position, recorded, found
+
+
+class SuspensionSwallowed(WorkflowError):
+    """Workflow code caught the ``Suspend`` of a durable call and went on (or raised something else)."""
+
+    def __init__(self, position: int, op: str) -> None:
+        super().__init__(
+            f"workflow code swallowed a suspension at op {position} ({op}): durable calls stop the "
+            f"workflow function by raising Suspend, a BaseException; the likely cause is "
+            f"`except BaseException:` or a bare except around the call (catch Exception instead)"
+        )
+        self.position, self.op = position, op
 
 
 class WaitTimeout(WorkflowError, TimeoutError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import codec
 from ..errors import NonDeterminismError, StepFailed, Suspend
@@ -21,6 +21,8 @@ from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, Tim
 if TYPE_CHECKING:
     from ..registry import StepDef, WorkflowDef
     from .engine import Engine
+
+Signal = TypeVar("Signal", bound=BaseException)
 
 _current: contextvars.ContextVar[WorkflowContext | None] = contextvars.ContextVar("workflow", default=None)
 
@@ -64,6 +66,9 @@ class WorkflowContext:
         self.store = engine.store
         self.pos = 0
         self.fatal: BaseException | None = None
+        self.op: tuple[int, str] = (-1, "")  # the op being run: position, description
+        self.halted: BaseException | None = None  # the first signal that stopped the function
+        self.halted_at: tuple[int, str] = (-1, "")
         self.consumed_signals: set[str] = set()
         self.children: list[str] = []
         self.has_hooks = False
@@ -82,14 +87,27 @@ class WorkflowContext:
         """The engine's clock."""
         return self.engine.now()
 
+    def halt(self, signal: Signal) -> Signal:
+        """Return ``signal`` to raise, remembering the first one and its op.
+
+        Every control-flow signal a durable call raises goes through here, so the
+        engine can tell when workflow code swallowed it (see ``SuspensionSwallowed``).
+        """
+        if self.halted is None:
+            self.halted, self.halted_at = signal, self.op
+        return signal
+
     def next_op(self, kind: OpKind, name: str | None) -> tuple[int, EventRecord | None]:
         """Take the next op position; check it against the history (invariant 1)."""
+        if self.halted is not None:
+            raise Suspend()  # the code swallowed a suspension and went on: stop it here
         pos = self.pos
         self.pos += 1
+        self.op = (pos, f"{kind} {name!r}" if name else str(kind))
         event = self.history.outcomes.get(pos)
         if event is None and pos < self.run.cursor:
             # Every op before the cursor has an outcome: this history is stale.
-            raise StaleHistory(pos)
+            raise self.halt(StaleHistory(pos))
         recorded: tuple[Any, Any] | None = None
         if event is not None:
             recorded = (event.kind, event.name)
@@ -98,7 +116,7 @@ class WorkflowContext:
         if recorded is not None and recorded != (kind.value, name):
             self.fatal = NonDeterminismError(pos, f"{recorded[0]} {recorded[1] or ''}".strip(),
                                              f"{kind} {name or ''}".strip())
-            raise Suspend()
+            raise self.halt(Suspend())
         return pos, event
 
     def record(self, pos: int, kind: OpKind, status: str, *, name: str | None = None, data: str | None = None,
@@ -145,9 +163,10 @@ class WorkflowContext:
         if step.inline:
             return self.engine.run_inline_step(self, pos, step, args_json)
         if self.in_flight(pos):
-            raise Suspend(InFlight())
+            raise self.halt(Suspend(InFlight()))
         call = StepMessage(step.name, self.run.run_id, pos, 1, args_json, queue=step.queue)
-        raise Suspend(Dispatch(pos, [call], {"kind": OpKind.STEP.value, "name": step.name, "since": self.now()}))
+        raise self.halt(Suspend(Dispatch(pos, [call], {"kind": OpKind.STEP.value, "name": step.name,
+                                                        "since": self.now()})))
 
     def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Start a linked child run (idempotent on replay); return its handle."""

@@ -13,7 +13,7 @@ import uuid
 from typing import Any, Callable
 
 from .. import codec
-from ..errors import ContinueAsNew, NonDeterminismError, Suspend, UnknownWorkflow, describe
+from ..errors import ContinueAsNew, NonDeterminismError, Suspend, SuspensionSwallowed, UnknownWorkflow, describe
 from ..registry import StepDef, WorkflowDef, get_workflow
 from ..settings import Settings
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext, step_value
@@ -105,33 +105,39 @@ class Engine:
         ctx = WorkflowContext(self, run, history, recovering=recovering)
         args, kwargs = codec.loads(run.args)
         token = ctx.activate()
+        value: Any = None
+        raised: BaseException | None = None
         try:
             value = definition.fn(*args, **kwargs)
-        except Suspend as suspend:
-            return self._perform(ctx, suspend.args[0] if suspend.args else None)
-        except StaleHistory:
-            self.cache.forget(run.run_id)
-            return False
-        except ContinueAsNew as cont:
-            if ctx.fatal is None:
-                return self._continue_as_new(ctx, cont)
-        except Exception as exc:  # the workflow raised: the run fails with the error text
-            if ctx.fatal is None:
-                self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
-                return True
-        else:
-            if ctx.fatal is None:
-                try:
-                    result = codec.dumps(value, what=f"result of workflow {run.workflow!r}",
-                                         limit=self.settings.max_payload_bytes)
-                except Exception as exc:
-                    self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
-                    return True
-                self.end(run, RunStatus.COMPLETED, result=result, ctx=ctx)
-                return True
+        except (Suspend, StaleHistory, ContinueAsNew, Exception) as exc:
+            raised = exc
         finally:
             ctx.deactivate(token)
-        return self._perform(ctx, None)
+        return self._settle(ctx, value, raised)
+
+    def _settle(self, ctx: WorkflowContext, value: Any, raised: BaseException | None) -> bool:
+        """Act on how the workflow function ended: returned ``value`` or ``raised``."""
+        run = ctx.run
+        if isinstance(ctx.halted, StaleHistory):
+            self.cache.forget(run.run_id)
+            return False
+        if ctx.fatal is None and ctx.halted is not None and raised is not ctx.halted:
+            ctx.fatal = SuspensionSwallowed(*ctx.halted_at)
+        if ctx.fatal is not None or isinstance(raised, Suspend):
+            return self._perform(ctx, raised.args[0] if isinstance(raised, Suspend) and raised.args else None)
+        if isinstance(raised, ContinueAsNew):
+            return self._continue_as_new(ctx, raised)
+        if raised is not None:  # the workflow raised: the run fails with the error text
+            self.end(run, RunStatus.FAILED, error=describe(raised), ctx=ctx)
+            return True
+        try:
+            result = codec.dumps(value, what=f"result of workflow {run.workflow!r}",
+                                 limit=self.settings.max_payload_bytes)
+        except Exception as exc:
+            self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
+            return True
+        self.end(run, RunStatus.COMPLETED, result=result, ctx=ctx)
+        return True
 
     def _perform(self, ctx: WorkflowContext, action: Any) -> bool:
         run = ctx.run
@@ -164,7 +170,7 @@ class Engine:
         due = ctx.waiting_due(pos, OpKind.STEP)
         waiting = {"kind": OpKind.STEP.value, "name": step.name}
         if due is not None and self.now() < due:
-            raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)]))
+            raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
         attempt = ctx.history.attempts.get(pos, 0) + 1
         outcome = run_attempt(self, step, args_json, attempt, ctx.run.run_id, pos)
         if outcome.retry_in is None:
@@ -173,7 +179,7 @@ class Engine:
             return step_value(event)
         self.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now()))
         due = self.now() + outcome.retry_in
-        raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)]))
+        raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
 
     # -- endings ------------------------------------------------------------------------
     def end(self, run: RunRecord, status: RunStatus, *, result: str | None = None, error: str | None = None,

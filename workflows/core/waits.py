@@ -33,7 +33,7 @@ def _suspend(ctx: WorkflowContext, pos: int, kind: OpKind, name: str | None, due
         timer = ctx.timer(pos, timer_kind, due, {"name": name})
         waiting.update(due=due, timer=timer.timer_id)
         timers.append(timer)
-    return Suspend(Wait(pos, waiting, timers))
+    return ctx.halt(Suspend(Wait(pos, waiting, timers)))
 
 
 def sleep(ctx: WorkflowContext, duration: Duration) -> None:

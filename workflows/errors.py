@@ -43,6 +43,8 @@ Control flow that user code must not swallow derives from ``BaseException``:
 ``Suspend`` (the run waits), ``Cancelled`` (the run was cancelled) and
 ``ContinueAsNew`` (the run ends and a successor starts). The engine notices code
 that swallows a suspension anyway and fails the run with ``SuspensionSwallowed``.
+``ReplayAborted`` stops a replay whose store call failed: the resume raises the
+store's error and is retried, the run is left as it was.
 """
 
 from __future__ import annotations
@@ -284,6 +286,15 @@ class ChildFailed(WorkflowError):
 
 class Suspend(BaseException):  # control flow, not an error
     """Raised inside a workflow to stop the replay until an outcome arrives."""
+
+
+class ReplayAborted(BaseException):  # control flow, not an error
+    """A store call failed during replay; the resume re-raises that error, so the run is retried.
+
+    A ``BaseException`` so that workflow code (``except Exception``) cannot take an
+    infrastructure failure for its own; the engine remembers the failure even if
+    the code swallows this signal too.
+    """
 
 
 class Cancelled(BaseException):  # control flow, not an error

@@ -8,19 +8,22 @@ dispatch and suspend, by raising :class:`Suspend` with an action.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
-from ..errors import NonDeterminismError, StepFailed, Suspend
+from ..errors import NonDeterminismError, ReplayAborted, StepFailed, Suspend, describe
 from ..registry import check_arguments
+from .guard import GuardedStore
 from .history_cache import RunHistory
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq
 
 if TYPE_CHECKING:
     from ..registry import StepDef, WorkflowDef
     from .engine import Engine
+    from .ports import Store
 
 Signal = TypeVar("Signal", bound=BaseException)
 
@@ -63,7 +66,8 @@ class WorkflowContext:
 
     def __init__(self, engine: Engine, run: RunRecord, history: RunHistory, *, recovering: bool = False) -> None:
         self.engine, self.run, self.history, self.recovering = engine, run, history, recovering
-        self.store = engine.store
+        self.store = cast("Store", GuardedStore(engine.store, self.infrastructure))
+        self.fault: Exception | None = None  # a store failure: the resume raises it
         self.pos = 0
         self.fatal: BaseException | None = None
         self.op: tuple[int, str] = (-1, "")  # the op being run: position, description
@@ -96,6 +100,18 @@ class WorkflowContext:
         if self.halted is None:
             self.halted, self.halted_at = signal, self.op
         return signal
+
+    @contextlib.contextmanager
+    def infrastructure(self) -> Iterator[None]:
+        """Run store (or transport) calls of the replay: a failure is remembered for the
+        engine to raise and stops the function with ReplayAborted, which it cannot
+        mistake for its own error."""
+        try:
+            yield
+        except Exception as exc:
+            if self.fault is None:
+                self.fault = exc
+            raise self.halt(ReplayAborted(describe(exc))) from exc
 
     def next_op(self, kind: OpKind, name: str | None) -> tuple[int, EventRecord | None]:
         """Take the next op position; check it against the history (invariant 1)."""

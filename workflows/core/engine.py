@@ -13,7 +13,15 @@ import uuid
 from typing import Any, Callable
 
 from .. import codec
-from ..errors import ContinueAsNew, NonDeterminismError, Suspend, SuspensionSwallowed, UnknownWorkflow, describe
+from ..errors import (
+    ContinueAsNew,
+    NonDeterminismError,
+    ReplayAborted,
+    Suspend,
+    SuspensionSwallowed,
+    UnknownWorkflow,
+    describe,
+)
 from ..registry import StepDef, WorkflowDef, get_workflow
 from ..settings import Settings
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext, step_value
@@ -109,7 +117,7 @@ class Engine:
         raised: BaseException | None = None
         try:
             value = definition.fn(*args, **kwargs)
-        except (Suspend, StaleHistory, ContinueAsNew, Exception) as exc:
+        except (Suspend, ReplayAborted, StaleHistory, ContinueAsNew, Exception) as exc:
             raised = exc
         finally:
             ctx.deactivate(token)
@@ -118,6 +126,8 @@ class Engine:
     def _settle(self, ctx: WorkflowContext, value: Any, raised: BaseException | None) -> bool:
         """Act on how the workflow function ended: returned ``value`` or ``raised``."""
         run = ctx.run
+        if ctx.fault is not None:  # a store call failed: retry the resume, never fail the run
+            raise ctx.fault
         if isinstance(ctx.halted, StaleHistory):
             self.cache.forget(run.run_id)
             return False
@@ -177,7 +187,7 @@ class Engine:
             event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
                                error=outcome.error, attempt=attempt, started_at=outcome.started_at)
             return step_value(event)
-        self.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now()))
+        ctx.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now()))
         due = self.now() + outcome.retry_in
         raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
 

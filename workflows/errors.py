@@ -44,7 +44,8 @@ Control flow that user code must not swallow derives from ``BaseException``:
 ``ContinueAsNew`` (the run ends and a successor starts). The engine notices code
 that swallows a suspension anyway and fails the run with ``SuspensionSwallowed``.
 ``ReplayAborted`` stops a replay whose store call failed: the resume raises the
-store's error and is retried, the run is left as it was.
+store's error and is retried, the run is left as it was. ``ReplayStopped`` stops a
+replay whose run ended or was moved on by another resume: it writes nothing more.
 """
 
 from __future__ import annotations
@@ -295,6 +296,10 @@ class ReplayAborted(BaseException):  # control flow, not an error
     infrastructure failure for its own; the engine remembers the failure even if
     the code swallows this signal too.
     """
+
+
+class ReplayStopped(BaseException):  # control flow, not an error
+    """The run ended, or another resume moved it on, while this replay ran: it stops writing."""
 
 
 class Cancelled(BaseException):  # control flow, not an error

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
-from ..errors import NonDeterminismError, ReplayAborted, StepFailed, Suspend, describe
+from ..errors import NonDeterminismError, ReplayAborted, ReplayStopped, StepFailed, Suspend, describe
 from ..registry import check_arguments
 from .guard import GuardedStore
 from .history_cache import RunHistory
+from .lease import LeaseSchedule
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq
 
 if TYPE_CHECKING:
@@ -68,6 +70,7 @@ class WorkflowContext:
         self.engine, self.run, self.history, self.recovering = engine, run, history, recovering
         self.store = cast("Store", GuardedStore(engine.store, self.infrastructure))
         self.fault: Exception | None = None  # a store failure: the resume raises it
+        self.lease = LeaseSchedule(engine.settings.lease_seconds, run.lease_expires_at, engine.now())
         self.pos = 0
         self.fatal: BaseException | None = None
         self.op: tuple[int, str] = (-1, "")  # the op being run: position, description
@@ -113,10 +116,24 @@ class WorkflowContext:
                 self.fault = exc
             raise self.halt(ReplayAborted(describe(exc))) from exc
 
+    def keep_lease(self) -> None:
+        """Renew the run's lease when due; stop if the run ended or another resume moved it on."""
+        now = self.now()
+        if now < self.lease.due:
+            return
+        if not self.store.renew_lease(self.run.run_id, self.run.cursor):
+            raise self.halt(ReplayStopped(f"run {self.run.run_id} ended or another resume moved it on"))
+        self.run = dataclasses.replace(self.run, lease_expires_at=self.lease.renewed(now))
+
+    def stopped(self, what: str) -> ReplayStopped:
+        """The signal to raise when a write shows another resume runs this run."""
+        return self.halt(ReplayStopped(f"run {self.run.run_id}: {what}"))
+
     def next_op(self, kind: OpKind, name: str | None) -> tuple[int, EventRecord | None]:
         """Take the next op position; check it against the history (invariant 1)."""
         if self.halted is not None:
             raise Suspend()  # the code swallowed a suspension and went on: stop it here
+        self.keep_lease()
         pos = self.pos
         self.pos += 1
         self.op = (pos, f"{kind} {name!r}" if name else str(kind))
@@ -136,11 +153,18 @@ class WorkflowContext:
         return pos, event
 
     def record(self, pos: int, kind: OpKind, status: str, *, name: str | None = None, data: str | None = None,
-               error: str | None = None, attempt: int | None = None, started_at: float | None = None) -> EventRecord:
-        """Record op ``pos``'s outcome once; if another resume won, return its record."""
+               error: str | None = None, attempt: int | None = None, started_at: float | None = None,
+               exclusive: bool = False) -> EventRecord:
+        """Record op ``pos``'s outcome once; if another resume won, return its record.
+
+        ``exclusive``: only a resume running the op itself records it (an inline
+        step), so losing the write means another resume runs this run: stop.
+        """
         event = EventRecord(run_id=self.run.run_id, seq=event_seq(pos), kind=kind.value, status=status, at=self.now(),
                             name=name, data=data, error=error, attempt=attempt, started_at=started_at)
         if not self.store.record_event(event):
+            if exclusive:
+                raise self.stopped(f"another resume recorded op {pos} first")
             existing = self.store.get_outcome(self.run.run_id, pos)
             assert existing is not None
             event = existing

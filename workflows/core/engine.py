@@ -17,6 +17,7 @@ from ..errors import (
     ContinueAsNew,
     NonDeterminismError,
     ReplayAborted,
+    ReplayStopped,
     Suspend,
     SuspensionSwallowed,
     UnknownWorkflow,
@@ -117,7 +118,7 @@ class Engine:
         raised: BaseException | None = None
         try:
             value = definition.fn(*args, **kwargs)
-        except (Suspend, ReplayAborted, StaleHistory, ContinueAsNew, Exception) as exc:
+        except (Suspend, ReplayAborted, ReplayStopped, StaleHistory, ContinueAsNew, Exception) as exc:
             raised = exc
         finally:
             ctx.deactivate(token)
@@ -128,6 +129,9 @@ class Engine:
         run = ctx.run
         if ctx.fault is not None:  # a store call failed: retry the resume, never fail the run
             raise ctx.fault
+        if isinstance(ctx.halted, ReplayStopped):
+            log.warning("%s; this resume stops", ctx.halted)
+            return True
         if isinstance(ctx.halted, StaleHistory):
             self.cache.forget(run.run_id)
             return False
@@ -162,6 +166,7 @@ class Engine:
             # before the sends leaves a leased run that the reconciler re-dispatches.
             if not self.store.advance_run(run.run_id, action.pos, action.waiting, recovering=ctx.recovering):
                 return False
+            run = dataclasses.replace(run, lease_expires_at=self.now() + self.settings.lease_seconds)  # at least
             if not ctx.recovering and self.in_place.keep(run, action.pos, action.waiting, action.calls,
                                                          self.transport.runs_here):
                 return True  # this worker task runs the step next (see in_place)
@@ -185,9 +190,10 @@ class Engine:
         outcome = run_attempt(self, step, args_json, attempt, ctx.run.run_id, pos)
         if outcome.retry_in is None:
             event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
-                               error=outcome.error, attempt=attempt, started_at=outcome.started_at)
+                               error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
             return step_value(event)
-        ctx.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now()))
+        if not ctx.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now())):
+            raise ctx.stopped(f"another resume recorded attempt {attempt} of op {pos} first")
         due = self.now() + outcome.retry_in
         raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
 

@@ -212,7 +212,7 @@ class RunStore(StoreBase):
             actions=actions, condition=Run.status.is_in(*LIVE_STATUSES)))
         return _run_record(item) if ok else None
 
-    def claim_run(self, run_id: str, pos: int, owner: str) -> bool:
+    def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any]) -> bool:
         """Make resume ``owner`` the one executor of a run's inline steps from op ``pos`` on.
 
         Condition: the run is live, not cancel-requested, at most at ``pos``, and no other
@@ -223,7 +223,8 @@ class RunStore(StoreBase):
         free = Run.owner.does_not_exist() | (Run.owner == owner) | (Run.lease_expires_at < now)
         cond = (Run.cursor <= pos) & Run.status.is_in(*LIVE_STATUSES) & (Run.cancel_requested == False) & free  # noqa: E712
         actions = [Run.status.set("running"), Run.cursor.set(pos), Run.owner.set(owner),
-                   Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(now)]
+                   Run.waiting.set(to_json(waiting)), Run.lease_expires_at.set(self.lease_until()),
+                   Run.updated_at.set(now)]
         return self.conditional("claim run", lambda: Run(run_id).update(actions=actions, condition=cond),
                                 own=lambda: self._owned_by(run_id, owner))
 

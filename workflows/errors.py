@@ -32,6 +32,7 @@ Tree::
     │   ├── RetryableError           retry, optionally after ``retry_after``
     │   └── StepTimeout
     ├── NonDeterminismError
+    ├── SuspensionSwallowed          workflow code caught a durable call's Suspend
     ├── WaitTimeout (also TimeoutError)
     ├── ParallelError                a branch failed
     ├── RunFailed / RunCancelled / RunTimedOut
@@ -40,7 +41,11 @@ Tree::
 
 Control flow that user code must not swallow derives from ``BaseException``:
 ``Suspend`` (the run waits), ``Cancelled`` (the run was cancelled) and
-``ContinueAsNew`` (the run ends and a successor starts).
+``ContinueAsNew`` (the run ends and a successor starts). The engine notices code
+that swallows a suspension anyway and fails the run with ``SuspensionSwallowed``.
+``ReplayAborted`` stops a replay whose store call failed: the resume raises the
+store's error and is retried, the run is left as it was. ``ReplayStopped`` stops a
+replay whose run ended or was moved on by another resume: it writes nothing more.
 """
 
 from __future__ import annotations
@@ -220,6 +225,18 @@ class NonDeterminismError(WorkflowError):
         self.position, self.recorded, self.found = position, recorded, found
 
 
+class SuspensionSwallowed(WorkflowError):
+    """Workflow code caught the ``Suspend`` of a durable call and went on (or raised something else)."""
+
+    def __init__(self, position: int, op: str) -> None:
+        super().__init__(
+            f"workflow code swallowed a suspension at op {position} ({op}): durable calls stop the "
+            f"workflow function by raising Suspend, a BaseException; the likely cause is "
+            f"`except BaseException:` or a bare except around the call (catch Exception instead)"
+        )
+        self.position, self.op = position, op
+
+
 class WaitTimeout(WorkflowError, TimeoutError):
     """A hook or signal wait passed its timeout."""
 
@@ -270,6 +287,19 @@ class ChildFailed(WorkflowError):
 
 class Suspend(BaseException):  # control flow, not an error
     """Raised inside a workflow to stop the replay until an outcome arrives."""
+
+
+class ReplayAborted(BaseException):  # control flow, not an error
+    """A store call failed during replay; the resume re-raises that error, so the run is retried.
+
+    A ``BaseException`` so that workflow code (``except Exception``) cannot take an
+    infrastructure failure for its own; the engine remembers the failure even if
+    the code swallows this signal too.
+    """
+
+
+class ReplayStopped(BaseException):  # control flow, not an error
+    """The run ended, or another resume moved it on, while this replay ran: it stops writing."""
 
 
 class Cancelled(BaseException):  # control flow, not an error

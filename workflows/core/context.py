@@ -8,20 +8,27 @@ dispatch and suspend, by raising :class:`Suspend` with an action.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import dataclasses
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
-from ..errors import NonDeterminismError, StepFailed, Suspend
+from ..errors import NonDeterminismError, ReplayAborted, ReplayStopped, StepFailed, Suspend, describe
 from ..registry import check_arguments
+from .guard import GuardedStore
 from .history_cache import RunHistory
+from .lease import LeaseSchedule
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq
 
 if TYPE_CHECKING:
     from ..registry import StepDef, WorkflowDef
     from .engine import Engine
+    from .ports import Store
+
+Signal = TypeVar("Signal", bound=BaseException)
 
 _current: contextvars.ContextVar[WorkflowContext | None] = contextvars.ContextVar("workflow", default=None)
 
@@ -62,9 +69,14 @@ class WorkflowContext:
 
     def __init__(self, engine: Engine, run: RunRecord, history: RunHistory, *, recovering: bool = False) -> None:
         self.engine, self.run, self.history, self.recovering = engine, run, history, recovering
-        self.store = engine.store
+        self.store = cast("Store", GuardedStore(engine.store, self.infrastructure))
+        self.fault: Exception | None = None  # a store failure: the resume raises it
+        self.lease = LeaseSchedule(engine.settings.lease_seconds, run.lease_expires_at, engine.now())
         self.pos = 0
         self.fatal: BaseException | None = None
+        self.op: tuple[int, str] = (-1, "")  # the op being run: position, description
+        self.halted: BaseException | None = None  # the first signal that stopped the function
+        self.halted_at: tuple[int, str] = (-1, "")
         self.consumed_signals: set[str] = set()
         self.children: list[str] = []
         self.has_hooks = False
@@ -85,14 +97,66 @@ class WorkflowContext:
         """The engine's clock."""
         return self.engine.now()
 
+    def halt(self, signal: Signal) -> Signal:
+        """Return ``signal`` to raise, remembering the first one and its op.
+
+        Every control-flow signal a durable call raises goes through here, so the
+        engine can tell when workflow code swallowed it (see ``SuspensionSwallowed``).
+        """
+        if self.halted is None:
+            self.halted, self.halted_at = signal, self.op
+        return signal
+
+    @contextlib.contextmanager
+    def infrastructure(self) -> Iterator[None]:
+        """Run store (or transport) calls of the replay: a failure is remembered for the
+        engine to raise and stops the function with ReplayAborted, which it cannot
+        mistake for its own error."""
+        try:
+            yield
+        except Exception as exc:
+            if self.fault is None:
+                self.fault = exc
+            raise self.halt(ReplayAborted(describe(exc))) from exc
+
+    def keep_lease(self) -> None:
+        """Renew the run's lease when due; stop if the run ended or another resume moved it on."""
+        now = self.now()
+        if now < self.lease.due:
+            return
+        if not self.store.renew_lease(self.run.run_id, self.run.cursor):
+            raise self.halt(ReplayStopped(f"run {self.run.run_id} ended or another resume moved it on"))
+        self.run = dataclasses.replace(self.run, lease_expires_at=self.lease.renewed(now))
+
+    def claim(self, pos: int, waiting: dict[str, Any]) -> None:
+        """Become the one executor of this run's inline steps (one write per resume).
+
+        A concurrent resume of the run (two wakes, a duplicate message) must not run the
+        same inline step; dispatched steps have ``advance_run`` for that.
+        """
+        if not self.store.claim_run(self.run.run_id, pos, self.resume_id, waiting):
+            raise self.halt(StaleHistory(pos))  # another resume holds the run: re-read, replay, or leave it
+        now = self.now()
+        self.run = dataclasses.replace(self.run, status="running", cursor=pos, waiting=waiting,
+                                       lease_expires_at=self.lease.renewed(now))
+        self.owns_run = True
+
+    def stopped(self, what: str) -> ReplayStopped:
+        """The signal to raise when a write shows another resume runs this run."""
+        return self.halt(ReplayStopped(f"run {self.run.run_id}: {what}"))
+
     def next_op(self, kind: OpKind, name: str | None) -> tuple[int, EventRecord | None]:
         """Take the next op position; check it against the history (invariant 1)."""
+        if self.halted is not None:
+            raise Suspend()  # the code swallowed a suspension and went on: stop it here
+        self.keep_lease()
         pos = self.pos
         self.pos += 1
+        self.op = (pos, f"{kind} {name!r}" if name else str(kind))
         event = self.history.outcomes.get(pos)
         if event is None and pos < self.run.cursor:
             # Every op before the cursor has an outcome: this history is stale.
-            raise StaleHistory(pos)
+            raise self.halt(StaleHistory(pos))
         recorded: tuple[Any, Any] | None = None
         if event is not None:
             recorded = (event.kind, event.name)
@@ -101,15 +165,22 @@ class WorkflowContext:
         if recorded is not None and recorded != (kind.value, name):
             self.fatal = NonDeterminismError(pos, f"{recorded[0]} {recorded[1] or ''}".strip(),
                                              f"{kind} {name or ''}".strip())
-            raise Suspend()
+            raise self.halt(Suspend())
         return pos, event
 
     def record(self, pos: int, kind: OpKind, status: str, *, name: str | None = None, data: str | None = None,
-               error: str | None = None, attempt: int | None = None, started_at: float | None = None) -> EventRecord:
-        """Record op ``pos``'s outcome once; if another resume won, return its record."""
+               error: str | None = None, attempt: int | None = None, started_at: float | None = None,
+               exclusive: bool = False) -> EventRecord:
+        """Record op ``pos``'s outcome once; if another resume won, return its record.
+
+        ``exclusive``: only a resume running the op itself records it (an inline
+        step), so losing the write means another resume runs this run: stop.
+        """
         event = EventRecord(run_id=self.run.run_id, seq=event_seq(pos), kind=kind.value, status=status, at=self.now(),
                             name=name, data=data, error=error, attempt=attempt, started_at=started_at)
         if not self.store.record_event(event):
+            if exclusive:
+                raise self.stopped(f"another resume recorded op {pos} first")
             existing = self.store.get_outcome(self.run.run_id, pos)
             assert existing is not None
             event = existing
@@ -148,9 +219,10 @@ class WorkflowContext:
         if step.inline:
             return self.engine.run_inline_step(self, pos, step, args_json)
         if self.in_flight(pos):
-            raise Suspend(InFlight())
+            raise self.halt(Suspend(InFlight()))
         call = StepMessage(step.name, self.run.run_id, pos, 1, args_json, queue=step.queue)
-        raise Suspend(Dispatch(pos, [call], {"kind": OpKind.STEP.value, "name": step.name, "since": self.now()}))
+        raise self.halt(Suspend(Dispatch(pos, [call], {"kind": OpKind.STEP.value, "name": step.name,
+                                                        "since": self.now()})))
 
     def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Start a linked child run (idempotent on replay); return its handle."""

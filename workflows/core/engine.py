@@ -13,7 +13,16 @@ import uuid
 from typing import Any, Callable
 
 from .. import codec
-from ..errors import ContinueAsNew, NonDeterminismError, Suspend, UnknownWorkflow, describe
+from ..errors import (
+    ContinueAsNew,
+    NonDeterminismError,
+    ReplayAborted,
+    ReplayStopped,
+    Suspend,
+    SuspensionSwallowed,
+    UnknownWorkflow,
+    describe,
+)
 from ..registry import StepDef, WorkflowDef, get_workflow
 from ..settings import Settings
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext, step_value
@@ -119,33 +128,44 @@ class Engine:
         ctx = WorkflowContext(self, run, history, recovering=recovering)
         args, kwargs = codec.loads(run.args)
         token = ctx.activate()
+        value: Any = None
+        raised: BaseException | None = None
         try:
             value = definition.fn(*args, **kwargs)
-        except Suspend as suspend:
-            return self._perform(ctx, suspend.args[0] if suspend.args else None)
-        except StaleHistory:
-            self.cache.forget(run.run_id)
-            return False
-        except ContinueAsNew as cont:
-            if ctx.fatal is None:
-                return self._continue_as_new(ctx, cont)
-        except Exception as exc:  # the workflow raised: the run fails with the error text
-            if ctx.fatal is None:
-                self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
-                return True
-        else:
-            if ctx.fatal is None:
-                try:
-                    result = codec.dumps(value, what=f"result of workflow {run.workflow!r}",
-                                         limit=self.settings.max_payload_bytes)
-                except Exception as exc:
-                    self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
-                    return True
-                self.end(run, RunStatus.COMPLETED, result=result, ctx=ctx)
-                return True
+        except (Suspend, ReplayAborted, ReplayStopped, StaleHistory, ContinueAsNew, Exception) as exc:
+            raised = exc
         finally:
             ctx.deactivate(token)
-        return self._perform(ctx, None)
+        return self._settle(ctx, value, raised)
+
+    def _settle(self, ctx: WorkflowContext, value: Any, raised: BaseException | None) -> bool:
+        """Act on how the workflow function ended: returned ``value`` or ``raised``."""
+        run = ctx.run
+        if ctx.fault is not None:  # a store call failed: retry the resume, never fail the run
+            raise ctx.fault
+        if isinstance(ctx.halted, ReplayStopped):
+            log.warning("%s; this resume stops", ctx.halted)
+            return True
+        if isinstance(ctx.halted, StaleHistory):
+            self.cache.forget(run.run_id)
+            return False
+        if ctx.fatal is None and ctx.halted is not None and raised is not ctx.halted:
+            ctx.fatal = SuspensionSwallowed(*ctx.halted_at)
+        if ctx.fatal is not None or isinstance(raised, Suspend):
+            return self._perform(ctx, raised.args[0] if isinstance(raised, Suspend) and raised.args else None)
+        if isinstance(raised, ContinueAsNew):
+            return self._continue_as_new(ctx, raised)
+        if raised is not None:  # the workflow raised: the run fails with the error text
+            self.end(run, RunStatus.FAILED, error=describe(raised), ctx=ctx)
+            return True
+        try:
+            result = codec.dumps(value, what=f"result of workflow {run.workflow!r}",
+                                 limit=self.settings.max_payload_bytes)
+        except Exception as exc:
+            self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
+            return True
+        self.end(run, RunStatus.COMPLETED, result=result, ctx=ctx)
+        return True
 
     def _perform(self, ctx: WorkflowContext, action: Any) -> bool:
         run = ctx.run
@@ -160,6 +180,7 @@ class Engine:
             # before the sends leaves a leased run that the reconciler re-dispatches.
             if not self.store.advance_run(run.run_id, action.pos, action.waiting, recovering=ctx.recovering):
                 return False
+            run = dataclasses.replace(run, lease_expires_at=self.now() + self.settings.lease_seconds)  # at least
             if not ctx.recovering and self.in_place.keep(run, action.pos, action.waiting, action.calls,
                                                          self.transport.runs_here):
                 return True  # this worker task runs the step next (see in_place)
@@ -178,22 +199,19 @@ class Engine:
         due = ctx.waiting_due(pos, OpKind.STEP)
         waiting = {"kind": OpKind.STEP.value, "name": step.name}
         if due is not None and self.now() < due:
-            raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)]))
+            raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
         if not ctx.owns_run:
-            # One executor per run: a concurrent resume of this run (two wakes, a duplicate
-            # message) must not run the same inline step; dispatched steps have advance_run.
-            if not self.store.claim_run(ctx.run.run_id, pos, ctx.resume_id):
-                raise StaleHistory(pos)  # another resume holds the run: re-read, replay, or leave it
-            ctx.owns_run = True
+            ctx.claim(pos, waiting)
         attempt = ctx.history.attempts.get(pos, 0) + 1
         outcome = run_attempt(self, step, args_json, attempt, ctx.run.run_id, pos)
         if outcome.retry_in is None:
             event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
-                               error=outcome.error, attempt=attempt, started_at=outcome.started_at)
+                               error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
             return step_value(event)
-        self.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now()))
+        if not ctx.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now())):
+            raise ctx.stopped(f"another resume recorded attempt {attempt} of op {pos} first")
         due = self.now() + outcome.retry_in
-        raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)]))
+        raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
 
     # -- endings ------------------------------------------------------------------------
     def end(self, run: RunRecord, status: RunStatus, *, result: str | None = None, error: str | None = None,

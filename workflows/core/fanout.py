@@ -34,7 +34,7 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
     if event is not None:
         return _results(ctx, pos, event, calls, return_exceptions)
     if ctx.in_flight(pos):
-        raise Suspend(InFlight())
+        raise ctx.halt(Suspend(InFlight()))
     messages = []
     for index, call in enumerate(calls):
         if index in recorded:
@@ -43,7 +43,8 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
         args = ctx.encode([list(call.args), call.kwargs], f"arguments of branch {index} ({step.name})")
         branch = Branch(join_id(ctx.run.run_id, pos), index, len(calls), fail_fast=not return_exceptions)
         messages.append(StepMessage(step.name, ctx.run.run_id, pos, 1, args, branch=branch, queue=step.queue))
-    raise Suspend(Dispatch(pos, messages, {"kind": OpKind.PARALLEL.value, "name": name, "since": ctx.now()}))
+    raise ctx.halt(Suspend(Dispatch(pos, messages, {"kind": OpKind.PARALLEL.value, "name": name,
+                                                     "since": ctx.now()})))
 
 
 def _recover(ctx: WorkflowContext, pos: int, name: str, calls: tuple[StepCall, ...],

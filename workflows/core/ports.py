@@ -112,7 +112,7 @@ class RunStore(Protocol):
         """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel).
         Returns the run after the update, or None if it does not exist or has ended."""
 
-    def claim_run(self, run_id: str, pos: int, owner: str) -> bool:
+    def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any]) -> bool:
         """Make resume ``owner`` the one executor of the run's inline steps from ``pos`` on.
         Condition: live, not cancel-requested, cursor at most ``pos``, and not held by another
         resume whose lease is live. ``suspend_run``, ``advance_run`` and ends release it."""

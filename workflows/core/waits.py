@@ -33,7 +33,7 @@ def _suspend(ctx: WorkflowContext, pos: int, kind: OpKind, name: str | None, due
         timer = ctx.timer(pos, timer_kind, due, {"name": name})
         waiting.update(due=due, timer=timer.timer_id)
         timers.append(timer)
-    return Suspend(Wait(pos, waiting, timers))
+    return ctx.halt(Suspend(Wait(pos, waiting, timers)))
 
 
 def sleep(ctx: WorkflowContext, duration: Duration) -> None:
@@ -104,7 +104,7 @@ def hook(ctx: WorkflowContext, name: str, timeout: Duration | None, schema: Any)
                             status="pending", created_at=ctx.now(), expires_at=expires,
                             schema=schema_ref(schema))
         timer = ctx.timer(pos, TimerKind.HOOK_TIMEOUT, expires, {"hash": record.token_hash}) if expires else None
-        event = ctx.engine.store.create_hook(record, timer, ctx.run.run_id, pos, data)
+        event = ctx.store.create_hook(record, timer, ctx.run.run_id, pos, data)
         ctx.history.add(event)
         ctx.engine.cache.remember(event)
     info = json.loads(event.data or "{}")
@@ -177,7 +177,8 @@ def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ..
     if event is None:
         child_id = f"{ctx.run.run_id}.{pos}"
         payload = ctx.encode([list(args), kwargs], f"arguments of child workflow {workflow.name!r}")
-        ctx.engine.create_run(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos)
+        with ctx.infrastructure():
+            ctx.engine.create_run(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos)
         event = ctx.record(pos, OpKind.CHILD, "started", name=workflow.name, data=json.dumps({"run_id": child_id}))
     child_id = json.loads(event.data or "{}")["run_id"]
     ctx.children.append(child_id)

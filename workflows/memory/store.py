@@ -275,7 +275,7 @@ class MemoryStore(ScheduleTables):
         after = self._update("wake run", self.runs, (run_id,), change, _live)
         return None if after is None else _run_record(after)
 
-    def claim_run(self, run_id: str, pos: int, owner: str) -> bool:
+    def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any]) -> bool:
         """Make resume ``owner`` the one executor of the run's inline steps from ``pos`` on."""
         now = self.now()
 
@@ -285,7 +285,8 @@ class MemoryStore(ScheduleTables):
                     and free)
 
         change = actions(set_("status", "running"), set_("cursor", pos), set_("owner", owner),
-                         set_("lease_expires_at", self.lease_until()), set_("updated_at", now))
+                         set_("waiting", to_json(waiting)), set_("lease_expires_at", self.lease_until()),
+                         set_("updated_at", now))
         own = lambda: (self._request("read run", lambda: self.runs.get(run_id)) or {}).get("owner") == owner  # noqa: E731
         return self._write("claim run", lambda: self.runs.update((run_id,), change, cond), own=own)
 

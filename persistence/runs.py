@@ -320,7 +320,8 @@ class RunStore(StoreBase):
         Run = self.m.Run
         item, req = Run(run_id), new_request()
         ok = self.conditional("claim recovery", lambda: item.update(
-            actions=[Run.recoveries.add(1), Run.lease_expires_at.set(self.lease_until()), Run.req.set(req)],
+            actions=[Run.recoveries.add(1), Run.lease_expires_at.set(self.lease_until()), Run.req.set(req),
+                     Run.owner.remove()],  # the recovering resume takes over from a dead executor
             condition=(Run.lease_expires_at < self.now()) & Run.status.is_in(*LIVE_STATUSES)),
             own=lambda: self._applied(run_id, req))
         if not ok:

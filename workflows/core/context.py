@@ -220,7 +220,9 @@ class WorkflowContext:
             return self.engine.run_inline_step(self, pos, step, args_json)
         if self.in_flight(pos):
             raise self.halt(Suspend(InFlight()))
-        call = StepMessage(step.name, self.run.run_id, pos, 1, args_json, queue=step.queue)
+        # A recovery re-send goes on from the last recorded failure, not from attempt 1.
+        attempt = self.history.attempts.get(pos, 0) + 1
+        call = StepMessage(step.name, self.run.run_id, pos, attempt, args_json, queue=step.queue)
         raise self.halt(Suspend(Dispatch(pos, [call], {"kind": OpKind.STEP.value, "name": step.name,
                                                         "since": self.now()})))
 

@@ -138,7 +138,8 @@ class RunStore(Protocol):
 
     def claim_recovery(self, run_id: str) -> RunRecord | None:
         """Take over an expired lease (one claimer wins; a retry of the winning request
-        still wins) and count the recovery."""
+        still wins), release the run from a dead executor (``claim_run``) and count the
+        recovery."""
 
 
 class HistoryStore(Protocol):
@@ -152,6 +153,11 @@ class HistoryStore(Protocol):
                        data: str | None = None, error: str | None = None, attempt: int | None = None,
                        started_at: float | None = None) -> bool:
         """Record op ``pos``'s outcome once; False if one was recorded already."""
+
+    def record_timer_outcome(self, run_id: str, pos: int, kind: str, status: str, *,
+                             name: str | None = None) -> bool:
+        """Record the outcome a fired timer gives op ``pos``, once, and only while the run is
+        live (one transaction with a check of the run): nothing is written after an end."""
 
     def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
         """The recorded outcome of op ``pos``."""

@@ -196,11 +196,14 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
 
 
 def _recorded(engine: Engine, run: RunRecord, message: StepMessage) -> bool:
-    """Whether the step's outcome is recorded. A recorded branch is counted in its join
-    again (its worker may have died before counting it)."""
+    """Whether the step's outcome, or this attempt's failure, is recorded. A recorded branch
+    is counted in its join again (its worker may have died before counting it)."""
     branch = message.branch
     if branch is None:
-        return engine.store.get_outcome(message.run_id, message.pos) is not None
+        # An attempt whose failure is recorded already ran (its retry is scheduled in the same
+        # write): a recovery re-send or a second retry chain must not run it again.
+        since = attempt_seq(message.pos, message.attempt) - 1
+        return any(e.pos == message.pos for e in engine.store.read_history(message.run_id, after_seq=since))
     recorded = engine.store.get_branch(branch.join, branch.index)
     if recorded is None:
         return False

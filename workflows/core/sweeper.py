@@ -33,10 +33,10 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
             _send_retry(engine, timer, data)
         return
     if kind == TimerKind.SLEEP and pos is not None:
-        store.record_outcome(run_id, pos, OpKind.SLEEP.value, "fired")
+        store.record_timer_outcome(run_id, pos, OpKind.SLEEP.value, "fired")
         engine.wake(run_id)
     elif kind == TimerKind.SIGNAL_TIMEOUT and pos is not None:
-        store.record_outcome(run_id, pos, OpKind.SIGNAL.value, "timed_out", name=data.get("name"))
+        store.record_timer_outcome(run_id, pos, OpKind.SIGNAL.value, "timed_out", name=data.get("name"))
         engine.wake(run_id)
     elif kind == TimerKind.HOOK_TIMEOUT:
         # Wake whenever the hook is expired (not only when this call expired it): a sweep
@@ -58,7 +58,8 @@ def _send_retry(engine: Engine, timer: TimerRecord, data: dict[str, Any]) -> Non
     if run is None or run.is_terminal or timer.pos is None:
         return
     engine.transport.send_step(StepMessage(data["step"], timer.run_id, timer.pos, int(data["attempt"]), data["args"],
-                                           branch=Branch.from_dict(data.get("branch")), queue=data.get("queue")))
+                                           branch=Branch.from_dict(data.get("branch")), queue=data.get("queue"),
+                                           resent=True))  # a repeat is possible: check what is recorded
 
 
 def reconcile(engine: Engine, limit: int = 100) -> int:

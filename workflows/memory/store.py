@@ -28,6 +28,7 @@ from ..settings import Settings
 from .base import decode_cursor, encode_cursor, new_request, shard_of, to_json
 from .schedules import ScheduleTables
 from .tables import (
+    Check,
     Index,
     Item,
     Put,
@@ -367,7 +368,8 @@ class MemoryStore(ScheduleTables):
 
         req = new_request()
         after = self._update("claim recovery", self.runs, (run_id,),
-                             actions(add("recoveries", 1), set_("lease_expires_at", lease), set_("req", req)), cond)
+                             actions(add("recoveries", 1), set_("lease_expires_at", lease), set_("req", req),
+                                     remove("owner")), cond)
         if after is None:
             run = self.find_run(run_id)  # a retry of our own claim (its response lost) still wins
             return run if run is not None and self._carries("read run", self.runs, (run_id,), req)() else None
@@ -387,6 +389,14 @@ class MemoryStore(ScheduleTables):
         return self.record_event(EventRecord(run_id=run_id, seq=event_seq(pos), kind=kind, status=status,
                                              at=self.now(), name=name, data=data, error=error, attempt=attempt,
                                              started_at=started_at))
+
+    def record_timer_outcome(self, run_id: str, pos: int, kind: str, status: str, *,
+                             name: str | None = None) -> bool:
+        """Record a fired timer's outcome once, only while the run is live (one transaction)."""
+        event = EventRecord(run_id=run_id, seq=event_seq(pos), kind=kind, status=status, at=self.now(), name=name)
+        ops: list[Write] = [Put(self.events, self._event_item(event), absent("seq")),
+                            Check(self.runs, (run_id,), _live)]
+        return self._transact("record timer outcome", ops)
 
     def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
         """The recorded outcome of op ``pos``."""

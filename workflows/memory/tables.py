@@ -206,7 +206,16 @@ class Delete:
     cond: Condition | None = None
 
 
-Write = Union[Put, Update, Delete]
+@dataclass
+class Check:
+    """A condition on an item that a transaction checks without writing it."""
+
+    table: Table
+    key: tuple[Any, ...]
+    cond: Condition
+
+
+Write = Union[Put, Update, Delete, Check]
 
 
 def transact(ops: list[Write]) -> list[Item | None]:
@@ -224,6 +233,11 @@ def transact(ops: list[Write]) -> list[Item | None]:
                                "on one item")
         current = op.table.items.get(key)
         after: Item | None = None
+        if isinstance(op, Check):
+            if not op.cond(current if current is not None else {}):
+                raise ConditionFailed(op.table.name)
+            staged.append((op.table, key, current))
+            continue
         if isinstance(op, Put):
             after = clean(op.item)
             _check_size(op.table, after)

@@ -171,7 +171,9 @@ class Engine:
             event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
                                error=outcome.error, attempt=attempt, started_at=outcome.started_at)
             return step_value(event)
-        self.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now()))
+        failed = outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now())
+        self.store.record_attempt(failed)
+        self.cache.remember(failed)
         due = self.now() + outcome.retry_in
         raise Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)]))
 

@@ -13,8 +13,9 @@ on them):
   ``workflows.errors.StorageError`` (``Throttled`` for throttling), and the write
   may or may not have been applied.
 * Writes described as *one transaction* apply all-or-nothing.
-* History records, branch results and run creations are write-once
+* History outcome records, branch results and run creations are write-once
   (``attribute_not_exists``): a second write of the same key returns False.
+  Failed-attempt records keep the latest attempt (see ``record_attempt``).
 * A write retried after a lost response (the SDK's retry of a request already
   applied) must be recognised as the same request where the method says so.
 * No method scans: every read is by key or a Query of an index, paged to the end.
@@ -142,9 +143,15 @@ class HistoryStore(Protocol):
     def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None) -> list[EventRecord]:
         """The records after ``after_seq``, in order."""
 
+    def record_attempt(self, event: EventRecord) -> bool:
+        """Write a failed-attempt record (key ``attempt_seq(pos, attempt)``) unless its slot
+        holds this attempt or a later one (``attribute_not_exists(seq) OR attempt < :attempt``);
+        True if written. Attempts past 998 share the last slot, which keeps the latest."""
+
     def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
-        """Record a failed attempt, store its retry timer and extend the lease over the
-        backoff, in one transaction; False if the run has ended."""
+        """Store a failed attempt's retry timer and extend the lease over the backoff, in one
+        transaction (False if the run has ended); if that applied, record the attempt as
+        :meth:`record_attempt` does. A late copy's record loses; its timer and lease still apply."""
 
 
 class TimerStore(Protocol):

@@ -1,0 +1,21 @@
+"""Workflows of the payload, retry-count and hook-token tests (driven in-process)."""
+
+from __future__ import annotations
+
+from workflows import step, workflow
+from workflows.core.steps import current_step
+
+
+@step(retries=1200, retry_delay=0, jitter=0, inline=True)
+def fails_until(last_failure: int) -> int:
+    """Fail every attempt up to ``last_failure``; return the attempt that succeeded."""
+    info = current_step()
+    assert info is not None
+    if info.attempt <= last_failure:
+        raise RuntimeError(f"attempt {info.attempt} fails")
+    return info.attempt
+
+
+@workflow
+def many_retries(last_failure: int) -> int:
+    return fails_until(last_failure)

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 from . import codec
 from .core.hooks import refusal
 from .core.records import EventRecord, Page, RunRecord, RunStatus
-from .core.waits import hash_token
+from .core.tokens import hash_token
 from .durations import to_seconds
 from .errors import (
     HookClosed,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from workflows import step, workflow
+from typing import Any
+
+from workflows import hook, step, workflow
 from workflows.core.steps import current_step
 
 
@@ -19,3 +21,14 @@ def fails_until(last_failure: int) -> int:
 @workflow
 def many_retries(last_failure: int) -> int:
     return fails_until(last_failure)
+
+
+#: The token each replay of a run handed to the workflow (a side channel for the tests only).
+SEEN_TOKENS: dict[str, list[str]] = {}
+
+
+@workflow
+def guarded_approval() -> Any:
+    h = hook("approve", timeout=600)
+    SEEN_TOKENS.setdefault(h.ctx.run.run_id, []).append(h.token)
+    return h.wait()

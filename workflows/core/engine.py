@@ -13,7 +13,7 @@ import uuid
 from typing import Any, Callable
 
 from .. import codec
-from ..errors import ContinueAsNew, NonDeterminismError, Suspend, UnknownWorkflow, describe
+from ..errors import ConfigurationError, ContinueAsNew, NonDeterminismError, Suspend, UnknownWorkflow, describe
 from ..registry import StepDef, WorkflowDef, get_workflow
 from ..settings import Settings
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext, step_value
@@ -115,6 +115,8 @@ class Engine:
         except ContinueAsNew as cont:
             if ctx.fatal is None:
                 return self._continue_as_new(ctx, cont)
+        except ConfigurationError:
+            raise  # this process is misconfigured (e.g. no hook secret): the run stays live for a fixed one
         except Exception as exc:  # the workflow raised: the run fails with the error text
             if ctx.fatal is None:
                 self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)

@@ -8,12 +8,15 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import LIVE, TERMINAL, Page, RunRecord, TimerRecord
-from workflows.errors import RunNotFound, SerializationError
+from workflows.core.records import LIVE, RUN_RESULT_SEQ, TERMINAL, Page, RunRecord, TimerRecord
+from workflows.errors import PayloadTooLarge, RunNotFound, SerializationError
+from workflows.settings import DYNAMODB_ITEM_LIMIT
 
 from .base import LEASE_SHARDS, StoreBase, check_item_size, shard_of, to_json
 
 LIVE_STATUSES = sorted(LIVE)
+#: Room in a run item for everything but its arguments and result (ids, times, waiting, error).
+RUN_ITEM_RESERVE = 24 * 1024
 
 
 def _run_record(item: Any) -> RunRecord:
@@ -61,7 +64,9 @@ class RunStore(StoreBase):
         Returns:
             ``(run_id, created)``: the existing run's id and False for a known key or id.
         """
-        check_item_size({"args": run.args})
+        size = len(run.args.encode())
+        if size > self.settings.max_payload_bytes:
+            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.max_payload_bytes)
         now = self.now()
         item = self.m.Run(
             run.run_id, workflow=run.workflow, status="pending", created_at=run.created_at or now,
@@ -108,9 +113,24 @@ class RunStore(StoreBase):
         """
         try:
             with self.errors("read run"):
-                return _run_record(self.m.Run.get(run_id, consistent_read=True))
+                item = self.m.Run.get(run_id, consistent_read=True)
         except DoesNotExist:
             raise RunNotFound(run_id) from None
+        return self._with_results([item])[0]
+
+    def _with_results(self, items: list[Any]) -> list[RunRecord]:
+        """The runs of ``items``, with the results kept in the history read back (one BatchGet)."""
+        records = [_run_record(item) for item in items]
+        outside = {r.run_id: r for r, item in zip(records, items, strict=True) if item.result_in_history}
+        if outside:
+            with self.errors("read run results"):
+                for event in self.m.Event.batch_get([(run_id, RUN_RESULT_SEQ) for run_id in outside]):
+                    outside[event.run_id].result = event.data
+        return records
+
+    def inline_result_limit(self) -> int:
+        """The largest result kept in the run item, beside arguments of up to ``max_payload_bytes``."""
+        return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - self.settings.max_payload_bytes
 
     def find_run(self, run_id: str) -> RunRecord | None:
         """Return a run, or None."""
@@ -145,7 +165,7 @@ class RunStore(StoreBase):
         if not run_ids:
             return []
         with self.errors("read runs"):
-            found = {item.run_id: _run_record(item) for item in self.m.Run.batch_get(run_ids)}
+            found = {record.run_id: record for record in self._with_results(list(self.m.Run.batch_get(run_ids)))}
         return [found[r] for r in run_ids if r in found]
 
     def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
@@ -208,7 +228,12 @@ class RunStore(StoreBase):
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None) -> RunRecord | None:
-        """End a run; exactly one caller wins. Returns the ended run, or None if it had ended."""
+        """End a run; exactly one caller wins. Returns the ended run, or None if it had ended.
+
+        A result over :meth:`inline_result_limit` would not fit in the run item beside its
+        arguments: it is written as the history record ``RUN_RESULT_SEQ`` in the same
+        transaction, and reads of the run return it as ``result``.
+        """
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
         check_item_size({"result": result, "error": error})
@@ -216,16 +241,29 @@ class RunStore(StoreBase):
         now = self.now()
         actions = [Run.status.set(status), Run.ended_at.set(now), Run.updated_at.set(now),
                    Run.lease_expires_at.remove()]
+        outside = result is not None and len(result.encode()) > self.inline_result_limit()
         if result is not None:
-            actions.append(Run.result.set(result))
+            actions.append(Run.result_in_history.set(True) if outside else Run.result.set(result))
         if error is not None:
             actions.append(Run.error.set(error[:4000]))
         if continued_to is not None:
             actions.append(Run.continued_to.set(continued_to))
         item = Run(run_id)
         live = Run.status.is_in(*LIVE_STATUSES)
-        ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=live))
-        return _run_record(item) if ok else None
+        if not outside:
+            ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=live))
+            return _run_record(item) if ok else None
+
+        def build(tx: Any) -> None:
+            tx.save(self.m.Event(run_id, RUN_RESULT_SEQ, kind="run", status=status, at=now, data=result))
+            tx.update(item, actions=actions, condition=live)
+
+        if not self.transact("finish run", build):
+            return None
+        with self.errors("read run"):
+            ended = _run_record(Run.get(run_id, consistent_read=True))
+        ended.result = result
+        return ended
 
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Return runs whose lease has expired, from the sparse lease index (paged Query)."""

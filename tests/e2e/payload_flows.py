@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows import hook, step, workflow
+from workflows import hook, step, wait_for_signal, workflow
 from workflows.core.steps import current_step
 
 
@@ -32,3 +32,26 @@ def guarded_approval() -> Any:
     h = hook("approve", timeout=600)
     SEEN_TOKENS.setdefault(h.ctx.run.run_id, []).append(h.token)
     return h.wait()
+
+
+@workflow
+def shout(text: str) -> str:
+    return text.upper()
+
+
+@workflow
+def signal_count() -> int:
+    return len(wait_for_signal("items"))
+
+
+@step(retries=2, retry_delay=0, jitter=0)
+def count_after_a_failure(items: list[str]) -> int:
+    info = current_step()
+    if info is not None and info.attempt == 1:
+        raise RuntimeError("the first attempt fails")
+    return len(items)
+
+
+@workflow
+def retried_count(n: int) -> int:
+    return count_after_a_failure([""] * n)

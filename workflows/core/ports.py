@@ -80,13 +80,13 @@ class RunStore(Protocol):
     def create_run(self, run: RunRecord, *, timers: list[TimerRecord] = ...) -> tuple[str, bool]:
         """Store a new pending, leased run (with its idempotency guard and timers, in one
         transaction). Returns ``(run_id, created)``: for a known key or id, the existing
-        run's id and False."""
+        run's id and False. Raises PayloadTooLarge for arguments over ``max_payload_bytes``."""
 
     def run_for_key(self, key: str) -> str | None:
         """The run an idempotency key maps to."""
 
     def get_run(self, run_id: str) -> RunRecord:
-        """A run (consistent read). Raises RunNotFound."""
+        """A run (consistent read), with its ``result`` wherever it is kept. Raises RunNotFound."""
 
     def find_run(self, run_id: str) -> RunRecord | None:
         """A run, or None."""
@@ -117,7 +117,9 @@ class RunStore(Protocol):
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None) -> RunRecord | None:
-        """End a live run; exactly one caller wins. Returns the ended run, or None."""
+        """End a live run; exactly one caller wins. Returns the ended run, or None. Any result
+        up to ``max_payload_bytes`` must fit beside any arguments (a store may keep it apart);
+        every read of the run returns it."""
 
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Live runs whose lease has expired (the sparse lease index)."""
@@ -141,7 +143,7 @@ class HistoryStore(Protocol):
         """The recorded outcome of op ``pos``."""
 
     def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None) -> list[EventRecord]:
-        """The records after ``after_seq``, in order."""
+        """The records after ``after_seq``, in order (never a run result kept apart, whose seq is -1)."""
 
     def record_attempt(self, event: EventRecord) -> bool:
         """Write a failed-attempt record (key ``attempt_seq(pos, attempt)``) unless its slot

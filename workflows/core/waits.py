@@ -12,6 +12,7 @@ from .. import codec
 from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, ConfigurationError, RegistrationError, Suspend, WaitTimeout
 from .context import Wait, WorkflowContext
+from .embed import embed, unembed
 from .records import HookRecord, OpKind, RunStatus, TimerKind
 from .tokens import derive_token, hash_token, new_nonce
 
@@ -123,16 +124,16 @@ def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -
         if pending:
             first = pending[0]
             event = ctx.record(pos, OpKind.SIGNAL, "received", name=name,
-                               data=json.dumps({"key": first.signal_key, "payload": first.payload}))
+                               data=embed({"key": first.signal_key}, first.payload or "null"))
         else:
             seconds = to_seconds(timeout, what="signal timeout") if timeout is not None else None
             due = ctx.waiting_due(pos, OpKind.SIGNAL) or (ctx.now() + seconds if seconds is not None else None)
             raise _suspend(ctx, pos, OpKind.SIGNAL, name, due, TimerKind.SIGNAL_TIMEOUT)
     if event.status == "timed_out":
         raise WaitTimeout(f"no signal {name!r} arrived before the timeout")
-    info = json.loads(event.data or "{}")
-    ctx.consumed_signals.add(info.get("key"))
-    return codec.loads(info.get("payload"))
+    info, payload = unembed(event.data or "{}", "payload")
+    ctx.consumed_signals.add(str(info.get("key", "")))
+    return codec.loads(payload)
 
 
 @dataclass

@@ -69,6 +69,7 @@ Try it on the local stack (five terminals, all in the repository root):
   1. workflows local-aws                      # prints the AWS_* variables to export
      Export them in every other terminal, plus:
        export WORKFLOWS_IMPORTS=examples.approval PYTHONPATH=. WORKFLOWS_SWEEP_INTERVAL=1
+       export WORKFLOWS_HOOK_SECRET=local-only-hook-secret-change-me-0123456789  # same value everywhere
   2. workflows init-aws && workflows worker
   3. workflows beat                           # fires hook timeouts
   4. uvicorn workflows.http:app --port 8000   # POST /hooks/{token}

@@ -78,17 +78,47 @@ class HistoryStore(StoreBase):
             return [_event_record(item) for item in self.m.Event.query(
                 run_id, self.m.Event.seq > after_seq, consistent_read=True, page_size=page_size)]
 
+    def record_attempt(self, event: EventRecord) -> bool:
+        """Write a failed-attempt record unless its slot holds this attempt or a later one.
+
+        Attempts past 998 share the last slot, which so keeps the latest attempt;
+        a late or duplicate write never replaces a later attempt. True if written.
+        """
+        if event.attempt is None:
+            raise ValueError("an attempt record needs its attempt number")
+        Event, item = self.m.Event, self.event_item(event)
+        req = item.req = new_request()
+        latest = Event.seq.does_not_exist() | (Event.attempt < event.attempt)
+
+        def own() -> bool:
+            try:
+                with self.errors("read event"):
+                    return Event.get(event.run_id, event.seq, consistent_read=True).req == req  # type: ignore[no-any-return]
+            except DoesNotExist:
+                return False
+
+        return self.conditional("record attempt", lambda: item.save(condition=latest), own=own)
+
     def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
-        """Record a failed attempt, schedule its retry and extend the run's lease over
-        the backoff, in one transaction. False if the run has ended."""
+        """Schedule a failed attempt's retry and extend the run's lease over the backoff (one
+        transaction, False if the run has ended), then record the attempt (:meth:`record_attempt`).
+
+        The attempt record is a separate write: its condition fails for a late copy of an
+        attempt, whose retry timer and lease must still be stored (a recovery re-sends a step
+        from attempt 1, and that attempt must retry).
+        """
         Run = self.m.Run
 
         def build(tx: Any) -> None:
-            if event is not None:
-                tx.save(self.event_item(event))
             tx.save(self.timer_item(retry))
             tx.update(Run(retry.run_id), actions=[
                 Run.lease_expires_at.set(self.lease_until(backoff + self.settings.lease_seconds))],
                 condition=Run.status.is_in("pending", "running", "suspended"))
 
-        return self.transact("record attempt", build)
+        if event is not None:
+            check_item_size({"error": event.error})
+        if not self.transact("record attempt", build):
+            return False
+        if event is not None:
+            self.record_attempt(event)
+        return True

@@ -81,6 +81,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         ended_at = NumberAttribute(null=True)
         args = UnicodeAttribute()
         result = UnicodeAttribute(null=True)
+        result_in_history = BooleanAttribute(null=True)  # the result is the history record RUN_RESULT_SEQ
         error = UnicodeAttribute(null=True)
         cursor = NumberAttribute(default=-1)
         waiting = UnicodeAttribute(null=True)

@@ -8,10 +8,14 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import TERMINAL, Page, RunRecord, TimerRecord
-from workflows.errors import RunNotFound, SerializationError
+from workflows.core.records import RUN_RESULT_SEQ, TERMINAL, Page, RunRecord, TimerRecord
+from workflows.errors import PayloadTooLarge, RunNotFound, SerializationError
+from workflows.settings import DYNAMODB_ITEM_LIMIT
 
 from .base import LEASE_SHARDS, LIVE_STATUSES, StoreBase, check_item_size, new_request, shard_of, to_json
+
+#: Room in a run item for everything but its arguments and result (ids, times, waiting, error).
+RUN_ITEM_RESERVE = 24 * 1024
 
 
 def _run_record(item: Any) -> RunRecord:
@@ -59,7 +63,9 @@ class RunStore(StoreBase):
         Returns:
             ``(run_id, created)``: the existing run's id and False for a known key or id.
         """
-        check_item_size({"args": run.args})
+        size = len(run.args.encode())
+        if size > self.settings.max_payload_bytes:
+            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.max_payload_bytes)
         item = self.run_item(run)
         req = item.req
         new = self.m.Run.run_id.does_not_exist()
@@ -121,9 +127,24 @@ class RunStore(StoreBase):
         """
         try:
             with self.errors("read run"):
-                return _run_record(self.m.Run.get(run_id, consistent_read=True))
+                item = self.m.Run.get(run_id, consistent_read=True)
         except DoesNotExist:
             raise RunNotFound(run_id) from None
+        return self._with_results([item])[0]
+
+    def _with_results(self, items: list[Any]) -> list[RunRecord]:
+        """The runs of ``items``, with the results kept in the history read back (one BatchGet)."""
+        records = [_run_record(item) for item in items]
+        outside = {r.run_id: r for r, item in zip(records, items, strict=True) if item.result_in_history}
+        if outside:
+            with self.errors("read run results"):
+                for event in self.m.Event.batch_get([(run_id, RUN_RESULT_SEQ) for run_id in outside]):
+                    outside[event.run_id].result = event.data
+        return records
+
+    def inline_result_limit(self) -> int:
+        """The largest result kept in the run item, beside arguments of up to ``max_payload_bytes``."""
+        return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - self.settings.max_payload_bytes
 
     def find_run(self, run_id: str) -> RunRecord | None:
         """Return a run, or None."""
@@ -158,7 +179,7 @@ class RunStore(StoreBase):
         if not run_ids:
             return []
         with self.errors("read runs"):
-            found = {item.run_id: _run_record(item) for item in self.m.Run.batch_get(run_ids)}
+            found = {record.run_id: record for record in self._with_results(list(self.m.Run.batch_get(run_ids)))}
         return [found[r] for r in run_ids if r in found]
 
     def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
@@ -250,26 +271,33 @@ class RunStore(StoreBase):
 
         ``wake``: a run to wake (the parent of a child run) in the same transaction, so the
         end and the wake it implies are one write; if that run has ended, the end alone is
-        written.
+        written. A result over :meth:`inline_result_limit` would not fit in the run item
+        beside its arguments: it is written as the history record ``RUN_RESULT_SEQ`` in the
+        same transaction, and reads of the run return it as ``result``.
         """
-        actions, req = self._end_actions(status, result, error, continued_to)
-        Run = self.m.Run
+        actions, req, outside = self._end_actions(status, result, error, continued_to)
+        Run, now = self.m.Run, self.now()
         live = Run.status.is_in(*LIVE_STATUSES)
-        if wake is not None:
-            def build(tx: Any) -> None:
-                tx.update(Run(run_id), actions=actions, condition=live)
-                tx.update(Run(wake), actions=self.wake_actions(), condition=live)
 
-            reasons = self.transact_reasons("finish run", build)
+        def build(tx: Any, waking: bool) -> None:
+            tx.update(Run(run_id), actions=actions, condition=live)
+            if waking:
+                tx.update(Run(wake), actions=self.wake_actions(), condition=live)
+            if outside:
+                tx.save(self.m.Event(run_id, RUN_RESULT_SEQ, kind="run", status=status, at=now, data=result))
+
+        if wake is not None:
+            reasons = self.transact_reasons("finish run", lambda tx: build(tx, True))
             if reasons is None:
                 return self.find_run(run_id)
             if reasons[0] is not None:  # this run had ended, or this is our own end retried
                 return self.find_run(run_id) if self._applied(run_id, req) else None
             # the run to wake has ended: write the end alone
+        own = lambda: self._applied(run_id, req)  # noqa: E731
+        if outside:
+            return self.find_run(run_id) if self.transact("finish run", lambda tx: build(tx, False), own=own) else None
         item = Run(run_id)
-        ok = self.conditional("finish run", lambda: item.update(actions=actions, condition=live),
-                              own=lambda: self._applied(run_id, req))
-        if not ok:
+        if not self.conditional("finish run", lambda: item.update(actions=actions, condition=live), own=own):
             return None
         return _run_record(item) if item.status in TERMINAL else self.find_run(run_id)
 
@@ -278,7 +306,7 @@ class RunStore(StoreBase):
         """End a run as ``continued`` and store its successor (leased, with its timers) in one
         transaction; None if the run had ended (then no successor exists)."""
         check_item_size({"args": successor.args})
-        actions, req = self._end_actions("continued", None, None, successor.run_id)
+        actions, req, _ = self._end_actions("continued", None, None, successor.run_id)
         Run = self.m.Run
         item = self.run_item(successor)
 
@@ -293,20 +321,21 @@ class RunStore(StoreBase):
         return None
 
     def _end_actions(self, status: str, result: str | None, error: str | None,
-                     continued_to: str | None) -> tuple[list[Any], str]:
+                     continued_to: str | None) -> tuple[list[Any], str, bool]:
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
-        check_item_size({"result": result, "error": error})
+        check_item_size({"result": result, "error": None if error is None else error[:4000]})
         Run, now, req = self.m.Run, self.now(), new_request()
         actions = [Run.status.set(status), Run.ended_at.set(now), Run.updated_at.set(now),
                    Run.lease_expires_at.remove(), Run.req.set(req)]
+        outside = result is not None and len(result.encode()) > self.inline_result_limit()
         if result is not None:
-            actions.append(Run.result.set(result))
+            actions.append(Run.result_in_history.set(True) if outside else Run.result.set(result))
         if error is not None:
             actions.append(Run.error.set(error[:4000]))
         if continued_to is not None:
             actions.append(Run.continued_to.set(continued_to))
-        return actions, req
+        return actions, req, outside
 
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Return runs whose lease has expired, a fair share from every shard of the lease index."""

@@ -13,7 +13,7 @@ from . import codec
 from .core.engine import Engine
 from .core.hooks import refusal
 from .core.records import EventRecord, Page, RunRecord, RunStatus
-from .core.waits import hash_token
+from .core.tokens import hash_token
 from .durations import to_seconds
 from .errors import (
     HookClosed,

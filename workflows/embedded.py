@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import threading
 import uuid
 from typing import Iterator
@@ -25,6 +26,8 @@ def embedded_stack(sweep_interval: float = 0.25) -> Iterator[None]:
         os.environ.update(aws.environ())
         os.environ.update({"WORKFLOWS_TABLE_PREFIX": f"local{session}-", "WORKFLOWS_QUEUE_PREFIX": f"local{session}-",
                            "WORKFLOWS_SWEEP_INTERVAL": str(sweep_interval), "WORKFLOWS_POLL_WAIT_SECONDS": "1"})
+        if not os.environ.get("WORKFLOWS_HOOK_SECRET"):  # one process, one key: its hooks live as long as it
+            os.environ["WORKFLOWS_HOOK_SECRET"] = secrets.token_urlsafe(32)
         from .settings import Settings, configure
 
         configure(Settings.from_env())

@@ -19,7 +19,7 @@ def timeline(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]
             row["attempt"] = event.attempt
         if event.error:
             row["error"] = event.error
-        if event.data is not None and event.kind not in ("hook",):  # hook records hold the secret token
+        if event.data is not None and event.kind not in ("hook",):  # hook records of older versions hold the token
             row["data"] = event.data
         events.append(row)
     if run.is_terminal:

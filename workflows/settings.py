@@ -13,6 +13,7 @@ from .errors import ConfigurationError
 DYNAMODB_ITEM_LIMIT = 400 * 1024
 #: botocore retries for SQS calls: throttles and 5xx are retried with backoff, up to 10 attempts.
 SQS_RETRIES = {"mode": "standard", "max_attempts": 10}
+MIN_HOOK_SECRET_BYTES = 32
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class Settings:
         in_place_seconds: how long a worker task may go on running a run's next steps
             itself, without a broker hop, when they go to a queue it consumes
             (``WORKFLOWS_IN_PLACE_SECONDS``; 0 sends every step as a message).
+        hook_secret: the key that hook tokens are derived from (``WORKFLOWS_HOOK_SECRET``,
+            at least 32 bytes). A secret: set it identically on every worker, never log it;
+            needed by any process that runs workflows creating hooks.
         access_key_id / secret_access_key: taken from the standard AWS variables when set;
             otherwise boto3's credential chain applies.
     """
@@ -59,6 +63,7 @@ class Settings:
     max_recovery_attempts: int = 10
     poll_wait_seconds: int = 1
     in_place_seconds: float = 10.0
+    hook_secret: str | None = field(default=None, repr=False)
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
 
@@ -71,6 +76,9 @@ class Settings:
         for name in ("sweep_interval", "lease_seconds", "visibility_timeout"):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.hook_secret is not None and len(self.hook_secret.encode()) < MIN_HOOK_SECRET_BYTES:
+            raise ConfigurationError(f"WORKFLOWS_HOOK_SECRET must be at least {MIN_HOOK_SECRET_BYTES} bytes "
+                                     "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
         if not self.in_place_seconds >= 0:
             raise ConfigurationError(f"in_place_seconds must be 0 or more, got {self.in_place_seconds}")
 
@@ -95,6 +103,7 @@ class Settings:
                 max_recovery_attempts=int(env.get("WORKFLOWS_MAX_RECOVERY_ATTEMPTS", "10")),
                 poll_wait_seconds=int(env.get("WORKFLOWS_POLL_WAIT_SECONDS", "1")),
                 in_place_seconds=float(env.get("WORKFLOWS_IN_PLACE_SECONDS", "10")),
+                hook_secret=env.get("WORKFLOWS_HOOK_SECRET") or None,
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             )

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.e2e import hook_flows
-from workflows.core.waits import new_token
+from workflows.core.tokens import new_token
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e import hook_flows
 from workflows import HookAlreadyResumed, RunStatus, resume_hook
-from workflows.core.waits import new_token
+from workflows.core.tokens import new_token
 from workflows.runtime import get_engine
 
 uvicorn = pytest.importorskip("uvicorn", reason="SKIPPED LOUDLY: uvicorn is not installed (pip install -e '.[dev]')")

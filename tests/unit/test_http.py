@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from workflows import http
-from workflows.core.waits import new_token
+from workflows.core.tokens import new_token
 from workflows.errors import (
     HookAlreadyResumed,
     HookClosed,

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from .. import codec
 from ..errors import (
+    ConfigurationError,
     ContinueAsNew,
     NonDeterminismError,
     ReplayAborted,
@@ -155,6 +156,8 @@ class Engine:
             return self._perform(ctx, raised.args[0] if isinstance(raised, Suspend) and raised.args else None)
         if isinstance(raised, ContinueAsNew):
             return self._continue_as_new(ctx, raised)
+        if isinstance(raised, ConfigurationError):
+            raise raised  # this process is misconfigured (e.g. no hook secret): the run stays live for a fixed one
         if raised is not None:  # the workflow raised: the run fails with the error text
             self.end(run, RunStatus.FAILED, error=describe(raised), ctx=ctx)
             return True
@@ -208,8 +211,10 @@ class Engine:
             event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
                                error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
             return step_value(event)
-        if not ctx.store.record_event(outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now())):
+        failed = outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now())
+        if not ctx.store.record_attempt(failed):
             raise ctx.stopped(f"another resume recorded attempt {attempt} of op {pos} first")
+        self.cache.remember(failed)
         due = self.now() + outcome.retry_in
         raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
 

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .records import EventRecord
+from .records import MAX_ATTEMPT_SUB, EventRecord
 
 if TYPE_CHECKING:
     from .ports import Store
@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunHistory:
-    """The outcomes (by op position) and failed-attempt counts of one run."""
+    """The outcomes (by op position) and failed-attempt counts (the largest attempt number
+    recorded, which keeps growing past the 998 attempt slots) of one run."""
 
     outcomes: dict[int, EventRecord] = field(default_factory=dict)
     attempts: dict[int, int] = field(default_factory=dict)
@@ -29,14 +30,17 @@ class RunHistory:
         before it, so ``last_seq`` may move past it. A record this process wrote
         moves ``last_seq`` only when no earlier outcome is missing.
         """
+        seq = event.seq
         if event.is_outcome:
             self.outcomes[event.pos] = event
             while self.complete_below in self.outcomes:
                 self.complete_below += 1
         else:
             self.attempts[event.pos] = max(self.attempts.get(event.pos, 0), event.attempt or 0)
+            if seq % 1000 == MAX_ATTEMPT_SUB:
+                seq -= 1  # the last attempt slot is rewritten by later attempts: read it again
         if read_in_order or self.complete_below > event.pos:
-            self.last_seq = max(self.last_seq, event.seq)
+            self.last_seq = max(self.last_seq, seq)
 
     def copy(self) -> RunHistory:
         """Return a copy that a replay may extend without touching the cache."""

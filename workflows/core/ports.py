@@ -13,8 +13,9 @@ on them):
   ``workflows.errors.StorageError`` (``Throttled`` for throttling), and the write
   may or may not have been applied.
 * Writes described as *one transaction* apply all-or-nothing.
-* History records, branch results and run creations are write-once
+* History outcome records, branch results and run creations are write-once
   (``attribute_not_exists``): a second write of the same key returns False.
+  Failed-attempt records keep the latest attempt (see ``record_attempt``).
 * A write retried after a lost response (the SDK's retry of a request already
   applied) must be recognised as the same request where the method says so.
 * No method scans: every read is by key or a Query of an index, paged to the end.
@@ -79,13 +80,14 @@ class RunStore(Protocol):
     def create_run(self, run: RunRecord, *, timers: list[TimerRecord] = ...) -> tuple[str, bool]:
         """Store a new pending, leased run (with its idempotency guard and timers, in one
         transaction). Returns ``(run_id, created)``: for a known key or id, the existing
-        run's id and False; a retry of this very request returns True."""
+        run's id and False; a retry of this very request returns True. Raises PayloadTooLarge
+        for arguments over ``max_payload_bytes``."""
 
     def run_for_key(self, key: str) -> str | None:
         """The run an idempotency key maps to."""
 
     def get_run(self, run_id: str) -> RunRecord:
-        """A run (consistent read). Raises RunNotFound."""
+        """A run (consistent read), with its ``result`` wherever it is kept. Raises RunNotFound."""
 
     def find_run(self, run_id: str) -> RunRecord | None:
         """A run, or None."""
@@ -126,7 +128,8 @@ class RunStore(Protocol):
         response lost, still wins). Returns the ended run, or None.
 
         ``wake``: a run (the parent) woken in the same transaction as the end, unless it
-        has ended."""
+        has ended. Any result up to ``max_payload_bytes`` must fit beside any arguments (a
+        store may keep it apart); every read of the run returns it."""
 
     def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ...) -> RunRecord | None:
         """End a live run as ``continued`` and create its successor (pending, leased) with
@@ -163,11 +166,17 @@ class HistoryStore(Protocol):
         """The recorded outcome of op ``pos``."""
 
     def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None) -> list[EventRecord]:
-        """The records after ``after_seq``, in order."""
+        """The records after ``after_seq``, in order (never a run result kept apart, whose seq is -1)."""
+
+    def record_attempt(self, event: EventRecord) -> bool:
+        """Write a failed-attempt record (key ``attempt_seq(pos, attempt)``) unless its slot
+        holds this attempt or a later one (``attribute_not_exists(seq) OR attempt < :attempt``);
+        True if written. Attempts past 998 share the last slot, which keeps the latest."""
 
     def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
-        """Record a failed attempt, store its retry timer and extend the lease over the
-        backoff, in one transaction; False if the run has ended."""
+        """Store a failed attempt's retry timer and extend the lease over the backoff, in one
+        transaction (False if the run has ended); if that applied, record the attempt as
+        :meth:`record_attempt` does. A late copy's record loses; its timer and lease still apply."""
 
 
 class TimerStore(Protocol):

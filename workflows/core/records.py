@@ -68,6 +68,10 @@ OUTCOME_SUB = 999
 MAX_ATTEMPT_SUB = OUTCOME_SUB - 1
 
 
+#: History key of a run's result when it is kept outside the run item (``read_history`` never returns it).
+RUN_RESULT_SEQ = -1
+
+
 def event_seq(pos: int, sub: int = OUTCOME_SUB) -> int:
     """Return the history sort key of op ``pos`` (``sub`` 1..998: attempt records)."""
     if not 0 <= sub <= OUTCOME_SUB:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from .. import codec
 from ..errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
 from ..registry import StepDef, get_step
+from .embed import embed
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
 
 if TYPE_CHECKING:
@@ -175,9 +176,8 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
         index = "" if branch is None else branch.index
         retry = TimerRecord(timer_id=f"{run_id}#{pos}#retry#{index}", kind=TimerKind.RETRY.value,
                             run_id=run_id, due_at=engine.now() + (outcome.retry_in or 0.0), pos=pos,
-                            data=codec.dumps({"step": step_name, "attempt": attempt + 1, "args": message.args,
-                                              "branch": None if branch is None else branch.to_dict(),
-                                              "queue": step.queue}))
+                            data=embed({"step": step_name, "attempt": attempt + 1, "queue": step.queue,
+                                        "branch": None if branch is None else branch.to_dict()}, message.args))
         # Branch attempts share the op position, so only the retry timer records them.
         event = None if branch is not None else outcome.attempt_event(run_id, pos, step_name, engine.now())
         store.record_attempt_failure(event, retry, backoff=outcome.retry_in or 0.0)

@@ -6,6 +6,7 @@ import json
 import logging
 from typing import Any
 
+from .embed import unembed
 from .engine import Engine
 from .records import Branch, OpKind, ResumeMessage, RunStatus, StepMessage, TimerKind, TimerRecord
 
@@ -26,12 +27,12 @@ def fire_due_timers(engine: Engine, limit: int = 500) -> int:
 
 def fire_timer(engine: Engine, timer: TimerRecord) -> None:
     """Apply one due timer, then delete it (a crash before the delete repeats a no-op)."""
-    store, data = engine.store, json.loads(timer.data) if timer.data else {}
-    kind, run_id, pos = timer.kind, timer.run_id, timer.pos
+    store, kind, run_id, pos = engine.store, timer.kind, timer.run_id, timer.pos
     if kind == TimerKind.RETRY:
         if store.claim_timer(timer.timer_id):
-            _send_retry(engine, timer, data)
+            _send_retry(engine, timer, *unembed(timer.data or "{}", "args"))
         return
+    data = json.loads(timer.data) if timer.data else {}
     if kind == TimerKind.SLEEP and pos is not None:
         store.record_timer_outcome(run_id, pos, OpKind.SLEEP.value, "fired")
         engine.wake(run_id)
@@ -53,11 +54,11 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
     store.delete_timer(timer.timer_id)
 
 
-def _send_retry(engine: Engine, timer: TimerRecord, data: dict[str, Any]) -> None:
+def _send_retry(engine: Engine, timer: TimerRecord, data: dict[str, Any], args: str | None) -> None:
     run = engine.store.find_run(timer.run_id)
-    if run is None or run.is_terminal or timer.pos is None:
+    if run is None or run.is_terminal or timer.pos is None or args is None:
         return
-    engine.transport.send_step(StepMessage(data["step"], timer.run_id, timer.pos, int(data["attempt"]), data["args"],
+    engine.transport.send_step(StepMessage(data["step"], timer.run_id, timer.pos, int(data["attempt"]), args,
                                            branch=Branch.from_dict(data.get("branch")), queue=data.get("queue"),
                                            resent=True))  # a repeat is possible: check what is recorded
 

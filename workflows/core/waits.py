@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -12,17 +10,14 @@ from pydantic import BaseModel
 
 from .. import codec
 from ..durations import Duration, to_seconds
-from ..errors import ChildFailed, RegistrationError, Suspend, WaitTimeout
+from ..errors import ChildFailed, ConfigurationError, RegistrationError, Suspend, WaitTimeout
 from .context import Wait, WorkflowContext
+from .embed import embed, unembed
 from .records import HookRecord, OpKind, RunStatus, TimerKind
+from .tokens import derive_token, hash_token, new_nonce
 
 if TYPE_CHECKING:
     from ..registry import WorkflowDef
-
-
-def hash_token(token: str) -> str:
-    """The stored form of a hook token (tokens themselves are never stored in the hook table)."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _suspend(ctx: WorkflowContext, pos: int, kind: OpKind, name: str | None, due: float | None,
@@ -80,35 +75,35 @@ class HookHandle:
         raise WaitTimeout(f"hook {self.name!r} timed out")
 
 
-TOKEN_PREFIX = "wh_"
-
-
-def new_token() -> str:
-    """A fresh hook token: ``wh_`` and 256 bits from ``secrets``, URL-safe.
-
-    The prefix makes tokens easy to recognise (secret scanners, logs) and keeps them
-    from starting with ``-``, which a command line would read as an option.
-    """
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
-
-
 def hook(ctx: WorkflowContext, name: str, timeout: Duration | None, schema: Any) -> HookHandle:
-    """Create a hook with an unguessable single-use token (256 bits from ``secrets``)."""
+    """Create a hook with an unguessable single-use token.
+
+    The history keeps a random nonce, never the token: the token is derived from
+    it with ``WORKFLOWS_HOOK_SECRET`` (see ``tokens``), so a replay gets it again.
+    """
     pos, event = ctx.next_op(OpKind.HOOK, name)
     ctx.has_hooks = True
+    secret = ctx.engine.settings.hook_secret
     if event is None:
-        token = new_token()
+        nonce = new_nonce()
+        token_hash = hash_token(derive_token(secret, ctx.run.run_id, pos, nonce))
         expires = ctx.now() + to_seconds(timeout, what="hook timeout", allow_zero=False) if timeout else None
-        data = json.dumps({"token": token, "hash": hash_token(token), "expires_at": expires})
-        record = HookRecord(token_hash=hash_token(token), run_id=ctx.run.run_id, pos=pos, name=name,
+        data = json.dumps({"nonce": nonce, "hash": token_hash, "expires_at": expires})
+        record = HookRecord(token_hash=token_hash, run_id=ctx.run.run_id, pos=pos, name=name,
                             status="pending", created_at=ctx.now(), expires_at=expires,
                             schema=schema_ref(schema))
-        timer = ctx.timer(pos, TimerKind.HOOK_TIMEOUT, expires, {"hash": record.token_hash}) if expires else None
+        timer = ctx.timer(pos, TimerKind.HOOK_TIMEOUT, expires, {"hash": token_hash}) if expires else None
         event = ctx.store.create_hook(record, timer, ctx.run.run_id, pos, data)
         ctx.history.add(event)
         ctx.engine.cache.remember(event)
     info = json.loads(event.data or "{}")
-    return HookHandle(ctx, name, info["token"], info["hash"], info.get("expires_at"))
+    token = info.get("token")  # histories written before tokens were derived hold the token itself
+    if token is None:
+        token = derive_token(secret, ctx.run.run_id, pos, info["nonce"])
+        if hash_token(token) != info["hash"]:
+            raise ConfigurationError(f"hook {name!r} of run {ctx.run.run_id} was created with another "
+                                     "WORKFLOWS_HOOK_SECRET: set the same value on every worker")
+    return HookHandle(ctx, name, token, info["hash"], info.get("expires_at"))
 
 
 def schema_ref(schema: Any) -> str | None:
@@ -129,16 +124,16 @@ def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -
         if pending:
             first = pending[0]
             event = ctx.record(pos, OpKind.SIGNAL, "received", name=name,
-                               data=json.dumps({"key": first.signal_key, "payload": first.payload}))
+                               data=embed({"key": first.signal_key}, first.payload or "null"))
         else:
             seconds = to_seconds(timeout, what="signal timeout") if timeout is not None else None
             due = ctx.waiting_due(pos, OpKind.SIGNAL) or (ctx.now() + seconds if seconds is not None else None)
             raise _suspend(ctx, pos, OpKind.SIGNAL, name, due, TimerKind.SIGNAL_TIMEOUT)
     if event.status == "timed_out":
         raise WaitTimeout(f"no signal {name!r} arrived before the timeout")
-    info = json.loads(event.data or "{}")
-    ctx.consumed_signals.add(info.get("key"))
-    return codec.loads(info.get("payload"))
+    info, payload = unembed(event.data or "{}", "payload")
+    ctx.consumed_signals.add(str(info.get("key", "")))
+    return codec.loads(payload)
 
 
 @dataclass

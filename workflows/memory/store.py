@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ..core.hooks import refusal
 from ..core.records import (
     LIVE,
+    RUN_RESULT_SEQ,
     TERMINAL,
     BranchRecord,
     EventRecord,
@@ -23,8 +24,8 @@ from ..core.records import (
     TimerRecord,
     event_seq,
 )
-from ..errors import HookClosed, HookExpired, RunNotFound, StorageError
-from ..settings import Settings
+from ..errors import HookClosed, HookExpired, PayloadTooLarge, RunNotFound, StorageError
+from ..settings import DYNAMODB_ITEM_LIMIT, Settings
 from .base import decode_cursor, encode_cursor, new_request, shard_of, to_json
 from .schedules import ScheduleTables
 from .tables import (
@@ -100,6 +101,10 @@ class JoinCounter:
     done: set[int]
 
 
+#: Room in a run item for everything but its arguments and result (as the DynamoDB store keeps).
+RUN_ITEM_RESERVE = 24 * 1024
+
+
 class MemoryStore(ScheduleTables):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
@@ -163,8 +168,13 @@ class MemoryStore(ScheduleTables):
 
         Returns:
             ``(run_id, created)``: the existing run's id and False for a known key or id.
+
+        Raises:
+            PayloadTooLarge: the arguments are over ``max_payload_bytes``.
         """
-        check_item_size({"args": run.args})
+        size = len(run.args.encode())
+        if size > self.settings.max_payload_bytes:
+            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.max_payload_bytes)
         item = self._run_item(run)
         now, req = item["updated_at"], item["req"]
         own = self._carries("read run", self.runs, (run.run_id,), req)
@@ -205,7 +215,19 @@ class MemoryStore(ScheduleTables):
         item = self._request("read run", lambda: self.runs.get(run_id))
         if item is None:
             raise RunNotFound(run_id)
-        return _run_record(item)
+        return self._with_result(item)
+
+    def _with_result(self, item: Item) -> RunRecord:
+        """The run of ``item``, its result read from history if it is kept there (see finish_run)."""
+        run = _run_record(item)
+        if item.get("result_in_history"):
+            kept = self._request("read run result", lambda: self.events.get(run.run_id, RUN_RESULT_SEQ))
+            run.result = None if kept is None else kept.get("data")
+        return run
+
+    def inline_result_limit(self) -> int:
+        """The largest result kept in the run item, beside arguments of up to ``max_payload_bytes``."""
+        return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - self.settings.max_payload_bytes
 
     def find_run(self, run_id: str) -> RunRecord | None:
         """A run, or None."""
@@ -219,7 +241,7 @@ class MemoryStore(ScheduleTables):
         if not run_ids:
             return []
         found = self._batch_get("read runs", self.runs, [(r,) for r in run_ids])
-        return [_run_record(found[(r,)]) for r in run_ids if (r,) in found]
+        return [self._with_result(found[(r,)]) for r in run_ids if (r,) in found]
 
     def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
                   cursor: str | None = None, since: float | None = None,
@@ -309,19 +331,28 @@ class MemoryStore(ScheduleTables):
         """End a live run; exactly one caller wins (a retry of the winning request too).
         ``wake``: a run woken in the same transaction, unless it has ended. Returns the
         ended run, or None."""
-        change, req = self._end_change(status, result, error, continued_to)
+        outside = result is not None and len(result.encode()) > self.inline_result_limit()
+        change, req = self._end_change(status, None if outside else result, error, continued_to)
+        if outside:
+            change = actions(change, set_("result_in_history", True))
         own = self._carries("read run", self.runs, (run_id,), req)
+        kept: list[Write] = []
+        if outside:
+            kept = [Put(self.events, {"run_id": run_id, "seq": RUN_RESULT_SEQ, "kind": "run", "status": status,
+                                      "at": self.now(), "data": result})]
         if wake is not None:
             ops: list[Write] = [Update(self.runs, (run_id,), change, _live),
-                                Update(self.runs, (wake,), self._wake_change(), _live)]
+                                Update(self.runs, (wake,), self._wake_change(), _live), *kept]
             if self._transact("finish run", ops, own=own):
                 return self.find_run(run_id)
             run = self.find_run(run_id)
             if run is None or run.is_terminal:
                 return None  # it had ended (our own retried end was recognised above)
-        if not self._write("finish run", lambda: self.runs.update((run_id,), change, _live), own=own):
-            return None
-        return self.find_run(run_id)
+        if kept:
+            ended = self._transact("finish run", [Update(self.runs, (run_id,), change, _live), *kept], own=own)
+        else:
+            ended = self._write("finish run", lambda: self.runs.update((run_id,), change, _live), own=own)
+        return self.find_run(run_id) if ended else None
 
     def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ()  # type: ignore[assignment]
                      ) -> RunRecord | None:
@@ -408,15 +439,33 @@ class MemoryStore(ScheduleTables):
         return [_event_record(item) for item in self._pages(
             "read history", self.events, run_id, where=lambda seq: seq > after_seq, limit=page_size)]
 
+    def record_attempt(self, event: EventRecord) -> bool:
+        """Write a failed-attempt record unless its slot holds this attempt or a later one
+        (attempts past 998 share the last slot, which keeps the latest). True if written."""
+        if event.attempt is None:
+            raise ValueError("an attempt record needs its attempt number")
+        item = {**self._event_item(event), "req": new_request()}
+        attempt = event.attempt
+
+        def latest(current: Item) -> bool:
+            return "seq" not in current or (current.get("attempt") or 0) < attempt
+
+        return self._write("record attempt", lambda: self.events.put(item, latest),
+                           own=self._carries("read event", self.events, (event.run_id, event.seq), item["req"]))
+
     def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
-        """Record a failed attempt, store its retry timer and extend the lease over the backoff,
-        in one transaction; False if the run has ended."""
-        ops: list[Write] = [] if event is None else [Put(self.events, self._event_item(event))]
-        ops.append(Put(self.timers, self._timer_item(retry)))
+        """Schedule a failed attempt's retry and extend the lease over the backoff (one
+        transaction; False if the run has ended), then record the attempt."""
+        if event is not None:
+            check_item_size({"error": event.error})
         lease = self.lease_until(backoff + self.settings.lease_seconds)
-        ops.append(Update(self.runs, (retry.run_id,), set_("lease_expires_at", lease),
-                          lambda item: item.get("status") in ("pending", "running", "suspended")))
-        return self._transact("record attempt", ops)
+        ops: list[Write] = [Put(self.timers, self._timer_item(retry)),
+                            Update(self.runs, (retry.run_id,), set_("lease_expires_at", lease), _live)]
+        if not self._transact("record attempt", ops):
+            return False
+        if event is not None:
+            self.record_attempt(event)
+        return True
 
     # -- timers ---------------------------------------------------------------------------------------
     def put_timer(self, timer: TimerRecord) -> None:

@@ -37,18 +37,30 @@ def run_seed(seed: int, faults: FaultPlan | None = None, runs: int = 4) -> Outco
     return Outcome(seed, world.violations, world.trace, world.steps, len(world.store.runs.items))
 
 
-def run_seeds(seeds: range, faults: FaultPlan | None = None) -> Iterator[Outcome]:
-    """Play scenarios one after the other."""
-    for seed in seeds:
-        yield run_seed(seed, faults)
+def run_seeds(seeds: range, faults: FaultPlan | None = None, jobs: int = 1) -> Iterator[Outcome]:
+    """Play scenarios, in ``jobs`` processes (each seed plays the same wherever it runs)."""
+    if jobs <= 1:
+        for seed in seeds:
+            yield run_seed(seed, faults)
+        return
+    import functools
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(jobs, initializer=_quiet) as pool:
+        yield from pool.imap(functools.partial(run_seed, faults=faults), seeds, chunksize=16)
+
+
+def _quiet() -> None:
+    import logging
+
+    logging.getLogger("workflows").setLevel(logging.CRITICAL)  # the simulator reports what matters
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m workflows.sim``: run seeds, report the failing ones (exit 1 if any)."""
     import argparse
-    import logging
 
-    logging.getLogger("workflows").setLevel(logging.CRITICAL)  # the simulator reports what matters
+    _quiet()
 
     parser = argparse.ArgumentParser(prog="python -m workflows.sim", description=__doc__)
     parser.add_argument("--seeds", type=int, default=200, help="how many seeds to run (from --first)")
@@ -56,11 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, help="run just this seed (and print its trace)")
     parser.add_argument("--no-faults", action="store_true", help="no injected faults")
     parser.add_argument("--trace", action="store_true", help="print the fault trace of failing seeds")
+    parser.add_argument("--jobs", type=int, default=1, help="processes to run seeds in")
     args = parser.parse_args(argv)
     faults = FaultPlan.none() if args.no_faults else None
     seeds = range(args.seed, args.seed + 1) if args.seed is not None else range(args.first, args.first + args.seeds)
     started, failed, events = time.monotonic(), 0, 0
-    for outcome in run_seeds(seeds, faults):
+    for outcome in run_seeds(seeds, faults, args.jobs):
         events += outcome.steps
         if outcome.violations:
             failed += 1

@@ -27,6 +27,7 @@ from .invariants import check_ends, check_liveness, final_record
 START = 1_800_000_000.0
 SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_attempts=20, in_place_seconds=10.0)
 SLOTS = 2  # concurrent tasks per worker process
+BEAT_INTERVAL = 2.0  # a beat sweeps at most this often (simulated seconds)
 
 
 class ProcessClock:
@@ -70,6 +71,7 @@ class Process:
     engine: Engine = dataclasses.field(init=False)
     down_until: float = 0.0
     restarts: int = 0
+    next_beat: float = 0.0
 
 
 @dataclasses.dataclass
@@ -234,7 +236,7 @@ class World:
             busy = sum(1 for a in self.actors if a.process == process.name and not a.done)
             if process.kind == "worker" and visible and busy < SLOTS:
                 options.append(("deliver", process))
-            elif process.kind == "beat" and not busy:
+            elif process.kind == "beat" and not busy and self.time >= process.next_beat:
                 options.append(("beat", process))
             elif process.kind == "client" and not busy:
                 options += [("client", i) for i in self.instances if self._client_due(i)]
@@ -257,6 +259,7 @@ class World:
                 self.excuses[envelope.run_id] = self.excuses.get(envelope.run_id, 0) + 1
             self._spawn(arg, f"task{envelope.id}", lambda: self._task(arg, envelope), envelope.run_id, envelope)
         elif kind == "beat":
+            arg.next_beat = self.time + BEAT_INTERVAL
             self._spawn(arg, "beat", lambda: self._beat(arg), "", None)
         elif kind == "client":
             self._spawn(arg if isinstance(arg, Process) else self.processes[-1], f"client-{arg.run_id}",
@@ -328,6 +331,7 @@ class World:
         """Jump to the next moment something can happen; False if nothing ever will."""
         moments = [self.broker.next_visible()]
         moments += [p.down_until for p in self.processes if p.down_until > self.time]
+        moments += [p.next_beat for p in self.processes if p.kind == "beat"]
         moments += [t["due_at"] for t in self.store.timers.items.values()]
         moments += [r["lease_expires_at"] + 0.001 for r in self.store.runs.items.values()
                     if r.get("lease_expires_at") is not None]

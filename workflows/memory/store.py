@@ -331,6 +331,7 @@ class MemoryStore(ScheduleTables):
         """End a live run; exactly one caller wins (a retry of the winning request too).
         ``wake``: a run woken in the same transaction, unless it has ended. Returns the
         ended run, or None."""
+        check_item_size({"result": result})
         outside = result is not None and len(result.encode()) > self.inline_result_limit()
         change, req = self._end_change(status, None if outside else result, error, continued_to)
         if outside:

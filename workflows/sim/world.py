@@ -25,7 +25,8 @@ from .faults import FaultPlan
 from .invariants import check_ends, check_liveness, final_record
 
 START = 1_800_000_000.0
-SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_attempts=20, in_place_seconds=10.0)
+SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_attempts=20, in_place_seconds=10.0,
+                    hook_secret="simulated-deployment-hook-secret-0123456789")
 SLOTS = 2  # concurrent tasks per worker process
 BEAT_INTERVAL = 2.0  # a beat sweeps at most this often (simulated seconds)
 

@@ -27,12 +27,19 @@ def _history(world: World, run_id: str) -> list[dict[str, Any]]:
     return [item for key, item in world.store.events.items.items() if key[0] == run_id]
 
 
-def _waiting_is_legitimate(world: World, run: dict[str, Any]) -> bool:
-    """A suspended run with no lease, timer or message may only wait for what has not happened."""
-    waiting = json.loads(run["waiting"]) if isinstance(run.get("waiting"), str) else (run.get("waiting") or {})
+def _waiting(run: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(run["waiting"]) if isinstance(run.get("waiting"), str) else (run.get("waiting") or {})
+
+
+def _waiting_is_legitimate(world: World, run: dict[str, Any], timers: set[str]) -> bool:
+    """A suspended run with no lease or message may only wait for what has not happened (a
+    timer does not excuse a fact that arrived without waking the run)."""
+    waiting = _waiting(run)
     kind = waiting.get("kind")
     if kind == OpKind.HOOK_WAIT:
         hook = world.store.hooks.items.get((waiting.get("hook"),))
+        if hook is not None and hook["status"] == "expired":
+            return run["run_id"] in timers  # the expiry timer fires again and wakes the run
         return hook is not None and hook["status"] == "pending"
     if kind == OpKind.SIGNAL:
         name = waiting.get("name")
@@ -47,6 +54,9 @@ def _waiting_is_legitimate(world: World, run: dict[str, Any]) -> bool:
     return False
 
 
+WAITS = frozenset({OpKind.HOOK_WAIT.value, OpKind.SIGNAL.value, OpKind.CHILD_RESULT.value})
+
+
 def check_liveness(world: World) -> None:
     """Every live run has a lease, a due timer, a message, or waits for what has not happened."""
     timers = {t["run_id"] for t in world.store.timers.items.values()}
@@ -58,9 +68,12 @@ def check_liveness(world: World) -> None:
             if count != seen:
                 world.violations.append(f"run {run_id} got history records after its end ({seen} -> {count})")
             continue
-        if run.get("lease_expires_at") is not None or run_id in timers or run_id in messages:
+        if run.get("lease_expires_at") is not None or run_id in messages:
             continue
-        if run["status"] == RunStatus.SUSPENDED and _waiting_is_legitimate(world, run):
+        if run["status"] == RunStatus.SUSPENDED and _waiting(run).get("kind") in WAITS:
+            if _waiting_is_legitimate(world, run, timers):
+                continue
+        elif run_id in timers:
             continue
         world.violations.append(f"run {run_id} is stranded: {run['status']}, waiting {run.get('waiting')}, "
                                 "no lease, no timer, no message")

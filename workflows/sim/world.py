@@ -93,13 +93,14 @@ class World:
     """Runs one scenario; :attr:`violations` says what went wrong, :attr:`trace` how."""
 
     def __init__(self, seed: int, *, runs: int = 4, workers: int = 2, beats: int = 2,
-                 faults: FaultPlan | None = None, chaos_steps: int = 1500, max_steps: int = 12000) -> None:
+                 faults: FaultPlan | None = None, chaos_steps: int = 1500, max_steps: int = 12000,
+                 store_class: type[MemoryStore] = MemoryStore) -> None:
         self.seed, self.rng = seed, random.Random(seed)
         self.faults = faults or FaultPlan()
         self.chaos_steps, self.max_steps = chaos_steps, max_steps
         self.time = START
         self.baton = Baton()
-        self.store = MemoryStore(SETTINGS, self._now)
+        self.store = store_class(SETTINGS, self._now)
         self.broker = Broker(SETTINGS.visibility_timeout)
         self.trace: list[str] = []
         self.violations: list[str] = []

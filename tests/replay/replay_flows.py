@@ -1,0 +1,69 @@
+"""Workflows for the replay unit tests: every op kind, importable by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workflows import continue_as_new, hook, parallel, sleep, step, wait_for_signal, workflow
+from workflows.errors import WaitTimeout
+
+#: Hook tokens handed out by :func:`publish`.
+TOKENS: dict[str, str] = {}
+#: How many times each step body ran, by label.
+RAN: dict[str, int] = {}
+
+
+def ran(label: str) -> None:
+    RAN[label] = RAN.get(label, 0) + 1
+
+
+@step
+def double(x: int) -> int:
+    ran(f"double{x}")
+    return 2 * x
+
+
+@step(inline=True)
+def inc(x: int) -> int:
+    ran(f"inc{x}")
+    return x + 1
+
+
+@step(inline=True)
+def publish(key: str, token: str) -> None:
+    TOKENS[key] = token
+
+
+@workflow
+def replay_every_op(key: str) -> dict[str, Any]:
+    a = double(1)
+    b = inc(a)
+    sleep(30)
+    approval = hook("approve", timeout=600)
+    publish(key, approval.token)
+    decision = approval.wait()
+    try:
+        signal = wait_for_signal("go", timeout=60)
+    except WaitTimeout:
+        signal = "timed out"
+    c, d = parallel(double.s(10), double.s(20))
+    child = replay_child.start(b)
+    return {"a": a, "b": b, "decision": decision, "signal": signal, "fan": [c, d], "child": child.result()}
+
+
+@workflow
+def replay_child(x: int) -> int:
+    return inc(x)
+
+
+@workflow
+def replay_chain(n: int) -> int:
+    value = inc(n)
+    if n > 0:
+        continue_as_new(n - 1)
+    return value
+
+
+@workflow
+def replay_changed(flag: bool) -> int:
+    return double(1) if flag else inc(1)

@@ -1,0 +1,132 @@
+"""The replay engine on the in-memory ports: no server, no worker. Every op kind runs to
+completion; a second resume replays the recorded history without running a step again;
+a replay that meets another op than the recorded one fails with NonDeterminismError."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.replay import replay_flows as flows
+from workflows.client import resume_hook_on, signal_run
+from workflows.core.engine import Engine
+from workflows.core.records import OpKind, RunStatus, StepMessage
+from workflows.core.steps import execute_step, run_worker_task
+from workflows.core.sweeper import fire_due_timers
+from workflows.memory import ManualClock, MemoryStore, RecordingTransport
+from workflows.registry import get_workflow
+from workflows.settings import Settings
+
+SETTINGS = Settings(lease_seconds=60.0, hook_secret="replay-tests-hook-secret-0123456789abcdef")
+
+
+@pytest.fixture()
+def engine() -> Engine:
+    clock = ManualClock()
+    return Engine(MemoryStore(SETTINGS, clock), RecordingTransport(), SETTINGS, clock=clock)
+
+
+def transport(engine: Engine) -> RecordingTransport:
+    assert isinstance(engine.transport, RecordingTransport)
+    return engine.transport
+
+
+def drain(engine: Engine, rounds: int = 50) -> None:
+    """Deliver every queued message (steps and resumes) and fire due timers, until quiet."""
+    sent = transport(engine)
+    for _ in range(rounds):
+        if not sent.steps and not sent.resumes:
+            if not fire_due_timers(engine):
+                return
+            continue
+        steps, resumes = list(sent.steps), list(sent.resumes)
+        sent.clear()
+        for message in steps:
+            run_worker_task(engine, lambda m=message: execute_step(engine, m, redelivered=False))
+        for resume in resumes:
+            run_worker_task(engine, lambda r=resume: engine.resume(r.run_id, recovering=r.recovering))
+    raise AssertionError("the run did not settle")
+
+
+def start(engine: Engine, workflow: str, *args: Any) -> str:
+    run_id, _ = engine.create_run(get_workflow(workflow), json.dumps([list(args), {}]))
+    drain(engine)
+    return run_id
+
+
+def test_every_op_kind_runs_to_completion(engine: Engine) -> None:
+    key = uuid.uuid4().hex
+    run_id = start(engine, "replay_every_op", key)
+    assert engine.store.get_run(run_id).status == RunStatus.SUSPENDED  # sleeping
+    engine.clock.advance(31)  # type: ignore[attr-defined]
+    drain(engine)
+    resume_hook_on(engine, flows.TOKENS[key], "yes")
+    drain(engine)
+    engine.clock.advance(61)  # type: ignore[attr-defined]  # the signal wait times out
+    drain(engine)
+    run = engine.store.get_run(run_id)
+    assert run.status == RunStatus.COMPLETED, run.error
+    assert json.loads(run.result or "null") == {"a": 2, "b": 3, "decision": "yes", "signal": "timed out",
+                                                "fan": [20, 40], "child": 4}
+    kinds = [e.kind for e in engine.store.read_history(run_id) if e.is_outcome]
+    assert set(kinds) >= {k.value for k in (OpKind.STEP, OpKind.SLEEP, OpKind.HOOK, OpKind.HOOK_WAIT, OpKind.SIGNAL,
+                                            OpKind.PARALLEL, OpKind.CHILD, OpKind.CHILD_RESULT)}
+
+
+def test_a_signal_sent_before_the_wait_is_delivered(engine: Engine) -> None:
+    key = uuid.uuid4().hex
+    run_id = start(engine, "replay_every_op", key)
+    signal_run(engine, run_id, "go", {"n": 1})
+    engine.clock.advance(31)  # type: ignore[attr-defined]
+    drain(engine)
+    resume_hook_on(engine, flows.TOKENS[key], "ok")
+    drain(engine)
+    run = engine.store.get_run(run_id)
+    assert run.status == RunStatus.COMPLETED and json.loads(run.result or "{}")["signal"] == {"n": 1}
+
+
+def test_replaying_a_recorded_history_runs_no_step_again(engine: Engine) -> None:
+    run_id = start(engine, "replay_chain", 0)
+    assert engine.store.get_run(run_id).result == "1"
+    before = dict(flows.RAN)
+    history = engine.store.read_history(run_id)
+    engine.cache.forget(run_id)
+    ctx_run = engine.store.get_run(run_id)
+    assert ctx_run.is_terminal
+    # A fresh process replays the whole history (a copy of the run, live again) without a step.
+    clock = ManualClock()
+    fresh = Engine(MemoryStore(SETTINGS, clock), RecordingTransport(), SETTINGS, clock=clock)
+    copy_id, _ = fresh.create_run(get_workflow("replay_chain"), ctx_run.args)
+    for event in history:
+        fresh.store.record_event(type(event)(**{**event.__dict__, "run_id": copy_id}))
+    run_worker_task(fresh, lambda: fresh.resume(copy_id))
+    assert fresh.store.get_run(copy_id).result == "1"
+    assert flows.RAN == before
+
+
+def test_continue_as_new_chains_runs(engine: Engine) -> None:
+    run_id = start(engine, "replay_chain", 2)
+    first = engine.store.get_run(run_id)
+    assert first.status == RunStatus.CONTINUED
+    chain = [first]
+    while chain[-1].continued_to:
+        chain.append(engine.store.get_run(chain[-1].continued_to))
+    assert [r.status for r in chain] == ["continued", "continued", "completed"]
+    assert chain[-1].result == "1"
+
+
+def test_a_different_op_at_a_recorded_position_is_non_determinism(engine: Engine) -> None:
+    run_id, _ = engine.create_run(get_workflow("replay_changed"), "[[true],{}]")
+    run_worker_task(engine, lambda: engine.resume(run_id))  # dispatches double at op 0
+    message = transport(engine).steps[0]
+    assert isinstance(message, StepMessage)
+    # The code changed while the step ran: the run now calls inc at op 0.
+    engine.store.runs.items[(run_id,)]["args"] = "[[false],{}]"  # type: ignore[attr-defined]
+    engine.cache.forget(run_id)
+    run_worker_task(engine, lambda: execute_step(engine, message, redelivered=False))
+    run = engine.store.get_run(run_id)
+    assert run.status == RunStatus.FAILED
+    assert "position 0" in (run.error or "") and "double" in (run.error or "") and "inc" in (run.error or "")

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
-import math
 import time
-import uuid
-import zlib
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from pynamodb.connection import Connection
@@ -16,8 +12,18 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteEr
 from pynamodb.transactions import TransactWrite
 
 from workflows.core.records import LIVE, TimerRecord
-from workflows.errors import ItemTooLarge, StorageError, Throttled
-from workflows.settings import DYNAMODB_ITEM_LIMIT, Settings
+from workflows.core.storage import (  # noqa: F401 - the store's modules import these from here
+    LEASE_SHARDS,
+    SCHEDULE_SHARDS,
+    TIMER_SHARDS,
+    check_item_size,
+    lease_expiry,
+    new_request,
+    read_fairly,
+    shard_of,
+)
+from workflows.errors import StorageError, Throttled
+from workflows.settings import Settings
 
 from .models import Models, build_models
 
@@ -29,23 +35,8 @@ TX_CONDITION_FAILED = frozenset({"ConditionalCheckFailed", CONDITION_FAILED})
 TX_CONFLICT = "TransactionConflict"
 #: The statuses of a live run, for conditions (sorted: a stable request).
 LIVE_STATUSES = sorted(LIVE)
-TIMER_SHARDS = 8
-LEASE_SHARDS = 8
-SCHEDULE_SHARDS = 4
 
 T = TypeVar("T")
-
-
-def new_request() -> str:
-    """A fresh request id, stored with a conditional write so that a retry of the same
-    request (its first response lost, the SDK sending it again) is recognised as ours:
-    the retry fails its condition, and the item already carries this id."""
-    return uuid.uuid4().hex
-
-
-def shard_of(key: str, shards: int) -> str:
-    """Return a stable shard label for ``key`` (spreads hot index partitions)."""
-    return str(zlib.crc32(key.encode()) % shards)
 
 
 def cause_code(exc: BaseException) -> str | None:
@@ -82,9 +73,7 @@ class StoreBase:
 
     def lease_until(self, seconds: float | None = None) -> float:
         """Return a lease expiry, rounded up to a bucket so index writes stay rare."""
-        seconds = self.settings.lease_seconds if seconds is None else seconds
-        bucket = max(1.0, self.settings.lease_seconds / 5)
-        return math.ceil((self.now() + seconds) / bucket) * bucket
+        return lease_expiry(self.now(), self.settings, seconds)
 
     @property
     def connection(self) -> Connection:
@@ -149,25 +138,9 @@ class StoreBase:
             raise StorageError(f"{action} failed: {code or exc}") from exc
 
     def read_shards(self, action: str, shards: int, limit: int, query: Callable[[str], Iterable[T]]) -> list[T]:
-        """Read up to ``limit`` items of a sharded index, fairly: every shard first gets a
-        share (``limit // shards``, at least 1), then shards with more fill what is left.
-
-        A backlog in one shard cannot starve the others (with ``limit >= shards``).
-        ``query(shard)`` returns a lazy, paged Query of one shard.
-        """
-        share = max(1, limit // shards)
-        found: list[T] = []
-        more: list[Iterator[T]] = []
+        """Read up to ``limit`` items of a sharded index fairly (see ``read_fairly``)."""
         with self.errors(action):
-            for shard in range(shards):
-                items = iter(query(str(shard)))
-                taken = list(itertools.islice(items, min(share, limit - len(found))))
-                found += taken
-                if len(taken) == share:
-                    more.append(items)
-            for items in more:
-                found += itertools.islice(items, max(0, limit - len(found)))
-        return found
+            return read_fairly(shards, limit, query)
 
     def conditional(self, action: str, write: Callable[[], Any], *,
                     own: Callable[[], bool] | None = None) -> bool:
@@ -190,15 +163,6 @@ class StoreBase:
         """The per-item cancellation codes of a failed transaction (None: that item was fine)."""
         reasons = getattr(exc, "cancellation_reasons", None) or []
         return [None if r is None else r.code for r in reasons]
-
-
-def check_item_size(fields: dict[str, str | None], limit: int = DYNAMODB_ITEM_LIMIT - 8 * 1024) -> None:
-    """Raise ItemTooLarge, naming the largest field, before a request that would fail."""
-    sizes = {name: len(value.encode()) for name, value in fields.items() if value}
-    total = sum(sizes.values())
-    if total > limit:
-        largest = max(sizes, key=lambda k: sizes[k])
-        raise ItemTooLarge(largest, total, limit)
 
 
 def to_json(value: Any) -> str:

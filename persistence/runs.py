@@ -9,13 +9,10 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.records import RUN_RESULT_SEQ, TERMINAL, Page, RunRecord, TimerRecord
+from workflows.core.storage import inline_result_limit
 from workflows.errors import PayloadTooLarge, RunNotFound, SerializationError
-from workflows.settings import DYNAMODB_ITEM_LIMIT
 
 from .base import LEASE_SHARDS, LIVE_STATUSES, StoreBase, check_item_size, new_request, shard_of, to_json
-
-#: Room in a run item for everything but its arguments and result (ids, times, waiting, error).
-RUN_ITEM_RESERVE = 24 * 1024
 
 
 def _run_record(item: Any) -> RunRecord:
@@ -141,10 +138,6 @@ class RunStore(StoreBase):
                 for event in self.m.Event.batch_get([(run_id, RUN_RESULT_SEQ) for run_id in outside]):
                     outside[event.run_id].result = event.data
         return records
-
-    def inline_result_limit(self) -> int:
-        """The largest result kept in the run item, beside arguments of up to ``max_payload_bytes``."""
-        return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - self.settings.max_payload_bytes
 
     def find_run(self, run_id: str) -> RunRecord | None:
         """Return a run, or None."""
@@ -328,7 +321,7 @@ class RunStore(StoreBase):
         Run, now, req = self.m.Run, self.now(), new_request()
         actions = [Run.status.set(status), Run.ended_at.set(now), Run.updated_at.set(now),
                    Run.lease_expires_at.remove(), Run.req.set(req)]
-        outside = result is not None and len(result.encode()) > self.inline_result_limit()
+        outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         if result is not None:
             actions.append(Run.result_in_history.set(True) if outside else Run.result.set(result))
         if error is not None:

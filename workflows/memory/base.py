@@ -6,13 +6,11 @@ import base64
 import functools
 import itertools
 import json
-import math
 import threading
 import time
-import uuid
-import zlib
 from typing import Any, Callable, Iterator, TypeVar
 
+from ..core.storage import lease_expiry, read_fairly
 from ..errors import SerializationError, StorageError
 from ..settings import Settings
 from .tables import ConditionFailed, Item, Table, Transactions, Write
@@ -21,11 +19,6 @@ BATCH_GET = 100  # keys per BatchGetItem request
 T = TypeVar("T")
 #: ``interceptor(name, apply)``: performs (or not) one request; see :class:`MemoryStore`.
 Interceptor = Callable[[str, Callable[[], Any]], Any]
-
-
-def shard_of(key: str, shards: int) -> str:
-    """The shard label of ``key`` (as the DynamoDB store computes it)."""
-    return str(zlib.crc32(key.encode()) % shards)
 
 
 def to_json(value: Any) -> str:
@@ -66,11 +59,6 @@ def decode_cursor(cursor: str | None, keys: frozenset[str], numbers: frozenset[s
 
 
 
-def new_request() -> str:
-    """A fresh request id, stored with a write so a retry of that request is recognised."""
-    return uuid.uuid4().hex
-
-
 class MemoryBase:
     """Settings, clock and the request methods every part of the in-memory store uses."""
 
@@ -89,9 +77,7 @@ class MemoryBase:
 
     def lease_until(self, seconds: float | None = None) -> float:
         """A lease expiry, rounded up to a bucket (as the DynamoDB store does)."""
-        seconds = self.settings.lease_seconds if seconds is None else seconds
-        bucket = max(1.0, self.settings.lease_seconds / 5)
-        return math.ceil((self.now() + seconds) / bucket) * bucket
+        return lease_expiry(self.now(), self.settings, seconds)
 
     def _request(self, name: str, apply: Callable[[], T]) -> T:
         """Perform one request: ``apply`` under the lock, through the interceptor if there is one."""
@@ -140,20 +126,8 @@ class MemoryBase:
                 return
 
     def _read_shards(self, shards: int, limit: int, query: Callable[[str], Iterator[Item]]) -> list[Item]:
-        """Up to ``limit`` items of a sharded index, a fair share from every shard first (as the
-        DynamoDB store reads them), so a backlog in one shard cannot starve the others."""
-        share = max(1, limit // shards)
-        found: list[Item] = []
-        more: list[Iterator[Item]] = []
-        for shard in range(shards):
-            items = query(str(shard))
-            taken = list(itertools.islice(items, min(share, limit - len(found))))
-            found += taken
-            if len(taken) == share:
-                more.append(items)
-        for items in more:
-            found += itertools.islice(items, max(0, limit - len(found)))
-        return found
+        """Up to ``limit`` items of a sharded index, read fairly (as the DynamoDB store does)."""
+        return read_fairly(shards, limit, query)
 
     def _limited(self, name: str, table: Table, hash_value: Any, limit: int, start: Item | None,
                  **query: Any) -> tuple[list[Item], Item | None]:

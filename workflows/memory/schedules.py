@@ -10,8 +10,9 @@ import json
 from typing import Any
 
 from ..core.records import Page, ScheduleRecord, chain_key
+from ..core.storage import SCHEDULE_SHARDS, check_item_size, shard_of
 from ..errors import ScheduleAlreadyExists, ScheduleNotFound
-from .base import MemoryBase, decode_cursor, encode_cursor, shard_of, to_json
+from .base import MemoryBase, decode_cursor, encode_cursor, to_json
 from .tables import (
     Change,
     Condition,
@@ -21,7 +22,6 @@ from .tables import (
     absent,
     actions,
     add,
-    check_item_size,
     copy_from,
     delete,
     present,
@@ -31,7 +31,6 @@ from .tables import (
     set_in,
 )
 
-SCHEDULE_SHARDS = 4
 LISTING = "schedule"
 CURSOR_KEYS = frozenset({"kind", "schedule_id"})
 

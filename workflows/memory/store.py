@@ -24,9 +24,10 @@ from ..core.records import (
     TimerRecord,
     event_seq,
 )
+from ..core.storage import LEASE_SHARDS, TIMER_SHARDS, check_item_size, inline_result_limit, new_request, shard_of
 from ..errors import HookClosed, HookExpired, PayloadTooLarge, RunNotFound, StorageError
-from ..settings import DYNAMODB_ITEM_LIMIT, Settings
-from .base import decode_cursor, encode_cursor, new_request, shard_of, to_json
+from ..settings import Settings
+from .base import decode_cursor, encode_cursor, to_json
 from .schedules import ScheduleTables
 from .tables import (
     Check,
@@ -39,15 +40,12 @@ from .tables import (
     absent,
     actions,
     add,
-    check_item_size,
     if_absent,
     present,
     remove,
     set_,
 )
 
-TIMER_SHARDS = 8
-LEASE_SHARDS = 8
 SHARD_SIZE = 100  # branches per join counter
 ROOT_SLOT = -1
 
@@ -99,10 +97,6 @@ class JoinCounter:
     slot: int
     total: int | None
     done: set[int]
-
-
-#: Room in a run item for everything but its arguments and result (as the DynamoDB store keeps).
-RUN_ITEM_RESERVE = 24 * 1024
 
 
 class MemoryStore(ScheduleTables):
@@ -225,10 +219,6 @@ class MemoryStore(ScheduleTables):
             run.result = None if kept is None else kept.get("data")
         return run
 
-    def inline_result_limit(self) -> int:
-        """The largest result kept in the run item, beside arguments of up to ``max_payload_bytes``."""
-        return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - self.settings.max_payload_bytes
-
     def find_run(self, run_id: str) -> RunRecord | None:
         """A run, or None."""
         try:
@@ -332,7 +322,7 @@ class MemoryStore(ScheduleTables):
         ``wake``: a run woken in the same transaction, unless it has ended. Returns the
         ended run, or None."""
         check_item_size({"result": result})
-        outside = result is not None and len(result.encode()) > self.inline_result_limit()
+        outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         change, req = self._end_change(status, None if outside else result, error, continued_to)
         if outside:
             change = actions(change, set_("result_in_history", True))

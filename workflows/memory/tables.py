@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
-from ..errors import ItemTooLarge, StorageError
+from ..errors import StorageError
 from ..settings import DYNAMODB_ITEM_LIMIT
 
 Item = dict[str, Any]
@@ -30,15 +30,6 @@ TOKENS_KEPT = 10_000  # client request tokens of recent transactions (DynamoDB k
 
 class ConditionFailed(Exception):
     """A write's condition did not hold, so nothing changed (ConditionalCheckFailed)."""
-
-
-def check_item_size(fields: dict[str, str | None], limit: int = DYNAMODB_ITEM_LIMIT - 8 * 1024) -> None:
-    """Raise ItemTooLarge, naming the largest field, before a request that would fail."""
-    sizes = {name: len(value.encode()) for name, value in fields.items() if value}
-    total = sum(sizes.values())
-    if total > limit:
-        largest = max(sizes, key=lambda k: sizes[k])
-        raise ItemTooLarge(largest, total, limit)
 
 
 def value_size(value: Any) -> int:

@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Iterator
 
+from ..memory import MemoryStore
 from .faults import FaultPlan
 
 
@@ -22,7 +23,8 @@ class Outcome:
     runs: int
 
 
-def run_seed(seed: int, faults: FaultPlan | None = None, runs: int = 4, store_class: type | None = None) -> Outcome:
+def run_seed(seed: int, faults: FaultPlan | None = None, runs: int = 4,
+             store_class: type[MemoryStore] = MemoryStore) -> Outcome:
     """Play one scenario; the same seed always plays the same scenario."""
     from .world import World
 
@@ -31,7 +33,7 @@ def run_seed(seed: int, faults: FaultPlan | None = None, runs: int = 4, store_cl
     uuid.uuid4 = lambda: uuid.UUID(int=ids.getrandbits(128), version=4)  # ids drawn by the seed
     random.seed(seed)  # retry jitter
     try:
-        world = World(seed, runs=runs, faults=faults, **({"store_class": store_class} if store_class else {})).run()
+        world = World(seed, runs=runs, faults=faults, store_class=store_class).run()
     finally:
         uuid.uuid4 = real_uuid4
     return Outcome(seed, world.violations, world.trace, world.steps, len(world.store.runs.items))

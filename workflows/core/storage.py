@@ -1,0 +1,73 @@
+"""Rules every Store keeps the same way, whatever holds the data: item sizes, shard labels,
+lease rounding, where a large result goes, and fair reads of sharded indexes."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import uuid
+import zlib
+from typing import Callable, Iterable, Iterator, TypeVar
+
+from ..errors import ItemTooLarge
+from ..settings import DYNAMODB_ITEM_LIMIT, Settings
+
+T = TypeVar("T")
+
+#: Room in a run item for everything but its arguments and result (ids, times, waiting, error).
+RUN_ITEM_RESERVE = 24 * 1024
+TIMER_SHARDS = 8
+LEASE_SHARDS = 8
+SCHEDULE_SHARDS = 4
+
+
+def check_item_size(fields: dict[str, str | None], limit: int = DYNAMODB_ITEM_LIMIT - 8 * 1024) -> None:
+    """Raise ItemTooLarge, naming the largest field, before a request that would fail."""
+    sizes = {name: len(value.encode()) for name, value in fields.items() if value}
+    total = sum(sizes.values())
+    if total > limit:
+        largest = max(sizes, key=lambda k: sizes[k])
+        raise ItemTooLarge(largest, total, limit)
+
+
+def shard_of(key: str, shards: int) -> str:
+    """A stable shard label for ``key`` (spreads hot index partitions)."""
+    return str(zlib.crc32(key.encode()) % shards)
+
+
+def new_request() -> str:
+    """A fresh request id, stored with a conditional write so that a retry of the same
+    request (its first response lost, the SDK sending it again) is recognised as ours:
+    the retry fails its condition, and the item already carries this id."""
+    return uuid.uuid4().hex
+
+
+def lease_expiry(now: float, settings: Settings, seconds: float | None = None) -> float:
+    """A lease expiry ``seconds`` (the lease by default) from ``now``, rounded up to a fifth of
+    the lease, so the sparse lease index is written rarely."""
+    seconds = settings.lease_seconds if seconds is None else seconds
+    bucket = max(1.0, settings.lease_seconds / 5)
+    return math.ceil((now + seconds) / bucket) * bucket
+
+
+def inline_result_limit(settings: Settings) -> int:
+    """The largest result kept in the run item, beside arguments of up to ``max_payload_bytes``."""
+    return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - settings.max_payload_bytes
+
+
+def read_fairly(shards: int, limit: int, query: Callable[[str], Iterable[T]]) -> list[T]:
+    """Up to ``limit`` items of a sharded index: every shard first gets a share (``limit //
+    shards``, at least 1), then shards with more fill what is left, so a backlog in one shard
+    cannot starve the others. ``query(shard)`` is a lazy, paged Query of one shard."""
+    share = max(1, limit // shards)
+    found: list[T] = []
+    more: list[Iterator[T]] = []
+    for shard in range(shards):
+        items = iter(query(str(shard)))
+        taken = list(itertools.islice(items, min(share, limit - len(found))))
+        found += taken
+        if len(taken) == share:
+            more.append(items)
+    for items in more:
+        found += itertools.islice(items, max(0, limit - len(found)))
+    return found

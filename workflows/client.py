@@ -275,8 +275,10 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
     run = engine.store.get_run(_check_text(run_id, "run_id"))
     # The signal and the wake it implies are one write, so the run resumes even if this
     # process dies now.
-    if run.is_terminal or engine.store.put_signal(run_id, name, data) is None:
-        raise RunEnded(f"run {run_id} has ended; signal {name!r} not sent")
+    if not run.is_terminal and engine.store.put_signal(run_id, name, data) is None:
+        run = engine.store.get_run(run_id)  # it ended meanwhile
+    if run.is_terminal:
+        raise RunEnded(f"run {run_id} has ended ({run.status}); signal {name!r} not sent")
     engine.resume_if_suspended(run_id)
 
 

@@ -234,7 +234,8 @@ def world(store) -> Any:  # type: ignore[no-untyped-def]
     run, used_run, expired_run = _quiet_run(store), _quiet_run(store), _quiet_run(store)
     ended_run = _quiet_run(store, status="completed")
     used = _hook(store, used_run)
-    store.resume_hook(hash_token(used), '"first"')
+    store.resume_hook(hash_token(used), '"first"')  # it wakes the run (one write): make it quiet again
+    assert store.suspend_run(used_run, 0, {"kind": "hook_wait"}, store.get_run(used_run).wake_seq)
     schedule = create_schedule(schedule_flows.scheduled_tick, every="1h", args=["bad-cli"], paused=True,
                                schedule_id=f"bad-cli-{uuid.uuid4().hex[:10]}").schedule_id
     prepared = {"run": run, "used_run": used_run, "expired_run": expired_run, "token": _hook(store, run),

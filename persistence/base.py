@@ -122,7 +122,8 @@ class StoreBase:
         """Return the model item of ``timer``."""
         check_item_size({"data": timer.data})
         return self.m.Timer(timer.timer_id, shard=shard_of(timer.timer_id, TIMER_SHARDS), due_at=timer.due_at,
-                            kind=timer.kind, run_id=timer.run_id, pos=timer.pos, data=timer.data)
+                            kind=timer.kind, run_id=timer.run_id, pos=timer.pos, data=timer.data,
+                            version=new_request())
 
     @contextlib.contextmanager
     def errors(self, action: str) -> Iterator[None]:

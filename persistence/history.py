@@ -51,18 +51,16 @@ class HistoryStore(StoreBase):
                                              at=self.now(), name=name, data=data, error=error,
                                              attempt=attempt, started_at=started_at))
 
-    def record_timer_outcome(self, run_id: str, pos: int, kind: str, status: str, *,
-                             name: str | None = None) -> bool:
-        """Record a fired timer's outcome once, only while the run is live (one transaction)."""
-        event = EventRecord(run_id=run_id, seq=event_seq(pos), kind=kind, status=status, at=self.now(), name=name)
+    def record_event_while_live(self, event: EventRecord) -> bool:
+        """Append a record once, only while its run is live (one transaction)."""
         item = self.event_item(event)
         Run = self.m.Run
 
         def build(tx: Any) -> None:
             tx.save(item, condition=self.m.Event.seq.does_not_exist())
-            tx.condition_check(Run, run_id, condition=Run.status.is_in(*LIVE_STATUSES))
+            tx.condition_check(Run, event.run_id, condition=Run.status.is_in(*LIVE_STATUSES))
 
-        return self.transact("record timer outcome", build)
+        return self.transact("record event", build)
 
     def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
         """Return the recorded outcome of op ``pos``, if any."""

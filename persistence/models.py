@@ -156,6 +156,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         run_id = UnicodeAttribute()
         pos = NumberAttribute(null=True)
         data = UnicodeAttribute(null=True)
+        version = UnicodeAttribute(null=True)  # new on every write: a fired timer deletes only its own version
         by_due = TimersByDue()
 
     class SchedulesByDue(GlobalSecondaryIndex):  # type: ignore[type-arg]

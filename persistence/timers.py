@@ -22,14 +22,21 @@ class TimerStore(StoreBase):
         items = self.read_shards("query due timers", TIMER_SHARDS, limit, lambda shard: Timer.by_due.query(
             shard, Timer.due_at <= now, page_size=page_size))
         return [TimerRecord(timer_id=item.timer_id, kind=item.kind, run_id=item.run_id, due_at=item.due_at,
-                            pos=None if item.pos is None else int(item.pos), data=item.data) for item in items]
+                            pos=None if item.pos is None else int(item.pos), data=item.data, version=item.version)
+                for item in items]
 
     def claim_timer(self, timer_id: str) -> bool:
         """Delete a timer if it still exists; True for the one caller that deleted it."""
         Timer = self.m.Timer
         return self.conditional("claim timer", lambda: Timer(timer_id).delete(condition=Timer.timer_id.exists()))
 
-    def delete_timer(self, timer_id: str) -> None:
-        """Delete a timer (fired or cancelled); deleting a missing one is fine."""
-        with self.errors("delete timer"):
-            self.m.Timer(timer_id).delete()
+    def delete_timer(self, timer_id: str, version: str | None = None) -> None:
+        """Delete a timer (fired or cancelled); deleting a missing one is fine. ``version``: only
+        that write of it (a timer written again since it was read, e.g. by a run that
+        suspended again on it, stays)."""
+        Timer = self.m.Timer
+        if version is None:
+            with self.errors("delete timer"):
+                Timer(timer_id).delete()
+            return
+        self.conditional("delete timer", lambda: Timer(timer_id).delete(condition=Timer.version == version))

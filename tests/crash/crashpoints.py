@@ -47,4 +47,4 @@ after("record_branch", "mid_fan_in", lambda ok, *a, **_: ok)
 # The join is complete; the worker dies before recording the parent's outcome.
 after("join_branch", "after_join", lambda done, *a, **_: done)
 # Beat recorded a sleep's outcome; it dies before waking the run.
-after("record_timer_outcome", "beat_tick", lambda ok, run_id, pos, kind, *a, **_: ok and kind == "sleep")
+after("record_event_while_live", "beat_tick", lambda ok, event, *a, **_: ok and event.kind == "sleep")

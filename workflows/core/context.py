@@ -178,11 +178,17 @@ class WorkflowContext:
         """
         event = EventRecord(run_id=self.run.run_id, seq=event_seq(pos), kind=kind.value, status=status, at=self.now(),
                             name=name, data=data, error=error, attempt=attempt, started_at=started_at)
-        if not self.store.record_event(event):
+        # A step's outcome is a plain write (the hot path; its resume holds the run); the
+        # outcome of a wait, a child start or a fan-out is checked against the run's end,
+        # so a resume racing with a cancel writes nothing after it.
+        written = (self.store.record_event(event) if kind == OpKind.STEP
+                   else self.store.record_event_while_live(event))
+        if not written:
             if exclusive:
                 raise self.stopped(f"another resume recorded op {pos} first")
             existing = self.store.get_outcome(self.run.run_id, pos)
-            assert existing is not None
+            if existing is None:
+                raise self.stopped("the run has ended")
             event = existing
         self.history.add(event)
         self.engine.cache.remember(event)

@@ -157,10 +157,10 @@ class HistoryStore(Protocol):
                        started_at: float | None = None) -> bool:
         """Record op ``pos``'s outcome once; False if one was recorded already."""
 
-    def record_timer_outcome(self, run_id: str, pos: int, kind: str, status: str, *,
-                             name: str | None = None) -> bool:
-        """Record the outcome a fired timer gives op ``pos``, once, and only while the run is
-        live (one transaction with a check of the run): nothing is written after an end."""
+    def record_event_while_live(self, event: EventRecord) -> bool:
+        """Append a history record once, and only while its run is live (one transaction with
+        a check of the run): nothing is written after an end. False if the slot was taken or
+        the run has ended."""
 
     def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
         """The recorded outcome of op ``pos``."""
@@ -192,8 +192,10 @@ class TimerStore(Protocol):
     def claim_timer(self, timer_id: str) -> bool:
         """Delete a timer if it exists; True for the one caller that deleted it."""
 
-    def delete_timer(self, timer_id: str) -> None:
-        """Delete a timer; a missing one is fine."""
+    def delete_timer(self, timer_id: str, version: str | None = None) -> None:
+        """Delete a timer; a missing one is fine. ``version`` (as read from ``due_timers``):
+        only that write of it; a timer written again since (a run that suspended again on
+        it, e.g. when clocks disagree on whether it is due) stays."""
 
 
 class HookStore(Protocol):

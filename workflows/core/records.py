@@ -170,6 +170,7 @@ class TimerRecord:
     due_at: float
     pos: int | None = None
     data: str | None = None
+    version: str | None = field(default=None, compare=False)  # a fresh id each time it is written (as stored)
 
 
 @dataclass

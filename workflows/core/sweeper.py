@@ -8,7 +8,17 @@ from typing import Any
 
 from .embed import unembed
 from .engine import Engine
-from .records import Branch, OpKind, ResumeMessage, RunStatus, StepMessage, TimerKind, TimerRecord
+from .records import (
+    Branch,
+    EventRecord,
+    OpKind,
+    ResumeMessage,
+    RunStatus,
+    StepMessage,
+    TimerKind,
+    TimerRecord,
+    event_seq,
+)
 
 log = logging.getLogger("workflows.sweeper")
 
@@ -34,10 +44,12 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
         return
     data = json.loads(timer.data) if timer.data else {}
     if kind == TimerKind.SLEEP and pos is not None:
-        store.record_timer_outcome(run_id, pos, OpKind.SLEEP.value, "fired")
+        store.record_event_while_live(EventRecord(run_id=run_id, seq=event_seq(pos), kind=OpKind.SLEEP.value,
+                                                  status="fired", at=engine.now()))
         engine.wake(run_id)
     elif kind == TimerKind.SIGNAL_TIMEOUT and pos is not None:
-        store.record_timer_outcome(run_id, pos, OpKind.SIGNAL.value, "timed_out", name=data.get("name"))
+        store.record_event_while_live(EventRecord(run_id=run_id, seq=event_seq(pos), kind=OpKind.SIGNAL.value,
+                                                  status="timed_out", at=engine.now(), name=data.get("name")))
         engine.wake(run_id)
     elif kind == TimerKind.HOOK_TIMEOUT:
         # Wake whenever the hook is expired (not only when this call expired it): a sweep
@@ -51,7 +63,7 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
             engine.time_out(run)
     else:  # "wake": an inline step's retry backoff has passed
         engine.wake(run_id)
-    store.delete_timer(timer.timer_id)
+    store.delete_timer(timer.timer_id, version=timer.version)  # not the timer written again since it was read
 
 
 def _send_retry(engine: Engine, timer: TimerRecord, data: dict[str, Any], args: str | None) -> None:

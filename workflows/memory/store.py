@@ -86,7 +86,8 @@ def _hook_record(item: Item) -> HookRecord:
 
 def _timer_record(item: Item) -> TimerRecord:
     return TimerRecord(timer_id=item["timer_id"], kind=item["kind"], run_id=item["run_id"], due_at=item["due_at"],
-                       pos=None if item.get("pos") is None else int(item["pos"]), data=item.get("data"))
+                       pos=None if item.get("pos") is None else int(item["pos"]), data=item.get("data"),
+                       version=item.get("version"))
 
 
 @dataclass
@@ -148,7 +149,8 @@ class MemoryStore(ScheduleTables):
     def _timer_item(self, timer: TimerRecord) -> Item:
         check_item_size({"data": timer.data})
         return {"timer_id": timer.timer_id, "shard": shard_of(timer.timer_id, TIMER_SHARDS), "due_at": timer.due_at,
-                "kind": timer.kind, "run_id": timer.run_id, "pos": timer.pos, "data": timer.data}
+                "kind": timer.kind, "run_id": timer.run_id, "pos": timer.pos, "data": timer.data,
+                "version": new_request()}
 
     def _event_item(self, event: EventRecord) -> Item:
         check_item_size({"data": event.data, "error": event.error})
@@ -412,13 +414,11 @@ class MemoryStore(ScheduleTables):
                                              at=self.now(), name=name, data=data, error=error, attempt=attempt,
                                              started_at=started_at))
 
-    def record_timer_outcome(self, run_id: str, pos: int, kind: str, status: str, *,
-                             name: str | None = None) -> bool:
-        """Record a fired timer's outcome once, only while the run is live (one transaction)."""
-        event = EventRecord(run_id=run_id, seq=event_seq(pos), kind=kind, status=status, at=self.now(), name=name)
+    def record_event_while_live(self, event: EventRecord) -> bool:
+        """Append a record once, only while its run is live (one transaction)."""
         ops: list[Write] = [Put(self.events, self._event_item(event), absent("seq")),
-                            Check(self.runs, (run_id,), _live)]
-        return self._transact("record timer outcome", ops)
+                            Check(self.runs, (event.run_id,), _live)]
+        return self._transact("record event", ops)
 
     def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
         """The recorded outcome of op ``pos``."""
@@ -475,9 +475,13 @@ class MemoryStore(ScheduleTables):
         """Delete a timer if it exists; True for the one caller that deleted it."""
         return self._write("claim timer", lambda: self.timers.delete((timer_id,), present("timer_id")))
 
-    def delete_timer(self, timer_id: str) -> None:
-        """Delete a timer; a missing one is fine."""
-        self._request("delete timer", lambda: self.timers.delete((timer_id,)))
+    def delete_timer(self, timer_id: str, version: str | None = None) -> None:
+        """Delete a timer; a missing one is fine. ``version``: only that write of it."""
+        if version is None:
+            self._request("delete timer", lambda: self.timers.delete((timer_id,)))
+            return
+        self._write("delete timer", lambda: self.timers.delete(
+            (timer_id,), lambda item: "timer_id" not in item or item.get("version") == version))
 
     # -- hooks ----------------------------------------------------------------------------------------
     def create_hook(self, hook: HookRecord, timer: TimerRecord | None, run_id: str, pos: int,

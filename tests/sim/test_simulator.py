@@ -43,3 +43,14 @@ def test_the_liveness_check_catches_a_stranded_run() -> None:
     outcomes = [run_seed(seed, FaultPlan.none(), store_class=SignalsWithoutWake) for seed in range(40)]
     stranded = [o for o in outcomes if any("stranded" in v for v in o.violations)]
     assert stranded, "a signal that wakes nobody must strand its run"
+
+
+#: Seeds that found bugs when they were first played (each failed before its fix): a
+#: double inline execution by two concurrent resumes (31), a retry chain doubled by a
+#: recovery re-send (81), a re-armed timer deleted by the beat that fired it (1432), a
+#: wait outcome written after a cancel ended the run (1803).
+FOUND_BUGS = [31, 81, 1432, 1803]
+
+
+def test_seeds_that_found_bugs_stay_clean() -> None:
+    assert {seed: run_seed(seed).violations for seed in FOUND_BUGS} == {seed: [] for seed in FOUND_BUGS}

@@ -18,47 +18,47 @@ def ran(label: str) -> None:
 
 
 @step
-def double(x: int) -> int:
+def replay_double(x: int) -> int:
     ran(f"double{x}")
     return 2 * x
 
 
 @step(inline=True)
-def inc(x: int) -> int:
+def replay_inc(x: int) -> int:
     ran(f"inc{x}")
     return x + 1
 
 
 @step(inline=True)
-def publish(key: str, token: str) -> None:
+def replay_publish(key: str, token: str) -> None:
     TOKENS[key] = token
 
 
 @workflow
 def replay_every_op(key: str) -> dict[str, Any]:
-    a = double(1)
-    b = inc(a)
+    a = replay_double(1)
+    b = replay_inc(a)
     sleep(30)
     approval = hook("approve", timeout=600)
-    publish(key, approval.token)
+    replay_publish(key, approval.token)
     decision = approval.wait()
     try:
         signal = wait_for_signal("go", timeout=60)
     except WaitTimeout:
         signal = "timed out"
-    c, d = parallel(double.s(10), double.s(20))
+    c, d = parallel(replay_double.s(10), replay_double.s(20))
     child = replay_child.start(b)
     return {"a": a, "b": b, "decision": decision, "signal": signal, "fan": [c, d], "child": child.result()}
 
 
 @workflow
 def replay_child(x: int) -> int:
-    return inc(x)
+    return replay_inc(x)
 
 
 @workflow
 def replay_chain(n: int) -> int:
-    value = inc(n)
+    value = replay_inc(n)
     if n > 0:
         continue_as_new(n - 1)
     return value
@@ -66,4 +66,4 @@ def replay_chain(n: int) -> int:
 
 @workflow
 def replay_changed(flag: bool) -> int:
-    return double(1) if flag else inc(1)
+    return replay_double(1) if flag else replay_inc(1)

@@ -129,4 +129,5 @@ def test_a_different_op_at_a_recorded_position_is_non_determinism(engine: Engine
     run_worker_task(engine, lambda: execute_step(engine, message, redelivered=False))
     run = engine.store.get_run(run_id)
     assert run.status == RunStatus.FAILED
-    assert "position 0" in (run.error or "") and "replay_double" in (run.error or "") and "replay_inc" in (run.error or "")
+    error = run.error or ""
+    assert "position 0" in error and "replay_double" in error and "replay_inc" in error

@@ -37,6 +37,41 @@ def _can_bind(host: str, port: int) -> bool:
     return True
 
 
+def _serialized_server(base: Any) -> Any:
+    """The moto server class, with its DynamoDB requests applied one at a time.
+
+    DynamoDB applies a conditional write or a transaction atomically; moto does not
+    lock, so two concurrent transactions with one condition can both succeed. One lock
+    around every DynamoDB request gives the emulator DynamoDB's isolation.
+    """
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+    from moto.server import MotoRequestHandler
+    from werkzeug.serving import make_server
+
+    lock = threading.Lock()
+
+    def serialized(app: Any) -> Any:
+        def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
+            if not environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
+                return app(environ, start_response)
+            with lock:
+                result = app(environ, start_response)
+                try:
+                    return [b"".join(result)]
+                finally:
+                    getattr(result, "close", lambda: None)()
+        return wsgi
+
+    class SerializedMotoServer(base):  # type: ignore[misc, valid-type]
+        def _server_entry(self) -> None:
+            app = serialized(DomainDispatcherApplication(create_backend_app))
+            self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
+            self._server_ready_event.set()
+            self._server.serve_forever()
+
+    return SerializedMotoServer
+
+
 class LocalAWS:
     """A moto server in a background thread, usable as a context manager.
 
@@ -74,7 +109,7 @@ class LocalAWS:
             raise ConfigurationError(f"local AWS cannot listen on {self.host}:{self.port}: in use")
         if logging.getLogger("werkzeug").level == logging.NOTSET:
             logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines
-        server = ThreadedMotoServer(ip_address=self.host, port=self.port or 0, verbose=False)
+        server = _serialized_server(ThreadedMotoServer)(ip_address=self.host, port=self.port or 0, verbose=False)
         # moto's start() waits forever if the port cannot be bound; bound it with a deadline.
         starter = threading.Thread(target=server.start, name="local-aws-start", daemon=True)
         starter.start()

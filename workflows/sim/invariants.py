@@ -16,7 +16,7 @@ def _run(world: World, run_id: str) -> dict[str, Any] | None:
     return world.store.runs.items.get((run_id,))
 
 
-def _final_run(world: World, run_id: str) -> dict[str, Any] | None:
+def final_item(world: World, run_id: str) -> dict[str, Any] | None:
     run = _run(world, run_id)
     while run is not None and run["status"] == RunStatus.CONTINUED and run.get("continued_to"):
         run = _run(world, run["continued_to"])
@@ -49,7 +49,7 @@ def _waiting_is_legitimate(world: World, run: dict[str, Any], timers: set[str]) 
                     if e["kind"] == OpKind.SIGNAL and e.get("name") == name and e["status"] == "received")
         return sent <= taken
     if kind == OpKind.CHILD_RESULT:
-        child = _final_run(world, waiting.get("child", ""))
+        child = final_item(world, waiting.get("child", ""))
         return child is not None and child["status"] not in TERMINAL
     return False
 
@@ -57,13 +57,22 @@ def _waiting_is_legitimate(world: World, run: dict[str, Any], timers: set[str]) 
 WAITS = frozenset({OpKind.HOOK_WAIT.value, OpKind.SIGNAL.value, OpKind.CHILD_RESULT.value})
 
 
+def _history_counts(world: World) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for run_id, _ in world.store.events.items:
+        counts[run_id] = counts.get(run_id, 0) + 1
+    return counts
+
+
 def check_liveness(world: World) -> None:
     """Every live run has a lease, a due timer, a message, or waits for what has not happened."""
     timers = {t["run_id"] for t in world.store.timers.items.values()}
     messages = {e.run_id for e in world.broker.messages.values()}
-    for (run_id,), run in list(world.store.runs.items.items()):
+    counts: dict[str, int] | None = None
+    for (run_id,), run in world.store.runs.items.items():
         if run["status"] in TERMINAL:
-            count = len(_history(world, run_id))
+            counts = _history_counts(world) if counts is None else counts
+            count = counts.get(run_id, 0)
             seen = world.ended_history.setdefault(run_id, count)
             if count != seen:
                 world.violations.append(f"run {run_id} got history records after its end ({seen} -> {count})")
@@ -82,7 +91,7 @@ def check_liveness(world: World) -> None:
 def check_ends(world: World) -> None:
     """Each run ended as its workflow defines; re-executions are explained by faults."""
     for instance in world.instances:
-        run = _final_run(world, instance.run_id)
+        run = final_item(world, instance.run_id)
         assert run is not None
         value = None if run.get("result") is None else json.loads(run["result"])
         allowed = instance.workload.ends(instance.args)
@@ -106,7 +115,7 @@ def check_ends(world: World) -> None:
 
 def final_record(world: World, run_id: str) -> RunRecord:
     """The last run of a continue-as-new chain, as the engine sees it."""
-    return world.store.get_run((_final_run(world, run_id) or {"run_id": run_id})["run_id"])
+    return world.store.get_run((final_item(world, run_id) or {"run_id": run_id})["run_id"])
 
 
 def _freeze(value: Any) -> str:

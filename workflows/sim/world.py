@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..client import cancel_run, resume_hook_on, signal_run
 from ..core.engine import Engine
-from ..core.records import ResumeMessage, StepMessage
+from ..core.records import TERMINAL, ResumeMessage, StepMessage
 from ..core.steps import current_step, execute_step, run_worker_task
 from ..core.sweeper import fire_due_timers, reconcile
 from ..errors import StorageError, Throttled, WorkflowError
@@ -19,10 +19,10 @@ from ..memory import MemoryStore
 from ..registry import get_workflow
 from ..settings import Settings
 from . import workloads
-from .actors import Actor, Baton, Crash
+from .actors import Actor, ActorLocalInPlace, Baton, Crash
 from .broker import Broker, Envelope
 from .faults import FaultPlan
-from .invariants import check_ends, check_liveness, final_record
+from .invariants import check_ends, check_liveness, final_item
 
 START = 1_800_000_000.0
 SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_attempts=20, in_place_seconds=10.0,
@@ -127,6 +127,7 @@ class World:
         view.clock = clock
         view.interceptor = lambda name, apply: self.port(process, name, apply)
         process.engine = Engine(view, SimTransport(self, process), SETTINGS, clock=clock)
+        process.engine.in_place = ActorLocalInPlace()  # type: ignore[assignment]
 
     def _instance(self, index: int) -> Instance:
         workload = self.rng.choice(workloads.CATALOGUE)
@@ -181,7 +182,7 @@ class World:
         for actor in self.actors:
             if actor.process == process.name and not actor.done:
                 actor.kill = True
-                self.excuses[getattr(actor, "run_id", "")] = self.excuses.get(getattr(actor, "run_id", ""), 0) + 1
+                self.excuses[actor.run_id] = self.excuses.get(actor.run_id, 0) + 1
         self._boot(process)
         raise Crash()
 
@@ -226,8 +227,10 @@ class World:
         return self
 
     def _finished(self) -> bool:
-        return all(i.started for i in self.instances) and not any(not a.done for a in self.actors) and all(
-            final_record(self, i.run_id).is_terminal for i in self.instances)
+        if not all(i.started for i in self.instances) or any(not a.done for a in self.actors):
+            return False
+        return all((run := final_item(self, i.run_id)) is not None and run["status"] in TERMINAL
+                   for i in self.instances)
 
     def _options(self) -> list[tuple[str, Any]]:
         options: list[tuple[str, Any]] = [("step", a) for a in self.actors if not a.done]
@@ -271,14 +274,12 @@ class World:
 
     def _spawn(self, process: Process, name: str, body: Callable[[], None], run_id: str,
                envelope: Envelope | None) -> None:
-        actor = Actor(name, process.name, body, self.baton)
-        actor.run_id = run_id  # type: ignore[attr-defined]
-        actor.envelope = envelope  # type: ignore[attr-defined]
-        self.actors.append(actor)
+        self.actors.append(Actor(name, process.name, body, self.baton, run_id=run_id, envelope=envelope,
+                                 started=self.time))
 
     def _finish(self, actor: Actor) -> None:
         self.actors.remove(actor)
-        envelope = getattr(actor, "envelope", None)
+        envelope = actor.envelope
         if envelope is not None and not actor.crashed:
             self.broker.delete(envelope)  # acked (also when the task raised, as Celery does)
         if actor.error is not None and not isinstance(actor.error, (StorageError, ConnectionError)):

@@ -250,27 +250,33 @@ class RunStore(StoreBase):
             return False
 
     def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
-        """Extend the lease of a live run whose op ``pos`` (None: an inline op) still runs."""
+        """Extend the lease of a live, not cancel-requested run whose op ``pos`` (None: an
+        inline op) still runs."""
         Run = self.m.Run
-        cond = Run.status.is_in(*LIVE_STATUSES)
+        cond = Run.status.is_in(*LIVE_STATUSES) & (Run.cancel_requested == False)  # noqa: E712
         if pos is not None:
             cond = cond & (Run.cursor == pos)
         return self.conditional("renew lease", lambda: Run(run_id).update(
             actions=[Run.lease_expires_at.set(self.lease_until())], condition=cond))
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
-                   continued_to: str | None = None, wake: str | None = None) -> RunRecord | None:
+                   continued_to: str | None = None, wake: str | None = None,
+                   owner: str | None = None) -> RunRecord | None:
         """End a run; exactly one caller wins. Returns the ended run, or None if it had ended.
 
         ``wake``: a run to wake (the parent of a child run) in the same transaction, so the
         end and the wake it implies are one write; if that run has ended, the end alone is
         written. A result over :meth:`inline_result_limit` would not fit in the run item
         beside its arguments: it is written as the history record ``RUN_RESULT_SEQ`` in the
-        same transaction, and reads of the run return it as ``result``.
+        same transaction, and reads of the run return it as ``result``. A run claimed by a
+        resume other than ``owner`` with a live lease is not ended (its executor ends it).
         """
         actions, req, outside = self._end_actions(status, result, error, continued_to)
         Run, now = self.m.Run, self.now()
-        live = Run.status.is_in(*LIVE_STATUSES)
+        free = Run.owner.does_not_exist() | (Run.lease_expires_at < now)
+        if owner is not None:
+            free = free | (Run.owner == owner)
+        live = Run.status.is_in(*LIVE_STATUSES) & free
 
         def build(tx: Any, waking: bool) -> None:
             tx.update(Run(run_id), actions=actions, condition=live)

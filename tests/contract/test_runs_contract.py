@@ -145,6 +145,30 @@ def test_renew_lease(store, clock) -> None:  # type: ignore[no-untyped-def]
     assert store.renew_lease(uid()) is False
 
 
+def test_renewal_is_refused_once_a_cancel_is_requested(store) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    store.advance_run(run_id, 0, {})
+    store.wake_run(run_id, cancel=True)
+    assert store.renew_lease(run_id) is False and store.renew_lease(run_id, pos=0) is False
+
+
+@pytest.mark.parametrize("status", ["cancelled", "timed_out", "completed"])
+def test_a_run_claimed_by_a_live_resume_is_ended_only_by_it(store, clock, status) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    assert store.claim_run(run_id, 0, "executor", {"kind": "step", "name": "s"})
+    assert store.finish_run(run_id, status) is None  # another resume runs its inline steps
+    assert store.finish_run(run_id, status, owner="someone else") is None
+    assert store.get_run(run_id).status == "running"
+    assert store.finish_run(run_id, status, owner="executor").status == status
+
+
+def test_a_claim_whose_lease_expired_does_not_keep_a_run_from_ending(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    assert store.claim_run(run_id, 0, "executor", {"kind": "step", "name": "s"})
+    clock.advance(store.settings.lease_seconds + 10)
+    assert store.finish_run(run_id, "cancelled").status == "cancelled"
+
+
 def test_finish_run_once(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     with pytest.raises(ValueError):

@@ -67,3 +67,25 @@ def replay_chain(n: int) -> int:
 @workflow
 def replay_changed(flag: bool) -> int:
     return replay_double(1) if flag else replay_inc(1)
+
+
+#: Called by :func:`replay_long_step` with its argument, if set (a test's view of "meanwhile").
+MEANWHILE: list[Any] = []
+
+
+@step(inline=True)
+def replay_long_step(i: int) -> int:
+    ran(f"long{i}")
+    for action in MEANWHILE:
+        action(i)
+    return i
+
+
+@workflow
+def replay_inline_chain(n: int) -> int:
+    return sum(replay_long_step(i) for i in range(n))
+
+
+@workflow(max_duration=25)
+def replay_inline_chain_deadline(n: int) -> int:
+    return sum(replay_long_step(i) for i in range(n))

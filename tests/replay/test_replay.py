@@ -131,3 +131,35 @@ def test_a_different_op_at_a_recorded_position_is_non_determinism(engine: Engine
     assert run.status == RunStatus.FAILED
     error = run.error or ""
     assert "position 0" in error and "replay_double" in error and "replay_inc" in error
+
+
+@pytest.mark.parametrize("end", ["cancel", "deadline"])
+def test_a_run_is_ended_by_its_inline_executor_never_under_it(engine: Engine, end: str) -> None:
+    """A cancel (or deadline) during a chain of inline steps, seen by another resume of the
+    run (a duplicate message, a sweep), must not end the run while its executor goes on:
+    the executor ends it at its next lease renewal, and nothing is recorded after the end."""
+    clock = engine.clock
+    assert isinstance(clock, ManualClock)
+    workflow = "replay_inline_chain" if end == "cancel" else "replay_inline_chain_deadline"
+    run_id, _ = engine.create_run(get_workflow(workflow), json.dumps([[8], {}]))
+    ended_at: list[int] = []
+
+    def meanwhile(i: int) -> None:
+        clock.advance(SETTINGS.lease_seconds / 6)  # each step takes a while: the chain outlives a lease
+        if i == 2:
+            if end == "cancel":
+                engine.request_cancel(run_id)  # (the deadline, 25 s after the start, has passed by now)
+            engine.resume(run_id)  # another worker's resume of the same run, meanwhile
+            if engine.store.get_run(run_id).is_terminal:
+                ended_at.append(i)
+
+    flows.MEANWHILE[:] = [meanwhile]
+    try:
+        drain(engine)
+    finally:
+        flows.MEANWHILE.clear()
+    run = engine.store.get_run(run_id)
+    assert run.status == ("cancelled" if end == "cancel" else "timed_out") and not ended_at
+    history = engine.store.read_history(run_id)
+    assert all(e.at <= run.ended_at for e in history), [(e.seq, e.at, run.ended_at) for e in history]
+    assert len([e for e in history if e.kind == OpKind.STEP]) < 8  # it stopped before the chain's end

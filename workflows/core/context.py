@@ -67,7 +67,8 @@ class InFlight:
 class WorkflowContext:
     """Replay state of one resume of one run."""
 
-    def __init__(self, engine: Engine, run: RunRecord, history: RunHistory, *, recovering: bool = False) -> None:
+    def __init__(self, engine: Engine, run: RunRecord, history: RunHistory, *, recovering: bool = False,
+                 resume_id: str | None = None) -> None:
         self.engine, self.run, self.history, self.recovering = engine, run, history, recovering
         self.store = cast("Store", GuardedStore(engine.store, self.infrastructure))
         self.fault: Exception | None = None  # a store failure: the resume raises it
@@ -80,7 +81,7 @@ class WorkflowContext:
         self.consumed_signals: set[str] = set()
         self.children: list[str] = []
         self.has_hooks = False
-        self.resume_id = uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
+        self.resume_id = resume_id or uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
         self.owns_run = False
 
     # -- bookkeeping --------------------------------------------------------------------
@@ -122,9 +123,14 @@ class WorkflowContext:
     def keep_lease(self) -> None:
         """Renew the run's lease when due; stop if the run ended or another resume moved it on."""
         now = self.now()
+        if self.owns_run and self.run.deadline is not None and now >= self.run.deadline:
+            raise self.halt(StaleHistory(self.pos))  # the resume re-reads the run and times it out
         if now < self.lease.due:
             return
         if not self.store.renew_lease(self.run.run_id, self.run.cursor):
+            run = self.store.find_run(self.run.run_id)
+            if run is not None and run.cancel_requested and not run.is_terminal:
+                raise self.halt(StaleHistory(self.pos))  # the resume re-reads the run and cancels it
             raise self.halt(ReplayStopped(f"run {self.run.run_id} ended or another resume moved it on"))
         self.run = dataclasses.replace(self.run, lease_expires_at=self.lease.renewed(now))
 

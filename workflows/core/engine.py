@@ -96,6 +96,7 @@ class Engine:
             fresh: the first delivery of the run's first resume: if the stored run is
                 still as created, it has no history to read.
         """
+        resume_id = uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
         for _ in range(MAX_CONTENDED_REPLAYS):
             run = run or self.store.find_run(run_id)
             if fresh and as_created(run):
@@ -107,26 +108,26 @@ class Engine:
             if run.is_terminal:
                 return
             if run.cancel_requested:
-                self.cancel_now(run)
+                self.cancel_now(run, owner=resume_id)
                 return
             if run.deadline is not None and self.now() >= run.deadline:
-                self.time_out(run)
+                self.time_out(run, owner=resume_id)
                 return
             history = self.cache.load(run_id, known_through=known_through)
-            if self._replay(run, history, recovering):
+            if self._replay(run, history, recovering, resume_id):
                 return
             run, known_through = None, None
         log.warning("run %s: resume gave up after %d contended replays; its lease will recover it",
                     run_id, MAX_CONTENDED_REPLAYS)
 
-    def _replay(self, run: RunRecord, history: RunHistory, recovering: bool) -> bool:
+    def _replay(self, run: RunRecord, history: RunHistory, recovering: bool, resume_id: str) -> bool:
         """Run the workflow function once; return False if a conditional write lost."""
         try:
             definition = get_workflow(run.workflow)
         except UnknownWorkflow as exc:
             self.end(run, RunStatus.FAILED, error=describe(exc))
             return True
-        ctx = WorkflowContext(self, run, history, recovering=recovering)
+        ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
         args, kwargs = codec.loads(run.args)
         token = ctx.activate()
         value: Any = None
@@ -220,11 +221,14 @@ class Engine:
 
     # -- endings ------------------------------------------------------------------------
     def end(self, run: RunRecord, status: RunStatus, *, result: str | None = None, error: str | None = None,
-            ctx: WorkflowContext | None = None, continued_to: str | None = None) -> bool:
-        """End a run (one caller wins) and tidy up after it."""
+            ctx: WorkflowContext | None = None, continued_to: str | None = None, owner: str | None = None) -> bool:
+        """End a run (one caller wins) and tidy up after it. ``owner``: the resume ending it
+        (``ctx``'s, if given); a run another resume holds with a live claim is not ended."""
         parent = run.parent_run_id if status != RunStatus.CONTINUED else None
+        if ctx is not None:
+            owner = ctx.resume_id
         ended = self.store.finish_run(run.run_id, status.value, result=result, error=error, continued_to=continued_to,
-                                      wake=parent)
+                                      wake=parent, owner=owner)
         if ended is None:
             return False
         self.cache.forget(run.run_id)
@@ -251,13 +255,13 @@ class Engine:
         history = self.cache.load(run_id)
         return [codec.loads(e.data)["run_id"] for e in history.outcomes.values() if e.kind == OpKind.CHILD]
 
-    def cancel_now(self, run: RunRecord) -> None:
-        """End a run whose cancellation was requested."""
-        self.end(run, RunStatus.CANCELLED, error="cancelled")
+    def cancel_now(self, run: RunRecord, owner: str | None = None) -> None:
+        """End a run whose cancellation was requested (unless another resume runs it: it will)."""
+        self.end(run, RunStatus.CANCELLED, error="cancelled", owner=owner)
 
-    def time_out(self, run: RunRecord) -> None:
-        """End a run that passed its ``max_duration``."""
-        self.end(run, RunStatus.TIMED_OUT, error="the run passed its max_duration")
+    def time_out(self, run: RunRecord, owner: str | None = None) -> None:
+        """End a run that passed its ``max_duration`` (unless another resume runs it: it will)."""
+        self.end(run, RunStatus.TIMED_OUT, error="the run passed its max_duration", owner=owner)
 
     def request_cancel(self, run_id: str) -> RunRecord | None:
         """Ask a run to cancel; a suspended run is resumed to act on it at once."""

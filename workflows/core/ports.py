@@ -120,12 +120,19 @@ class RunStore(Protocol):
         resume whose lease is live. ``suspend_run``, ``advance_run`` and ends release it."""
 
     def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
-        """Extend the lease of a live run (whose cursor is ``pos``, if given)."""
+        """Extend the lease of a live run (whose cursor is ``pos``, if given) that no one
+        asked to cancel (a refused renewal tells the executor to look at the run)."""
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
-                   continued_to: str | None = None, wake: str | None = None) -> RunRecord | None:
+                   continued_to: str | None = None, wake: str | None = None,
+                   owner: str | None = None) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request, its
         response lost, still wins). Returns the ended run, or None.
+
+        Condition: no resume claims the run (``claim_run``), or resume ``owner`` does, or
+        the claim's lease has expired: a run whose executor is running its inline steps
+        is ended by that executor (it sees a cancel or deadline at its next renewal),
+        never under it.
 
         ``wake``: a run (the parent) woken in the same transaction as the end, unless it
         has ended. Any result up to ``max_payload_bytes`` must fit beside any arguments (a

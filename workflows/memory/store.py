@@ -313,13 +313,15 @@ class MemoryStore(ScheduleTables):
     def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
         """Extend the lease of a live run (whose cursor is ``pos``, if given)."""
         def cond(item: Item) -> bool:
-            return _live(item) and (pos is None or item.get("cursor") == pos)
+            return (_live(item) and item.get("cancel_requested") is not True
+                    and (pos is None or item.get("cursor") == pos))
 
         change = set_("lease_expires_at", self.lease_until())
         return self._write("renew lease", lambda: self.runs.update((run_id,), change, cond))
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
-                   continued_to: str | None = None, wake: str | None = None) -> RunRecord | None:
+                   continued_to: str | None = None, wake: str | None = None,
+                   owner: str | None = None) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request too).
         ``wake``: a run woken in the same transaction, unless it has ended. Returns the
         ended run, or None."""
@@ -329,12 +331,17 @@ class MemoryStore(ScheduleTables):
         if outside:
             change = actions(change, set_("result_in_history", True))
         own = self._carries("read run", self.runs, (run_id,), req)
+        now = self.now()
+
+        def endable(item: Item) -> bool:  # live, and not claimed by another resume with a live lease
+            return _live(item) and (item.get("owner") in (None, owner) or item.get("lease_expires_at", math.inf) < now)
+
         kept: list[Write] = []
         if outside:
             kept = [Put(self.events, {"run_id": run_id, "seq": RUN_RESULT_SEQ, "kind": "run", "status": status,
                                       "at": self.now(), "data": result})]
         if wake is not None:
-            ops: list[Write] = [Update(self.runs, (run_id,), change, _live),
+            ops: list[Write] = [Update(self.runs, (run_id,), change, endable),
                                 Update(self.runs, (wake,), self._wake_change(), _live), *kept]
             if self._transact("finish run", ops, own=own):
                 return self.find_run(run_id)
@@ -342,9 +349,9 @@ class MemoryStore(ScheduleTables):
             if run is None or run.is_terminal:
                 return None  # it had ended (our own retried end was recognised above)
         if kept:
-            ended = self._transact("finish run", [Update(self.runs, (run_id,), change, _live), *kept], own=own)
+            ended = self._transact("finish run", [Update(self.runs, (run_id,), change, endable), *kept], own=own)
         else:
-            ended = self._write("finish run", lambda: self.runs.update((run_id,), change, _live), own=own)
+            ended = self._write("finish run", lambda: self.runs.update((run_id,), change, endable), own=own)
         return self.find_run(run_id) if ended else None
 
     def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ()  # type: ignore[assignment]

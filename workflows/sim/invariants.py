@@ -88,6 +88,27 @@ def check_liveness(world: World) -> None:
                                 "no lease, no timer, no message")
 
 
+PROGRESS_GAP = 12.0  # an executor that gets control back this often renews its lease in time
+
+
+def check_recovery(world: World, run_id: str) -> None:
+    """A lease may expire only if its holder stopped or stalled.
+
+    A resume renews its lease at op boundaries once a third of it passed, so an actor
+    that has worked on the run for most of a lease, getting control back at least
+    every ``PROGRESS_GAP`` simulated seconds with no process stalled meanwhile, still
+    holds a live lease: recovering its run then means the lease was not renewed.
+    """
+    lease = world.processes[0].engine.settings.lease_seconds
+    for actor in world.actors:
+        if actor.run_id != run_id or actor.done or actor.kill or actor.started <= world.last_pause:
+            continue
+        busy, gap = world.time - actor.started, max(actor.longest_gap, world.time - actor.last_call)
+        if busy >= lease - 5 and gap <= PROGRESS_GAP:
+            world.violations.append(f"run {run_id} was recovered while {actor.name} ran it for {busy:.0f}s, "
+                                    f"making progress at least every {gap:.0f}s: its lease was not renewed")
+
+
 def check_ends(world: World) -> None:
     """Each run ended as its workflow defines; re-executions are explained by faults."""
     for instance in world.instances:

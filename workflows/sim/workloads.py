@@ -172,7 +172,7 @@ def _ok(value: Any) -> list[tuple[str, Any]]:
 
 CATALOGUE = [
     Workload("sim_steps", lambda r, k: [r.randint(1, 4)], lambda a: _ok(sum(range(a[0])))),
-    Workload("sim_inline", lambda r, k: [r.randint(1, 6)], lambda a: _ok(sum(range(a[0])))),
+    Workload("sim_inline", lambda r, k: [r.randint(1, 30)], lambda a: _ok(sum(range(a[0])))),  # longer than a lease
     Workload("sim_retries", lambda r, k: [], lambda a: _ok(["recovered", "recovered", "gave up"])),
     Workload("sim_sleep", lambda r, k: [r.choice([1.0, 30.0, 700.0])], lambda a: _ok(2)),
     Workload("sim_hook", lambda r, k: [k], lambda a: _ok({"approved": a[0]}) + _ok("timed out"), needs="hook"),

@@ -22,13 +22,14 @@ from . import workloads
 from .actors import Actor, ActorLocalInPlace, Baton, Crash
 from .broker import Broker, Envelope
 from .faults import FaultPlan
-from .invariants import check_ends, check_liveness, final_item
+from .invariants import check_ends, check_liveness, check_recovery, final_item
 
 START = 1_800_000_000.0
 SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_attempts=20, in_place_seconds=10.0,
                     hook_secret="simulated-deployment-hook-secret-0123456789")
 SLOTS = 2  # concurrent tasks per worker process
 BEAT_INTERVAL = 2.0  # a beat sweeps at most this often (simulated seconds)
+STEP_SECONDS = 6.0  # a step body takes up to this long (simulated seconds)
 
 
 class ProcessClock:
@@ -110,6 +111,7 @@ class World:
         self.excuses: dict[str, int] = {}
         self.tokens: dict[str, str] = {}
         self.ended_history: dict[str, int] = {}
+        self.last_pause = float("-inf")  # when a process last stalled (every lease may have expired)
         self.processes = ([Process(f"worker{i}", "worker") for i in range(workers)]
                           + [Process(f"beat{i}", "beat") for i in range(beats)] + [Process("client", "client")])
         for process in self.processes:
@@ -146,6 +148,10 @@ class World:
         if self.baton.actor() is None:
             return apply()  # a thread the simulator does not schedule (a lease heartbeat): no faults
         self.baton.pause(name)
+        actor = self.baton.actor()
+        if actor is not None:
+            actor.longest_gap = max(actor.longest_gap, self.time - actor.last_call)
+            actor.last_call = self.time
         fault = self.faults.draw(self.rng) if self.chaos else None
         if fault is not None:
             self.trace.append(f"t={self.time - START:.1f} {process.name} {name}: {fault}")
@@ -154,8 +160,11 @@ class World:
         if fault == "throttle":
             raise Throttled(f"{name}: injected throttle")
         if fault == "pause":
+            self.last_pause = self.time
             self.time += SETTINGS.lease_seconds * self.rng.uniform(0.5, 1.5)
         result = apply()
+        if name == "claim recovery":
+            check_recovery(self, result["run_id"])
         if fault == "lost":
             result = apply()  # the SDK's retry of a request that already applied
         if fault == "crash_after":
@@ -188,6 +197,7 @@ class World:
 
     # -- what workloads report -----------------------------------------------------------------
     def executed(self, label: str) -> None:
+        self.time += self.rng.uniform(0.0, STEP_SECONDS)  # the step's work takes time
         info = current_step()
         key = (info.run_id, info.pos, info.attempt, label) if info else ("?", label)
         self.executions[key] = self.executions.get(key, 0) + 1

@@ -157,6 +157,8 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         pos = NumberAttribute(null=True)
         data = UnicodeAttribute(null=True)
         version = UnicodeAttribute(null=True)  # new on every write: a fired timer deletes only its own version
+        claimed_at = NumberAttribute(null=True)  # a sweep took its firing (retry timers), for a lease
+        req = UnicodeAttribute(null=True)  # the request id of that claim
         by_due = TimersByDue()
 
     class SchedulesByDue(GlobalSecondaryIndex):  # type: ignore[type-arg]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pynamodb.exceptions import DoesNotExist
+
 from workflows.core.records import TimerRecord
+from workflows.core.storage import new_request
 
 from .base import TIMER_SHARDS, StoreBase
 
@@ -25,10 +28,23 @@ class TimerStore(StoreBase):
                             pos=None if item.pos is None else int(item.pos), data=item.data, version=item.version)
                 for item in items]
 
-    def claim_timer(self, timer_id: str) -> bool:
-        """Delete a timer if it still exists; True for the one caller that deleted it."""
-        Timer = self.m.Timer
-        return self.conditional("claim timer", lambda: Timer(timer_id).delete(condition=Timer.timer_id.exists()))
+    def claim_timer(self, timer_id: str, version: str | None = None) -> bool:
+        """Take the firing of a timer for a lease (version ``version``, if given): True for
+        the one caller that took it, a retry of its own lost request too (the claim carries
+        a request id). A claimer that died lets the next sweep take it after the lease."""
+        Timer, now, req = self.m.Timer, self.now(), new_request()
+        cond = Timer.timer_id.exists() if version is None else Timer.version == version
+        cond = cond & (Timer.claimed_at.does_not_exist() | (Timer.claimed_at < now - self.settings.lease_seconds))
+        actions = [Timer.claimed_at.set(now), Timer.req.set(req)]
+        return self.conditional("claim timer", lambda: Timer(timer_id).update(actions=actions, condition=cond),
+                                own=lambda: self._timer_request(timer_id) == req)
+
+    def _timer_request(self, timer_id: str) -> str | None:
+        try:
+            with self.errors("read timer"):
+                return self.m.Timer.get(timer_id, consistent_read=True).req  # type: ignore[no-any-return]
+        except DoesNotExist:
+            return None
 
     def delete_timer(self, timer_id: str, version: str | None = None) -> None:
         """Delete a timer (fired or cancelled); deleting a missing one is fine. ``version``: only

@@ -94,7 +94,30 @@ def test_claim_timer_once_and_delete_missing(store, clock) -> None:  # type: ign
     store.delete_timer(timers[1].timer_id)  # missing: fine
     assert store.claim_timer(timers[1].timer_id) is False
     assert [store.claim_timer(timers[2].timer_id) for _ in range(4)] == [True, False, False, False]
+    # A claimed timer stays until its claimer deletes it; if the claimer died, the next
+    # sweep after the lease takes it.
+    assert due_ids(store, run_id) == {timers[0].timer_id, timers[2].timer_id, timers[3].timer_id, timers[4].timer_id}
+    store.delete_timer(timers[0].timer_id)
+    clock.advance(store.settings.lease_seconds + 1)
+    assert store.claim_timer(timers[2].timer_id) is True and store.claim_timer(timers[2].timer_id) is False
+    store.delete_timer(timers[2].timer_id)
     assert due_ids(store, run_id) == {timers[3].timer_id, timers[4].timer_id}
+
+
+def test_a_timer_is_claimed_only_as_the_version_read(store, clock) -> None:  # type: ignore[no-untyped-def]
+    """A sweep that read a retry timer must not consume the next retry written under its id."""
+    run_id = uid()
+    store.put_timer(timer(run_id, 0, store.now()))
+    read = store.due_timers(limit=500)
+    old = next(t for t in read if t.run_id == run_id)
+    store.put_timer(timer(run_id, 0, store.now()))  # the run's next retry, same id
+    assert store.claim_timer(old.timer_id, version=old.version) is False
+    assert due_ids(store, run_id) == {old.timer_id}
+    new = next(t for t in store.due_timers(limit=500) if t.run_id == run_id)
+    assert store.claim_timer(new.timer_id, version=new.version) is True
+    assert store.claim_timer(new.timer_id, version=new.version) is False
+    store.delete_timer(new.timer_id, version=new.version)
+    assert due_ids(store, run_id) == set()
 
 
 def test_oversize_fields_are_refused_before_any_write(store, clock) -> None:  # type: ignore[no-untyped-def]

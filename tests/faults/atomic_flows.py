@@ -52,3 +52,19 @@ def countdown(n: int) -> str:
     if n > 0:
         continue_as_new(n - 1)
     return "done"
+
+
+@step(retries=2, retry_delay=1.0, backoff=1.0)
+def fails_once(key: str) -> str:
+    ATTEMPTS[key] = ATTEMPTS.get(key, 0) + 1
+    if ATTEMPTS[key] == 1:
+        raise RuntimeError("first attempt fails")
+    return "done"
+
+
+ATTEMPTS: dict[str, int] = {}
+
+
+@workflow
+def retried_step(key: str) -> str:
+    return fails_once(key)

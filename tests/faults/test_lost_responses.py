@@ -21,7 +21,7 @@ from tests.faults.faulty_aws import FaultyAWS
 from workflows.client import resume_hook, send_signal
 from workflows.core.engine import Engine
 from workflows.core.records import RunStatus
-from workflows.core.steps import run_worker_task
+from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers, reconcile
 from workflows.memory import RecordingTransport
 from workflows.registry import get_workflow
@@ -190,3 +190,20 @@ def test_continue_as_new_ends_the_run_and_starts_its_successor(engine) -> None: 
     successor = engine.store.get_run(first.continued_to)
     assert successor.continued_from == run_id and successor.lease_expires_at is not None
     assert successor.run_id in resumed(engine)
+
+
+def test_a_retry_timer_claim_whose_response_is_lost_still_sends_the_retry(engine, faulty) -> None:  # type: ignore[no-untyped-def]
+    key = uuid.uuid4().hex
+    run_id = start(engine, "retried_step", key)
+    transport = engine.transport
+    assert isinstance(transport, RecordingTransport)
+    (first,) = transport.steps
+    transport.clear()
+    run_worker_task(engine, lambda: execute_step(engine, first, redelivered=False))  # fails: a retry timer
+    assert not transport.steps
+    engine.clock.time += 5  # type: ignore[attr-defined]
+    faulty.injector.lose_response("write", "-timers")  # the claim of the retry timer
+    assert fire_due_timers(engine) >= 1
+    assert faulty.injector.responses_lost >= 1
+    assert [(m.run_id, m.attempt) for m in transport.steps] == [(run_id, 2)]
+    assert not [t for t in engine.store.due_timers(limit=1000) if t.run_id == run_id]  # fired, then deleted

@@ -49,7 +49,7 @@ def test_the_liveness_check_catches_a_stranded_run() -> None:
 #: double inline execution by two concurrent resumes (31), a retry chain doubled by a
 #: recovery re-send (81), a re-armed timer deleted by the beat that fired it (1432), a
 #: wait outcome written after a cancel ended the run (1803).
-FOUND_BUGS = [31, 81, 1432, 1803]
+FOUND_BUGS = [31, 81, 1432, 1803, 164, 179, 219, 311]
 
 
 def test_seeds_that_found_bugs_stay_clean() -> None:

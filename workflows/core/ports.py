@@ -196,8 +196,12 @@ class TimerStore(Protocol):
         """Timers due now (``due_at <= now``: never early), at most ``limit``, a fair
         share from every shard."""
 
-    def claim_timer(self, timer_id: str) -> bool:
-        """Delete a timer if it exists; True for the one caller that deleted it."""
+    def claim_timer(self, timer_id: str, version: str | None = None) -> bool:
+        """Take the firing of a timer for ``lease_seconds``; True for the one caller that
+        took it (a retry of its own request, its response lost, too). ``version`` (as read
+        from ``due_timers``): only that write of it, so a sweep that read a retry timer
+        before the run wrote its next retry under the same id cannot take that one. The
+        claimer deletes the timer once it acted; if it died, a sweep takes it after the lease."""
 
     def delete_timer(self, timer_id: str, version: str | None = None) -> None:
         """Delete a timer; a missing one is fine. ``version`` (as read from ``due_timers``):

@@ -39,8 +39,9 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
     """Apply one due timer, then delete it (a crash before the delete repeats a no-op)."""
     store, kind, run_id, pos = engine.store, timer.kind, timer.run_id, timer.pos
     if kind == TimerKind.RETRY:
-        if store.claim_timer(timer.timer_id):
+        if store.claim_timer(timer.timer_id, version=timer.version):
             _send_retry(engine, timer, *unembed(timer.data or "{}", "args"))
+            store.delete_timer(timer.timer_id, version=timer.version)
         return
     data = json.loads(timer.data) if timer.data else {}
     if kind == TimerKind.SLEEP and pos is not None:

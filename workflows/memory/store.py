@@ -41,7 +41,6 @@ from .tables import (
     actions,
     add,
     if_absent,
-    present,
     remove,
     set_,
 )
@@ -478,9 +477,18 @@ class MemoryStore(ScheduleTables):
             "query due timers", self.timers, shard, index="by_due", where=lambda at: at <= now, limit=page_size))
         return [_timer_record(item) for item in items]
 
-    def claim_timer(self, timer_id: str) -> bool:
-        """Delete a timer if it exists; True for the one caller that deleted it."""
-        return self._write("claim timer", lambda: self.timers.delete((timer_id,), present("timer_id")))
+    def claim_timer(self, timer_id: str, version: str | None = None) -> bool:
+        """Take the firing of a timer for a lease (version ``version``, if given): True for
+        the one caller that took it (a retry of its own lost request too)."""
+        now, req = self.now(), new_request()
+
+        def cond(item: Item) -> bool:
+            return ("timer_id" in item and (version is None or item.get("version") == version)
+                    and item.get("claimed_at", -math.inf) < now - self.settings.lease_seconds)
+
+        change = actions(set_("claimed_at", now), set_("req", req))
+        return self._write("claim timer", lambda: self.timers.update((timer_id,), change, cond),
+                           own=self._carries("read timer", self.timers, (timer_id,), req))
 
     def delete_timer(self, timer_id: str, version: str | None = None) -> None:
         """Delete a timer; a missing one is fine. ``version``: only that write of it."""

@@ -31,6 +31,17 @@ class FaultPlan:
     def none(cls) -> FaultPlan:
         return cls(0, 0, 0, 0, 0, 0, 0, 0)
 
+    @classmethod
+    def lost_responses(cls) -> FaultPlan:
+        """Only lost responses and delivery faults: no process dies or stalls, so no lease
+        may ever expire except while a message waits in the queue."""
+        return cls(crash_before=0, crash_after=0, lost=0.06, throttle=0, pause=0)
+
+    @property
+    def stops_processes(self) -> bool:
+        """Whether a process may die, stall or fail a call (a lease may then expire)."""
+        return any((self.crash_before, self.crash_after, self.throttle, self.pause))
+
     def draw(self, rng: random.Random) -> str | None:
         """The fault of one port call, or None."""
         roll = rng.random()

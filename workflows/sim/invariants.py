@@ -92,7 +92,7 @@ PROGRESS_GAP = 12.0  # an executor that gets control back this often renews its 
 
 
 def check_recovery(world: World, run_id: str) -> None:
-    """A lease may expire only if its holder stopped or stalled.
+    """A lease may expire only if its holder stopped or stalled (or its message waited).
 
     A resume renews its lease at op boundaries once a third of it passed, so an actor
     that has worked on the run for most of a lease, getting control back at least
@@ -100,8 +100,13 @@ def check_recovery(world: World, run_id: str) -> None:
     holds a live lease: recovering its run then means the lease was not renewed.
     """
     lease = world.processes[0].engine.settings.lease_seconds
-    for actor in world.actors:
-        if actor.run_id != run_id or actor.done or actor.kill or actor.started <= world.last_pause:
+    working = [a for a in world.actors if a.run_id == run_id and not a.done]
+    queued = any(e.run_id == run_id for e in world.broker.messages.values())
+    if not world.faults.stops_processes and not working and not queued:
+        world.violations.append(f"run {run_id} was recovered though no process died or stalled and no message "
+                                "for it waited: a resume dropped a run it held")
+    for actor in working:
+        if actor.kill or actor.started <= world.last_pause:
             continue
         busy, gap = world.time - actor.started, max(actor.longest_gap, world.time - actor.last_call)
         if busy >= lease - 5 and gap <= PROGRESS_GAP:
@@ -116,7 +121,7 @@ def check_ends(world: World) -> None:
         assert run is not None
         value = None if run.get("result") is None else json.loads(run["result"])
         allowed = instance.workload.ends(instance.args)
-        if instance.cancelled:
+        if instance.cancel_sent:
             allowed = [*allowed, (RunStatus.CANCELLED.value, None)]
         if (run["status"], _freeze(value)) not in {(s, _freeze(v)) for s, v in allowed}:
             world.violations.append(f"run {instance.run_id} ({instance.workload.name}{instance.args}) ended "

@@ -23,6 +23,12 @@ class Outcome:
     runs: int
 
 
+def plan_for(seed: int) -> FaultPlan:
+    """The faults of a seed: every fourth seed only loses responses (and reorders and
+    repeats messages), so every lease expiry in it must be explained by a queue wait."""
+    return FaultPlan.lost_responses() if seed % 4 == 3 else FaultPlan()
+
+
 def run_seed(seed: int, faults: FaultPlan | None = None, runs: int = 4,
              store_class: type[MemoryStore] = MemoryStore) -> Outcome:
     """Play one scenario; the same seed always plays the same scenario."""
@@ -33,7 +39,7 @@ def run_seed(seed: int, faults: FaultPlan | None = None, runs: int = 4,
     uuid.uuid4 = lambda: uuid.UUID(int=ids.getrandbits(128), version=4)  # ids drawn by the seed
     random.seed(seed)  # retry jitter
     try:
-        world = World(seed, runs=runs, faults=faults, store_class=store_class).run()
+        world = World(seed, runs=runs, faults=faults or plan_for(seed), store_class=store_class).run()
     finally:
         uuid.uuid4 = real_uuid4
     return Outcome(seed, world.violations, world.trace, world.steps, len(world.store.runs.items))

@@ -88,6 +88,7 @@ class Instance:
     started: bool = False
     acted: bool = False
     cancelled: bool = False
+    cancel_sent: bool = False
 
 
 class World:
@@ -157,7 +158,9 @@ class World:
             self.trace.append(f"t={self.time - START:.1f} {process.name} {name}: {fault}")
         if fault == "crash_before":
             self.crash(process)
-        if fault == "throttle":
+        if fault == "throttle":  # the task fails: a step whose outcome it was recording runs again
+            run_id = actor.run_id if actor is not None else ""
+            self.excuses[run_id] = self.excuses.get(run_id, 0) + 1
             raise Throttled(f"{name}: injected throttle")
         if fault == "pause":
             self.last_pause = self.time
@@ -192,6 +195,10 @@ class World:
             if actor.process == process.name and not actor.done:
                 actor.kill = True
                 self.excuses[actor.run_id] = self.excuses.get(actor.run_id, 0) + 1
+        if process.kind == "beat":  # a claimed retry timer it had not deleted is taken again after a lease
+            for timer in self.store.timers.items.values():
+                if "claimed_at" in timer:
+                    self.excuses[timer["run_id"]] = self.excuses.get(timer["run_id"], 0) + 1
         self._boot(process)
         raise Crash()
 
@@ -325,6 +332,7 @@ class World:
                 engine.create_run(definition, json.dumps([instance.args, {}]), run_id=instance.run_id)
                 instance.started = True
             elif instance.cancel_at is not None and not instance.cancelled and self.time >= instance.cancel_at:
+                instance.cancel_sent = True  # from here the run may end cancelled (the client may die after the write)
                 cancel_run(engine, instance.run_id)
                 instance.cancelled = True
             elif instance.workload.needs == "signal":

@@ -89,3 +89,24 @@ def replay_inline_chain(n: int) -> int:
 @workflow(max_duration=25)
 def replay_inline_chain_deadline(n: int) -> int:
     return sum(replay_long_step(i) for i in range(n))
+
+
+@workflow
+def replay_ten(n: int) -> int:
+    total = 0
+    for _ in range(n):
+        total = replay_double(total)
+    return total
+
+
+@workflow
+def replay_ten_inline(n: int) -> int:
+    total = 0
+    for _ in range(n):
+        total = replay_inc(total)
+    return total
+
+
+@workflow
+def replay_fan(n: int) -> list[int]:
+    return parallel(*(replay_double.s(i) for i in range(n)))

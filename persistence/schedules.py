@@ -184,9 +184,9 @@ class ScheduleStore(StoreBase):
     def _next_actions(self, next_fire: float | None, next_due: float | None, *, keep_due: bool) -> list[Any]:
         """Actions that set the next fire (removing it, and the index entry, when none is left)."""
         S = self.m.Schedule
-        if next_fire is None or next_due is None:
+        if next_fire is None or next_due is None:  # due again to look after its last runs (``recheck_schedule``)
             actions = [S.next_fire_at.remove(), S.next_due_at.remove()]
-            return actions if keep_due else [*actions, S.due_at.remove(), S.active_shard.remove()]
+            return actions if keep_due else [*actions, S.due_at.set(self._recheck_at())]
         actions = [S.next_fire_at.set(next_fire), S.next_due_at.set(next_due)]
         return actions if keep_due else [*actions, S.due_at.set(next_due)]
 
@@ -310,16 +310,27 @@ class ScheduleStore(StoreBase):
         if error:
             base.append(S.running.delete({fire}))
         # Two variants, as an update cannot copy an attribute that may be missing: the
-        # schedule is due at its next fire, or (none left) leaves the due index.
+        # schedule is due at its next fire, or (none left) again later, to look after its runs.
         variants: list[tuple[list[Any], Any]] = [
             ([*base, S.due_at.set(S.next_due_at)], S.next_due_at.exists()),
-            ([*base, S.due_at.remove(), S.active_shard.remove()], S.next_due_at.does_not_exist()),
+            ([*base, S.due_at.set(self._recheck_at())], S.next_due_at.does_not_exist()),
         ]
         for actions, extra in variants:
             after = self._apply("finish fire", schedule_id, actions, (S.pending == fire) & extra)
             if after is not None:
                 return after
         return None
+
+    def _recheck_at(self) -> float:
+        return self.now() + min(self.settings.lease_seconds, 60.0)
+
+    def recheck_schedule(self, schedule_id: str, *, keep: bool) -> ScheduleRecord | None:
+        """A schedule with no fire left: due again later while ``keep`` (runs of it run or
+        wait in its buffer), else out of the due index. None if it has a claim or a fire."""
+        S = self.m.Schedule
+        actions = [S.due_at.set(self._recheck_at())] if keep else [S.due_at.remove(), S.active_shard.remove()]
+        cond = S.schedule_id.exists() & S.pending.does_not_exist() & S.next_fire_at.does_not_exist()
+        return self._apply("recheck schedule", schedule_id, actions, cond)
 
     def release_fire(self, schedule_id: str, fire: float) -> ScheduleRecord | None:
         """Take a fire's ended run out of ``running`` (idempotent); None if the schedule is gone."""

@@ -77,7 +77,9 @@ def test_update_schedule_with_version(store, clock) -> None:  # type: ignore[no-
     assert store.update_schedule(sid, 2, {"overlap": "allow"}, reschedule=(None, None), active=True,
                                  seen_pending=False) is True
     ended = store.get_schedule(sid)
-    assert (ended.overlap, ended.next_fire_at, ended.due_at, ended.version) == ("allow", None, None, 3)
+    recheck = store.now() + min(store.settings.lease_seconds, 60.0)  # beat looks after its last runs, then drops it
+    assert (ended.overlap, ended.next_fire_at, ended.due_at, ended.version) == ("allow", None, recheck, 3)
+    assert store.recheck_schedule(sid, keep=False) is not None
     assert sid not in due_schedule_ids(store, store.now() + 10_000)
     assert store.update_schedule(uid("s"), 1, {}, reschedule=None, active=True, seen_pending=False) is False
 
@@ -198,13 +200,20 @@ def test_overlap_bookkeeping(store) -> None:  # type: ignore[no-untyped-def]
     assert store.release_fire(uid("s"), f) is None
 
 
-def test_finish_fire_without_a_next_fire_leaves_the_due_index(store) -> None:  # type: ignore[no-untyped-def]
+def test_a_schedule_without_a_next_fire_stays_due_while_its_runs_need_looking_after(store) -> None:  # type: ignore[no-untyped-def]
+    """Its last run's end (or a buffered fire) must not depend on a run-end listener alone."""
     f = store.now()
+    recheck = f + min(store.settings.lease_seconds, 60.0)
     sid = schedule(store, next_fire=f).schedule_id
     store.claim_fire(sid, f, "last", lease_until=f + 30, expected_next=f, next_fire=None, next_due=None)
+    assert store.recheck_schedule(sid, keep=False) is None  # a claim is open
     finished = store.finish_fire(sid, f)
-    assert finished is not None and (finished.next_fire_at, finished.due_at, finished.pending) == (None, None, None)
+    assert finished is not None and (finished.next_fire_at, finished.due_at, finished.pending) == (None, recheck, None)
+    assert sid in due_schedule_ids(store, recheck)
+    assert store.recheck_schedule(sid, keep=True).due_at == recheck
+    assert store.recheck_schedule(sid, keep=False) is not None
     assert sid not in due_schedule_ids(store, f + 1_000_000)
+    assert store.recheck_schedule(uid("s"), keep=False) is None
 
 
 def test_buffer_adds_fires_without_replace(store) -> None:  # type: ignore[no-untyped-def]

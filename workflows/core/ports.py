@@ -331,6 +331,12 @@ class ScheduleStore(Protocol):
     def finish_fire(self, schedule_id: str, fire: float, error: str | None = None) -> ScheduleRecord | None:
         """Close the claim of ``fire``; None if it was not open."""
 
+    def recheck_schedule(self, schedule_id: str, *, keep: bool) -> ScheduleRecord | None:
+        """A schedule with no fire left stays in the due index, due again after a short
+        lease, while runs of it run or wait in its buffer (so a buffered fire never waits
+        on a run-end listener that was lost); ``keep=False`` takes it out. Condition: no
+        open claim and no fire to come. None if the condition failed."""
+
     def release_fire(self, schedule_id: str, fire: float) -> ScheduleRecord | None:
         """Take an ended fire out of ``running`` (idempotent)."""
 

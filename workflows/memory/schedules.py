@@ -168,9 +168,9 @@ class ScheduleTables(MemoryBase):
 
     def _next_actions(self, next_fire: float | None, next_due: float | None, *, keep_due: bool) -> list[Change]:
         """Actions that set the next fire (removing it, and the index entry, when none is left)."""
-        if next_fire is None or next_due is None:
+        if next_fire is None or next_due is None:  # due again to look after its last runs (``recheck_schedule``)
             steps = [remove("next_fire_at"), remove("next_due_at")]
-            return steps if keep_due else [*steps, remove("due_at"), remove("active_shard")]
+            return steps if keep_due else [*steps, set_("due_at", self._recheck_at())]
         steps = [set_("next_fire_at", next_fire), set_("next_due_at", next_due)]
         return steps if keep_due else [*steps, set_("due_at", next_due)]
 
@@ -263,13 +263,23 @@ class ScheduleTables(MemoryBase):
             base.append(delete("running", {fire}))
         variants: list[tuple[list[Change], Condition]] = [
             ([*base, copy_from("due_at", "next_due_at")], present("next_due_at")),
-            ([*base, remove("due_at"), remove("active_shard")], absent("next_due_at")),
+            ([*base, set_("due_at", self._recheck_at())], absent("next_due_at")),
         ]
         for steps, extra in variants:
             after = self._apply("finish fire", schedule_id, steps, _both(_equals("pending", fire), extra))
             if after is not None:
                 return after
         return None
+
+    def _recheck_at(self) -> float:
+        return self.now() + min(self.settings.lease_seconds, 60.0)
+
+    def recheck_schedule(self, schedule_id: str, *, keep: bool) -> ScheduleRecord | None:
+        """A schedule with no fire left: due again later while ``keep`` (runs of it run or
+        wait in its buffer), else out of the due index. None if it has a claim or a fire."""
+        steps = [set_("due_at", self._recheck_at())] if keep else [remove("due_at"), remove("active_shard")]
+        return self._apply("recheck schedule", schedule_id, steps,
+                           _both(present("schedule_id"), absent("pending"), absent("next_fire_at")))
 
     def release_fire(self, schedule_id: str, fire: float) -> ScheduleRecord | None:
         """Take an ended fire out of ``running`` (idempotent); None if the schedule is gone."""

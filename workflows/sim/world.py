@@ -9,6 +9,8 @@ import json
 import random
 from typing import Any, Callable
 
+from beat.schedules import ensure_listener, fire_due_schedules
+
 from ..client import cancel_run, resume_hook_on, signal_run
 from ..core.engine import Engine
 from ..core.records import TERMINAL, ResumeMessage, StepMessage
@@ -18,6 +20,7 @@ from ..errors import StorageError, Throttled, WorkflowError
 from ..memory import MemoryStore
 from ..registry import get_workflow
 from ..settings import Settings
+from . import schedules as scheduled
 from . import workloads
 from .actors import Actor, ActorLocalInPlace, Baton, Crash
 from .broker import Broker, Envelope
@@ -118,6 +121,7 @@ class World:
         for process in self.processes:
             self._boot(process)
         self.instances = [self._instance(i) for i in range(runs)]
+        self.schedule = scheduled.create(self, self.rng, START) if self.rng.random() < 0.3 else None
 
     # -- set-up ---------------------------------------------------------------------------------
     def _now(self) -> float:
@@ -131,6 +135,7 @@ class World:
         view.interceptor = lambda name, apply: self.port(process, name, apply)
         process.engine = Engine(view, SimTransport(self, process), SETTINGS, clock=clock)
         process.engine.in_place = ActorLocalInPlace()  # type: ignore[assignment]
+        ensure_listener(process.engine)  # a scheduled run's end releases its schedule (as the runtime wires it)
 
     def _instance(self, index: int) -> Instance:
         workload = self.rng.choice(workloads.CATALOGUE)
@@ -220,6 +225,8 @@ class World:
             while self.steps < self.max_steps and not self.violations:
                 self.steps += 1
                 check_liveness(self)
+                if self.schedule is not None:
+                    scheduled.check_overlap(self, self.schedule)
                 if self._finished():
                     break
                 options = self._options()
@@ -235,6 +242,8 @@ class World:
                     self.violations.append(f"no end after {self.max_steps} events")
             if not self.violations:
                 check_ends(self)
+                if self.schedule is not None:
+                    scheduled.check_end(self, self.schedule)
         finally:
             for actor in self.actors:
                 actor.kill = True
@@ -247,7 +256,7 @@ class World:
         if not all(i.started for i in self.instances) or any(not a.done for a in self.actors):
             return False
         return all((run := final_item(self, i.run_id)) is not None and run["status"] in TERMINAL
-                   for i in self.instances)
+                   for i in self.instances) and (self.schedule is None or scheduled.finished(self, self.schedule))
 
     def _options(self) -> list[tuple[str, Any]]:
         options: list[tuple[str, Any]] = [("step", a) for a in self.actors if not a.done]
@@ -313,6 +322,7 @@ class World:
     def _beat(self, process: Process) -> None:
         fire_due_timers(process.engine)
         reconcile(process.engine)
+        fire_due_schedules(process.engine)
 
     # -- the client ---------------------------------------------------------------------------
     def _client_due(self, instance: Instance) -> bool:

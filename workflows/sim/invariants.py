@@ -69,8 +69,12 @@ def check_liveness(world: World) -> None:
     timers = {t["run_id"] for t in world.store.timers.items.values()}
     messages = {e.run_id for e in world.broker.messages.values()}
     counts: dict[str, int] | None = None
+    total = len(world.store.events.items)
+    recount, world.events_seen = total != world.events_seen, total  # no new record: no ended run got one
     for (run_id,), run in world.store.runs.items.items():
         if run["status"] in TERMINAL:
+            if not recount and run_id in world.ended_history:
+                continue
             counts = _history_counts(world) if counts is None else counts
             count = counts.get(run_id, 0)
             seen = world.ended_history.setdefault(run_id, count)

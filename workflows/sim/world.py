@@ -115,6 +115,7 @@ class World:
         self.excuses: dict[str, int] = {}
         self.tokens: dict[str, str] = {}
         self.ended_history: dict[str, int] = {}
+        self.events_seen = 0  # history records at the last liveness check
         self.last_pause = float("-inf")  # when a process last stalled (every lease may have expired)
         self.processes = ([Process(f"worker{i}", "worker") for i in range(workers)]
                           + [Process(f"beat{i}", "beat") for i in range(beats)] + [Process("client", "client")])

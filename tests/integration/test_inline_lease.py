@@ -69,8 +69,9 @@ def test_a_resume_stops_writing_once_the_run_ended(engine: Engine) -> None:
 
     def ended_meanwhile(i: int) -> None:
         engine.clock.advance(engine.settings.lease_seconds / 2)  # type: ignore[attr-defined]
-        if i == 4:  # e.g. the reconciler gave up on it, or it was cancelled and ended
-            engine.store.finish_run(run_id, "failed", error="ended elsewhere")
+        if i == 4:  # the step stalled past the lease and the reconciler gave up on the run
+            engine.clock.advance(engine.settings.lease_seconds)  # type: ignore[attr-defined]
+            assert engine.store.finish_run(run_id, "failed", error="ended elsewhere") is not None
 
     flows.on_tick = ended_meanwhile
     run_worker_task(engine, lambda: engine.resume(run_id))

@@ -67,3 +67,24 @@ def replay_chain(n: int) -> int:
 @workflow
 def replay_changed(flag: bool) -> int:
     return replay_double(1) if flag else replay_inc(1)
+
+
+@workflow
+def replay_ten(n: int) -> int:
+    total = 0
+    for _ in range(n):
+        total = replay_double(total)
+    return total
+
+
+@workflow
+def replay_ten_inline(n: int) -> int:
+    total = 0
+    for _ in range(n):
+        total = replay_inc(total)
+    return total
+
+
+@workflow
+def replay_fan(n: int) -> list[int]:
+    return parallel(*(replay_double.s(i) for i in range(n)))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .. import codec
 from ..errors import ParallelError, StepFailed, Suspend
 from .context import Dispatch, InFlight, WorkflowContext
-from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage
+from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_seq
 
 if TYPE_CHECKING:
     from ..decorators import StepCall
@@ -94,13 +94,15 @@ def finish_branch(engine: Engine, run: RunRecord, step: StepDef, branch: Branch,
 def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, error: str | None) -> None:
     """Count a recorded branch in the join (idempotently); the write of the parent's
     outcome that completes (or, failing fast, fails) the fan-out resumes it, once."""
-    store, pos, name = engine.store, branch.pos, f"{branch.total} branches"
+    pos, name = branch.pos, f"{branch.total} branches"
     if error is not None and branch.fail_fast:
         data, text = _failure(branch.index, step, error)
-        won = store.record_outcome(run.run_id, pos, OpKind.PARALLEL.value, "failed", name=name, data=data, error=text)
-    elif store.join_branch(branch.join, branch.index, branch.total):
-        won = store.record_outcome(run.run_id, pos, OpKind.PARALLEL.value, "completed", name=name)
+        outcome = EventRecord(run.run_id, event_seq(pos), OpKind.PARALLEL.value, "failed", engine.now(), name=name,
+                              data=data, error=text)
+    elif engine.store.join_branch(branch.join, branch.index, branch.total):
+        outcome = EventRecord(run.run_id, event_seq(pos), OpKind.PARALLEL.value, "completed", engine.now(), name=name)
     else:
         return
-    if won:
-        engine.resume(run.run_id, run=run, known_through=None)
+    if engine.store.record_event(outcome):
+        engine.cache.remember(outcome)  # a process that saw the earlier ops then replays with no history Query
+        engine.resume(run.run_id, run=run, known_through=pos)

@@ -343,9 +343,12 @@ class MemoryStore(ScheduleTables):
                 return None  # it had ended (our own retried end was recognised above)
         if kept:
             ended = self._transact("finish run", [Update(self.runs, (run_id,), change, _live), *kept], own=own)
-        else:
-            ended = self._write("finish run", lambda: self.runs.update((run_id,), change, _live), own=own)
-        return self.find_run(run_id) if ended else None
+            return self.find_run(run_id) if ended else None
+        # One UpdateItem returning the item after it, as the DynamoDB store's update does: no read.
+        after = self._update("finish run", self.runs, (run_id,), change, _live)
+        if after is not None:
+            return _run_record(after)
+        return self.find_run(run_id) if own() else None
 
     def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ()  # type: ignore[assignment]
                      ) -> RunRecord | None:

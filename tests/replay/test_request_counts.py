@@ -1,0 +1,66 @@
+"""Store requests of simple runs on the in-memory store, which makes the requests the DynamoDB
+store would make, one by one: a regression in reads (or writes) per step fails here."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Callable
+
+import pytest
+
+from tests.replay import replay_flows as flows
+from workflows.core.engine import Engine
+from workflows.core.records import RunStatus
+from workflows.core.steps import execute_step, run_worker_task
+from workflows.memory import ManualClock, MemoryStore, RecordingTransport
+from workflows.registry import get_workflow
+from workflows.settings import Settings
+
+SETTINGS = Settings(lease_seconds=60.0, hook_secret="request-count-tests-hook-secret-0123456789")
+
+
+def run_counting(workflow: str, n: int, *, in_place: bool) -> Counter[str]:
+    """Run ``workflow(n)`` to its end, every message delivered once; the requests by name."""
+    clock = ManualClock()
+    store = MemoryStore(SETTINGS, clock)
+    counts: Counter[str] = Counter()
+
+    def count(name: str, apply: Callable[[], Any]) -> Any:
+        counts[name] += 1
+        return apply()
+
+    transport = RecordingTransport({None} if in_place else set())
+    engine = Engine(store, transport, SETTINGS, clock=clock)
+    run_id, _ = engine.create_run(get_workflow(workflow), json.dumps([[n], {}]))
+    store.interceptor = count
+    for _ in range(100):
+        steps, resumes = list(transport.steps), list(transport.resumes)
+        transport.clear()
+        if not steps and not resumes:
+            break
+        for message in steps:
+            run_worker_task(engine, lambda m=message: execute_step(engine, m, redelivered=False))
+        for resume in resumes:
+            run_worker_task(engine, lambda r=resume: engine.receive_resume(r, first_delivery=True))
+    store.interceptor = None
+    assert store.get_run(run_id).status == RunStatus.COMPLETED
+    return counts
+
+
+@pytest.mark.parametrize("in_place", [True, False], ids=["in-place", "sent"])
+def test_ten_dispatched_steps_read_no_history(in_place: bool) -> None:
+    counts = run_counting(flows.replay_ten.name, 10, in_place=in_place)
+    # The first resume reads the run; a step sent as a message reads it again (cancelled? moved on?).
+    assert counts == {"read run": 1 if in_place else 11, "advance run": 10, "record event": 10, "finish run": 1}
+
+
+def test_ten_inline_steps_cost_one_write_each_and_one_claim() -> None:
+    counts = run_counting(flows.replay_ten_inline.name, 10, in_place=False)
+    assert counts == {"read run": 1, "claim run": 1, "record event": 10, "finish run": 1}
+
+
+def test_a_fan_out_reads_its_branches_once_and_no_history() -> None:
+    counts = run_counting(flows.replay_fan.name, 5, in_place=True)
+    assert counts == {"read run": 6, "advance run": 1, "record branch": 5, "join": 5, "record event": 1,
+                      "read branches": 1, "finish run": 1}

@@ -235,7 +235,8 @@ def fire_schedule(engine: Engine, sched: ScheduleRecord, now: float) -> int:
                 if after.pending is None:
                     engine.store.recheck_schedule(sid, keep=bool(after.running or after.buffered))
                 return started
-            if sched.state != "active" or sched.next_due_at is None or sched.next_due_at > now:
+            if sched.state != "active" or sched.next_fire_at is None or sched.next_due_at is None \
+                    or sched.next_due_at > now:
                 return started
             spec = ScheduleSpec.from_dict(sched.spec)
             fire = pick_fire(spec, sched, now)

@@ -70,11 +70,14 @@ class HistoryStore(StoreBase):
         except DoesNotExist:
             return None
 
-    def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None) -> list[EventRecord]:
-        """Return the records after ``after_seq`` in order, paging to the end."""
+    def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None,
+                     until_seq: int | None = None) -> list[EventRecord]:
+        """Return the records after ``after_seq`` (up to ``until_seq``) in order, paging to the end."""
+        seq = self.m.Event.seq
+        key = seq > after_seq if until_seq is None else seq.between(after_seq + 1, until_seq)
         with self.errors("read history"):
-            return [_event_record(item) for item in self.m.Event.query(
-                run_id, self.m.Event.seq > after_seq, consistent_read=True, page_size=page_size)]
+            return [_event_record(item) for item in self.m.Event.query(run_id, key, consistent_read=True,
+                                                                       page_size=page_size)]
 
     def record_attempt(self, event: EventRecord) -> bool:
         """Write a failed-attempt record unless its slot holds this attempt or a later one.
@@ -97,26 +100,15 @@ class HistoryStore(StoreBase):
 
         return self.conditional("record attempt", lambda: item.save(condition=latest), own=own)
 
-    def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
-        """Schedule a failed attempt's retry and extend the run's lease over the backoff (one
-        transaction, False if the run has ended), then record the attempt (:meth:`record_attempt`).
-
-        The attempt record is a separate write: its condition fails for a late copy of an
-        attempt, whose retry timer and lease must still be stored (a recovery re-sends a step
-        from attempt 1, and that attempt must retry).
-        """
+    def schedule_retry(self, retry: TimerRecord, backoff: float) -> bool:
+        """Store a failed attempt's retry timer and extend the run's lease over the backoff, in
+        one transaction; False (nothing written) if the run has ended."""
         Run = self.m.Run
 
         def build(tx: Any) -> None:
             tx.save(self.timer_item(retry))
             tx.update(Run(retry.run_id), actions=[
                 Run.lease_expires_at.set(self.lease_until(backoff + self.settings.lease_seconds))],
-                condition=Run.status.is_in("pending", "running", "suspended"))
+                condition=Run.status.is_in(*LIVE_STATUSES))
 
-        if event is not None:
-            check_item_size({"error": event.error})
-        if not self.transact("record attempt", build):
-            return False
-        if event is not None:
-            self.record_attempt(event)
-        return True
+        return self.transact("schedule retry", build)

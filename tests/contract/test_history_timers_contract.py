@@ -40,28 +40,42 @@ def test_read_history_after_seq(store) -> None:  # type: ignore[no-untyped-def]
     assert [e.seq for e in store.read_history(run_id, after_seq=event_seq(0), page_size=1)] == [1003, 1999, 2999]
     assert store.read_history(run_id, after_seq=event_seq(2)) == []
     assert store.read_history(uid()) == []
+    assert [e.seq for e in store.read_history(run_id, after_seq=event_seq(0), until_seq=event_seq(1))] == [1003, 1999]
+    assert [e.seq for e in store.read_history(run_id, after_seq=1002, until_seq=1003, page_size=1)] == [1003]
+    assert store.read_history(run_id, after_seq=1003, until_seq=1998) == []
 
 
-def test_record_attempt_failure_is_one_transaction(store, clock) -> None:  # type: ignore[no-untyped-def]
+def test_branch_attempts_have_slots_of_their_own_in_the_join_history(store) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    join = f"{run_id}#4"
+
+    def failed(index: int, attempt: int) -> EventRecord:
+        return EventRecord(run_id=join, seq=attempt_seq(index, attempt), kind="attempt", status="failed", at=1.0,
+                           name="b", error=f"attempt {attempt}", attempt=attempt)
+
+    assert [store.record_attempt(failed(index, 1)) for index in (0, 1, 0)] == [True, True, False]
+    assert store.record_attempt(failed(1, 998)) is True
+    assert store.record_attempt(failed(1, 1000)) is True
+    assert store.record_attempt(failed(1, 999)) is False  # the shared last slot keeps the latest attempt
+    assert [(e.pos, e.attempt) for e in store.read_history(join)] == [(0, 1), (1, 1), (1, 1000)]
+    assert store.read_history(run_id) == []  # never part of the run's own history
+
+
+def test_schedule_retry_is_one_transaction(store, clock) -> None:  # type: ignore[no-untyped-def]
     lease = store.settings.lease_seconds
     run_id = start(store)
     store.advance_run(run_id, 0, {})
-    failed = EventRecord(run_id=run_id, seq=attempt_seq(0, 1), kind="attempt", status="failed", at=store.now(),
-                         error="x", attempt=1)
     retry = timer(run_id, 0, store.now() + 40, kind="retry")
-    assert store.record_attempt_failure(failed, retry, 40) is True
-    assert store.read_history(run_id) == [failed]
+    assert store.schedule_retry(retry, 40) is True
     assert store.get_run(run_id).lease_expires_at == store.lease_until(40 + lease)
-    assert store.record_attempt_failure(None, timer(run_id, 0, store.now() + 5, kind="wake"), 5) is True
+    assert store.schedule_retry(timer(run_id, 0, store.now() + 5, kind="wake"), 5) is True
     assert store.get_run(run_id).lease_expires_at == store.lease_until(5 + lease)
     store.finish_run(run_id, "failed")
-    late = replace(failed, seq=attempt_seq(0, 2), attempt=2)
-    assert store.record_attempt_failure(late, timer(run_id, 1, store.now() + 1, kind="retry"), 1) is False
-    assert store.record_attempt_failure(replace(late, run_id=uid()), timer(uid(), 1, store.now(), kind="retry"),
-                                        1) is False
-    assert store.read_history(run_id) == [failed]  # nothing of the refused ones was written
+    assert store.schedule_retry(timer(run_id, 1, store.now() + 1, kind="retry"), 1) is False
+    assert store.schedule_retry(timer(uid(), 1, store.now(), kind="retry"), 1) is False
+    assert store.read_history(run_id) == []
     clock.advance(100)
-    assert due_ids(store, run_id) == {retry.timer_id, f"{run_id}#0#wake"}
+    assert due_ids(store, run_id) == {retry.timer_id, f"{run_id}#0#wake"}  # nothing of the refused ones
 
 
 def test_timer_is_never_due_early(store, clock) -> None:  # type: ignore[no-untyped-def]
@@ -128,9 +142,9 @@ def test_oversize_fields_are_refused_before_any_write(store, clock) -> None:  # 
     with pytest.raises(ItemTooLarge):
         store.put_timer(timer(run_id, 0, store.now(), data=big))
     failed = EventRecord(run_id=run_id, seq=attempt_seq(0, 1), kind="attempt", status="failed", at=store.now(),
-                         error=big)
+                         error=big, attempt=1)
     with pytest.raises(ItemTooLarge):
-        store.record_attempt_failure(failed, timer(run_id, 1, store.now(), kind="retry"), 100)
+        store.record_attempt(failed)
     with pytest.raises(ItemTooLarge):
         store.record_branch(f"{run_id}#0", 0, big, None)
     with pytest.raises(ItemTooLarge):

@@ -10,11 +10,12 @@ import pytest
 from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import payload_flows
+from workflows.core.attempts import Attempt, schedule_retry
 from workflows.core.engine import Engine
-from workflows.core.records import OUTCOME_SUB, EventRecord, TimerRecord, attempt_seq
+from workflows.core.records import OUTCOME_SUB, EventRecord, StepMessage, attempt_seq
 from workflows.core.steps import run_worker_task
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
+from workflows.registry import get_step, get_workflow
 
 
 @pytest.fixture(scope="module")
@@ -78,24 +79,22 @@ def test_a_duplicate_attempt_failure_still_stores_its_retry_and_lease(own_settin
     store = DynamoStore(own_settings)
     engine = Engine(store, RecordingTransport(), store.settings)
     run_id, _ = engine.create_run(get_workflow(payload_flows.many_retries.name), "[[0],{}]")
+    step = get_step(payload_flows.fails_until.name)
+    message = StepMessage(step.name, run_id, 0, 1, "[[0],{}]")
+    timer_id = f"{run_id}#0#retry#"
 
-    def failure(n: int) -> EventRecord:
-        return EventRecord(run_id=run_id, seq=attempt_seq(0, n), kind="attempt", status="failed", at=1.0,
-                           name="fails_until", error=f"attempt {n}", attempt=n)
+    def fail(n: int, backoff: float) -> None:
+        schedule_retry(engine, message, step, Attempt("retry", error=f"attempt {n}", retry_in=backoff, attempt=n))
 
-    def retry(due: float) -> TimerRecord:
-        return TimerRecord(timer_id=f"{run_id}#0#retry#", kind="retry", run_id=run_id, due_at=due, pos=0,
-                           data='{"step":"fails_until","attempt":2,"args":"[[0],{}]"}')
-
-    assert store.record_attempt_failure(failure(1000), retry(1.0), backoff=0) is True
-    assert store.claim_timer(f"{run_id}#0#retry#") is True
+    fail(1000, backoff=0)
+    assert store.claim_timer(timer_id) is True
     # A late copy of attempt 999 fails: its record loses to the later attempt stored in the
     # shared slot, but its retry timer and the lease over its backoff still apply.
-    assert store.record_attempt_failure(failure(999), retry(2.0), backoff=1000) is True
-    assert store.claim_timer(f"{run_id}#0#retry#") is True
+    fail(999, backoff=1000)
+    assert store.claim_timer(timer_id) is True
     assert store.get_run(run_id).lease_expires_at >= store.now() + 1000
     assert [(e.seq, e.attempt) for e in store.read_history(run_id)] == [(998, 1000)]
     store.finish_run(run_id, "cancelled", error="cancelled")
-    assert store.record_attempt_failure(failure(1001), retry(3.0), backoff=0) is False
-    assert store.claim_timer(f"{run_id}#0#retry#") is False
+    fail(1001, backoff=0)  # the run has ended: neither a timer nor a record
+    assert store.claim_timer(timer_id) is False
     assert [(e.seq, e.attempt) for e in store.read_history(run_id)] == [(998, 1000)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workflows import continue_as_new, hook, parallel, sleep, step, wait_for_signal, workflow
+from workflows.core.attempts import current_step
 from workflows.errors import WaitTimeout
 
 #: Hook tokens handed out by :func:`publish`.
@@ -91,6 +92,8 @@ def replay_inline_chain_deadline(n: int) -> int:
     return sum(replay_long_step(i) for i in range(n))
 
 
+
+
 @workflow
 def replay_ten(n: int) -> int:
     total = 0
@@ -110,3 +113,25 @@ def replay_ten_inline(n: int) -> int:
 @workflow
 def replay_fan(n: int) -> list[int]:
     return parallel(*(replay_double.s(i) for i in range(n)))
+
+
+
+
+@step(retries=3, retry_delay=5.0, backoff=1.0, jitter=0.0)
+def replay_flaky(x: int) -> int:
+    """Fails its first attempt, then doubles ``x``."""
+    info = current_step()
+    ran(f"flaky{x}#{info.attempt if info else 0}")
+    if info is not None and info.attempt == 1:
+        raise RuntimeError("the first attempt fails")
+    return 2 * x
+
+
+@workflow
+def replay_fan_flaky(n: int) -> list[int]:
+    return parallel(*(replay_flaky.s(i) for i in range(n)))
+
+
+@workflow
+def replay_one_flaky(x: int) -> int:
+    return replay_flaky(x)

@@ -229,7 +229,9 @@ class WorkflowContext:
         check_arguments(step.fn, args, kwargs, f"step {step.name!r}")
         args_json = self.encode([list(args), kwargs], f"arguments of step {step.name!r}")
         if step.inline:
-            return self.engine.run_inline_step(self, pos, step, args_json)
+            from .steps import run_inline
+
+            return run_inline(self, pos, step, args_json)
         if self.in_flight(pos):
             raise self.halt(Suspend(InFlight()))
         # A recovery re-send goes on from the last recorded failure, not from attempt 1.

@@ -24,9 +24,9 @@ from ..errors import (
     UnknownWorkflow,
     describe,
 )
-from ..registry import StepDef, WorkflowDef, get_workflow
+from ..registry import WorkflowDef, get_workflow
 from ..settings import Settings
-from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext, step_value
+from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
 from .history_cache import HistoryCache, RunHistory
 from .in_place import InPlace
 from .ports import Clock, Store, SystemClock, Transport
@@ -195,29 +195,6 @@ class Engine:
         if isinstance(action, Wait):
             return self.store.suspend_run(run.run_id, action.pos, action.waiting, run.wake_seq, action.timers)
         raise TypeError(f"unknown action {action!r}")
-
-    def run_inline_step(self, ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) -> Any:
-        """Run an inline step in this task: one durable write, no broker hop."""
-        from .steps import run_attempt
-
-        due = ctx.waiting_due(pos, OpKind.STEP)
-        waiting = {"kind": OpKind.STEP.value, "name": step.name}
-        if due is not None and self.now() < due:
-            raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
-        if not ctx.owns_run:
-            ctx.claim(pos, waiting)
-        attempt = ctx.history.attempts.get(pos, 0) + 1
-        outcome = run_attempt(self, step, args_json, attempt, ctx.run.run_id, pos)
-        if outcome.retry_in is None:
-            event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
-                               error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
-            return step_value(event)
-        failed = outcome.attempt_event(ctx.run.run_id, pos, step.name, self.now())
-        if not ctx.store.record_attempt(failed):
-            raise ctx.stopped(f"another resume recorded attempt {attempt} of op {pos} first")
-        self.cache.remember(failed)
-        due = self.now() + outcome.retry_in
-        raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
 
     # -- endings ------------------------------------------------------------------------
     def end(self, run: RunRecord, status: RunStatus, *, result: str | None = None, error: str | None = None,

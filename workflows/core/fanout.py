@@ -13,8 +13,8 @@ from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_
 if TYPE_CHECKING:
     from ..decorators import StepCall
     from ..registry import StepDef
+    from .attempts import Attempt
     from .engine import Engine
-    from .steps import Attempt
 
 
 def join_id(run_id: str, pos: int) -> str:
@@ -29,8 +29,12 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
     if event is None and not calls:
         event = ctx.record(pos, OpKind.PARALLEL, "completed", name=name)
     recorded: set[int] = set()
+    attempts: dict[int, int] = {}
     if event is None and ctx.recovering and ctx.run.cursor == pos:
         event, recorded = _recover(ctx, pos, name, calls, fail_fast=not return_exceptions)
+        if event is None:  # a re-sent branch goes on from its last recorded failure, not from attempt 1
+            for failed in ctx.store.read_history(join_id(ctx.run.run_id, pos)):
+                attempts[failed.pos] = max(attempts.get(failed.pos, 0), failed.attempt or 0)
     if event is not None:
         return _results(ctx, pos, event, calls, return_exceptions)
     if ctx.in_flight(pos):
@@ -42,7 +46,8 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
         step = call.step.definition
         args = ctx.encode([list(call.args), call.kwargs], f"arguments of branch {index} ({step.name})")
         branch = Branch(join_id(ctx.run.run_id, pos), index, len(calls), fail_fast=not return_exceptions)
-        messages.append(StepMessage(step.name, ctx.run.run_id, pos, 1, args, branch=branch, queue=step.queue))
+        messages.append(StepMessage(step.name, ctx.run.run_id, pos, attempts.get(index, 0) + 1, args, branch=branch,
+                                    queue=step.queue))
     raise ctx.halt(Suspend(Dispatch(pos, messages, {"kind": OpKind.PARALLEL.value, "name": name,
                                                      "since": ctx.now()})))
 

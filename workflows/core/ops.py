@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..durations import Duration
 from ..errors import ContinueAsNew, NotInWorkflow
+from .attempts import current_step
 from .context import WorkflowContext, current_workflow
-from .steps import current_step
 
 if TYPE_CHECKING:
     from ..decorators import StepCall

@@ -172,18 +172,27 @@ class HistoryStore(Protocol):
     def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
         """The recorded outcome of op ``pos``."""
 
-    def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None) -> list[EventRecord]:
-        """The records after ``after_seq``, in order (never a run result kept apart, whose seq is -1)."""
+    def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None,
+                     until_seq: int | None = None) -> list[EventRecord]:
+        """The records after ``after_seq`` and up to ``until_seq`` (if given), in order (never a
+        run result kept apart, whose seq is -1)."""
 
     def record_attempt(self, event: EventRecord) -> bool:
         """Write a failed-attempt record (key ``attempt_seq(pos, attempt)``) unless its slot
         holds this attempt or a later one (``attribute_not_exists(seq) OR attempt < :attempt``);
-        True if written. Attempts past 998 share the last slot, which keeps the latest."""
+        True if written (also when the write applied and its response was lost). Attempts past
+        998 share the last slot, which keeps the latest.
 
-    def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
-        """Store a failed attempt's retry timer and extend the lease over the backoff, in one
-        transaction (False if the run has ended); if that applied, record the attempt as
-        :meth:`record_attempt` does. A late copy's record loses; its timer and lease still apply."""
+        Every kind of step records its attempts here. A fan-out branch's attempts are keyed in
+        the history of its join: ``run_id`` is the join id (``<run id>#<pos>``, never a run's
+        id) and the position is the branch index, so each branch has its own slots and a read
+        of the run's history never returns them."""
+
+    def schedule_retry(self, retry: TimerRecord, backoff: float) -> bool:
+        """Store a failed attempt's retry timer and extend the run's lease over the backoff, in
+        one transaction; False (nothing written) if the run has ended. The attempt's record is
+        written after it (:meth:`record_attempt`): so never for an ended run, and a late copy,
+        whose record loses, still stores its timer and lease."""
 
 
 class TimerStore(Protocol):

@@ -1,135 +1,46 @@
-"""Executing step attempts: timeouts, retries, lease heartbeats, recording outcomes."""
+"""The kinds of step, over one attempt path (``attempts``): inline steps run inside the
+resume; dispatched, in-place and fan-out-branch steps run from a step message."""
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import logging
-import random
-import threading
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
-from .. import codec
-from ..errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
+from ..errors import Suspend
 from ..registry import StepDef, get_step
-from .embed import embed
-from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
+from .attempts import Slot, attempt_ran, current_step, record_failed_attempt, run_attempt, schedule_retry
+from .context import Wait, step_value
+from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, event_seq
 
 if TYPE_CHECKING:
+    from .context import WorkflowContext
     from .engine import Engine
 
-log = logging.getLogger("workflows.steps")
+__all__ = ["current_step", "execute_step", "run_inline", "run_worker_task"]
 
 
-@dataclass(frozen=True)
-class StepInfo:
-    """What a running step can know about itself."""
-
-    run_id: str
-    pos: int
-    attempt: int
-    engine: Engine
-
-
-_current_step: contextvars.ContextVar[StepInfo | None] = contextvars.ContextVar("step", default=None)
-
-
-def current_step() -> StepInfo | None:
-    """Return the step running in this thread, if any."""
-    return _current_step.get()
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """The outcome of one attempt: a result, a final error, or a retry after ``retry_in`` s."""
-
-    status: str
-    data: str | None = None
-    error: str | None = None
-    retry_in: float | None = None
-    started_at: float = 0.0
-    attempt: int = 1
-
-    def attempt_event(self, run_id: str, pos: int, name: str, at: float) -> EventRecord:
-        """The history record of this failed attempt."""
-        return EventRecord(run_id=run_id, seq=attempt_seq(pos, self.attempt), kind=OpKind.ATTEMPT.value,
-                           status="failed", at=at, name=name, error=self.error, attempt=self.attempt,
-                           started_at=self.started_at)
-
-
-def call_with_timeout(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any],
-                      timeout: float | None, name: str) -> Any:
-    """Call ``fn``; past ``timeout`` seconds raise StepTimeout.
-
-    Python cannot stop a thread: a timed-out call keeps running in the
-    background until it returns, and its result is discarded.
-    """
-    if timeout is None:
-        return fn(*args, **kwargs)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn(*args, **kwargs)
-        except BaseException as exc:  # handed to the caller below
-            box["error"] = exc
-
-    thread = threading.Thread(target=contextvars.copy_context().run, args=(target,), daemon=True,
-                              name=f"step-{name}")
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        raise StepTimeout(f"step {name!r} ran longer than its timeout of {timeout:g}s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
-
-
-@contextlib.contextmanager
-def lease_heartbeat(engine: Engine, run_id: str, pos: int | None) -> Iterator[None]:
-    """Renew the run's lease while a step runs, so the reconciler leaves it alone."""
-    interval = engine.settings.lease_seconds / 3
-    stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.wait(interval):
-            try:
-                engine.store.renew_lease(run_id, pos)
-            except Exception:  # a missed renewal only risks a duplicate attempt
-                log.warning("lease renewal of run %s failed", run_id, exc_info=True)
-
-    thread = threading.Thread(target=beat, daemon=True, name=f"lease-{run_id}")
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-
-
-def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
-                *, in_flight_pos: int | None = None) -> Attempt:
-    """Run one attempt of ``step`` and classify its outcome by the retry policy."""
-    args, kwargs = codec.loads(args_json)
-    started = engine.now()
-    token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
-    try:
-        with lease_heartbeat(engine, run_id, in_flight_pos):
-            value = call_with_timeout(step.fn, args, kwargs, step.timeout, step.name)
-        data = codec.dumps(value, what=f"result of step {step.name!r}", limit=engine.settings.max_payload_bytes)
-        return Attempt("completed", data=data, started_at=started, attempt=attempt)
-    except (FatalError, SerializationError) as exc:
-        return Attempt("failed", error=describe(exc), started_at=started, attempt=attempt)
-    except Exception as exc:
-        if attempt > step.retry.retries:
-            return Attempt("failed", error=describe(exc), started_at=started, attempt=attempt)
-        delay = step.retry.delay(attempt, random.random())
-        if isinstance(exc, RetryableError) and exc.retry_after is not None:
-            delay = max(0.0, float(exc.retry_after))
-        log.info("step %s of run %s attempt %d failed (%s); retry in %.2fs", step.name, run_id, attempt, exc, delay)
-        return Attempt("retry", error=describe(exc), retry_in=delay, started_at=started, attempt=attempt)
-    finally:
-        _current_step.reset(token)
+def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) -> Any:
+    """Run an inline step in this resume: one durable write, no broker hop. A failed attempt
+    that will be retried is recorded while this resume holds the run, then the run suspends
+    until its wake timer."""
+    engine = ctx.engine
+    due = ctx.waiting_due(pos, OpKind.STEP)
+    waiting = {"kind": OpKind.STEP.value, "name": step.name}
+    if due is not None and engine.now() < due:
+        raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
+    if not ctx.owns_run:
+        ctx.claim(pos, waiting)
+    attempt = ctx.history.attempts.get(pos, 0) + 1
+    outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos)
+    if outcome.retry_in is None:
+        event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
+                           error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
+        return step_value(event)
+    failed = record_failed_attempt(ctx.store, Slot(ctx.run.run_id, pos), step.name, outcome, engine.now())
+    if failed is None:
+        raise ctx.stopped(f"another resume recorded attempt {attempt} of op {pos} first")
+    engine.cache.remember(failed)
+    due = engine.now() + outcome.retry_in
+    raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
 
 
 def run_worker_task(engine: Engine, body: Callable[[], None]) -> None:
@@ -149,11 +60,12 @@ def run_worker_task(engine: Engine, body: Callable[[], None]) -> None:
 
 def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,
                  run: RunRecord | None = None) -> None:
-    """Body of a dispatched step message: run it, record the outcome, continue the run in place.
+    """Body of a step message (dispatched, in place, or a branch): run it, record the outcome,
+    continue the run in place.
 
-    ``redelivered``: the broker may have delivered this message before; then the
-    recorded outcome is read first, so a step with a recorded result never runs
-    again. A first delivery skips that read (the outcome write is conditional anyway).
+    ``redelivered``: the broker may have delivered this message before; then what is
+    recorded is read first, so a step with a recorded result, or an attempt with a recorded
+    failure, never runs again. A first delivery skips that read (the writes are conditional).
     ``run``: the run as this thread just advanced it (a step kept in place), to save a read.
     """
     step_name, run_id, pos, attempt, branch = message.step, message.run_id, message.pos, message.attempt, message.branch
@@ -170,17 +82,10 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
         engine.resume(run_id, run=run)
         return
     if run.cursor > pos or (redelivered and _recorded(engine, run, message)):
-        return  # a repeat of a step whose result is recorded: never run it again
+        return  # a repeat of a step whose result (or this attempt's failure) is recorded: never run it again
     outcome = run_attempt(engine, step, message.args, attempt, run_id, pos, in_flight_pos=pos)
-    if outcome.status == "retry":
-        index = "" if branch is None else branch.index
-        retry = TimerRecord(timer_id=f"{run_id}#{pos}#retry#{index}", kind=TimerKind.RETRY.value,
-                            run_id=run_id, due_at=engine.now() + (outcome.retry_in or 0.0), pos=pos,
-                            data=embed({"step": step_name, "attempt": attempt + 1, "queue": step.queue,
-                                        "branch": None if branch is None else branch.to_dict()}, message.args))
-        # Branch attempts share the op position, so only the retry timer records them.
-        event = None if branch is not None else outcome.attempt_event(run_id, pos, step_name, engine.now())
-        store.record_attempt_failure(event, retry, backoff=outcome.retry_in or 0.0)
+    if outcome.retry_in is not None:
+        schedule_retry(engine, message, step, outcome)
         return
     if branch is not None:
         from .fanout import finish_branch
@@ -199,15 +104,11 @@ def _recorded(engine: Engine, run: RunRecord, message: StepMessage) -> bool:
     """Whether the step's outcome, or this attempt's failure, is recorded. A recorded branch
     is counted in its join again (its worker may have died before counting it)."""
     branch = message.branch
-    if branch is None:
-        # An attempt whose failure is recorded already ran (its retry is scheduled in the same
-        # write): a recovery re-send or a second retry chain must not run it again.
-        since = attempt_seq(message.pos, message.attempt) - 1
-        return any(e.pos == message.pos for e in engine.store.read_history(message.run_id, after_seq=since))
-    recorded = engine.store.get_branch(branch.join, branch.index)
-    if recorded is None:
-        return False
-    from .fanout import settle_branch
+    if branch is not None and (recorded := engine.store.get_branch(branch.join, branch.index)) is not None:
+        from .fanout import settle_branch
 
-    settle_branch(engine, run, message.step, branch, recorded.error)
-    return True
+        settle_branch(engine, run, message.step, branch, recorded.error)
+        return True
+    # An attempt whose failure is recorded already ran (its retry is scheduled before the
+    # record): a recovery re-send or a second retry chain must not run it again.
+    return attempt_ran(engine.store, Slot.of(message), message.attempt)

@@ -434,10 +434,14 @@ class MemoryStore(ScheduleTables):
         item = self._request("read event", lambda: self.events.get(run_id, event_seq(pos)))
         return None if item is None else _event_record(item)
 
-    def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None) -> list[EventRecord]:
-        """The records after ``after_seq``, in order (paged Query)."""
-        return [_event_record(item) for item in self._pages(
-            "read history", self.events, run_id, where=lambda seq: seq > after_seq, limit=page_size)]
+    def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None,
+                     until_seq: int | None = None) -> list[EventRecord]:
+        """The records after ``after_seq`` (up to ``until_seq``), in order (paged Query)."""
+        def where(seq: int) -> bool:
+            return seq > after_seq and (until_seq is None or seq <= until_seq)
+
+        return [_event_record(item) for item in self._pages("read history", self.events, run_id, where=where,
+                                                            limit=page_size)]
 
     def record_attempt(self, event: EventRecord) -> bool:
         """Write a failed-attempt record unless its slot holds this attempt or a later one
@@ -453,19 +457,13 @@ class MemoryStore(ScheduleTables):
         return self._write("record attempt", lambda: self.events.put(item, latest),
                            own=self._carries("read event", self.events, (event.run_id, event.seq), item["req"]))
 
-    def record_attempt_failure(self, event: EventRecord | None, retry: TimerRecord, backoff: float) -> bool:
-        """Schedule a failed attempt's retry and extend the lease over the backoff (one
-        transaction; False if the run has ended), then record the attempt."""
-        if event is not None:
-            check_item_size({"error": event.error})
+    def schedule_retry(self, retry: TimerRecord, backoff: float) -> bool:
+        """Store a retry timer and extend the lease over the backoff (one transaction); False
+        if the run has ended."""
         lease = self.lease_until(backoff + self.settings.lease_seconds)
-        ops: list[Write] = [Put(self.timers, self._timer_item(retry)),
-                            Update(self.runs, (retry.run_id,), set_("lease_expires_at", lease), _live)]
-        if not self._transact("record attempt", ops):
-            return False
-        if event is not None:
-            self.record_attempt(event)
-        return True
+        return self._transact("schedule retry", [Put(self.timers, self._timer_item(retry)),
+                                                 Update(self.runs, (retry.run_id,), set_("lease_expires_at", lease),
+                                                        _live)])
 
     # -- timers ---------------------------------------------------------------------------------------
     def put_timer(self, timer: TimerRecord) -> None:

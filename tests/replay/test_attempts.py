@@ -1,0 +1,98 @@
+"""Failed attempts are recorded the same way for every kind of step (fan-out branches
+included), and an attempt whose failure is recorded never runs again."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from tests.replay import replay_flows as flows
+from workflows.core.engine import Engine
+from workflows.core.fanout import join_id
+from workflows.core.records import EventRecord, RunStatus, StepMessage, attempt_seq
+from workflows.core.steps import execute_step, run_worker_task
+from workflows.core.sweeper import fire_due_timers, reconcile
+from workflows.memory import ManualClock, MemoryStore, RecordingTransport
+from workflows.registry import get_workflow
+from workflows.settings import Settings
+
+SETTINGS = Settings(lease_seconds=60.0, hook_secret="attempt-tests-hook-secret-0123456789abcdef")
+
+
+@pytest.fixture()
+def engine() -> Engine:
+    clock = ManualClock()
+    return Engine(MemoryStore(SETTINGS, clock), RecordingTransport(), SETTINGS, clock=clock)
+
+
+def sent(engine: Engine) -> RecordingTransport:
+    assert isinstance(engine.transport, RecordingTransport)
+    return engine.transport
+
+
+def start(engine: Engine, workflow: str, arg: int) -> str:
+    run_id, _ = engine.create_run(get_workflow(workflow), json.dumps([[arg], {}]))
+    sent(engine).clear()
+    run_worker_task(engine, lambda: engine.resume(run_id))
+    return run_id
+
+
+def deliver_steps(engine: Engine, *, redelivered: bool = False) -> list[StepMessage]:
+    messages = list(sent(engine).steps)
+    sent(engine).steps.clear()
+    for message in messages:
+        run_worker_task(engine, lambda m=message: execute_step(engine, m, redelivered=redelivered or m.resent))
+    return messages
+
+
+def ran(label: str) -> int:
+    return flows.RAN.get(label, 0)
+
+
+def test_a_failed_branch_attempt_is_recorded_and_never_runs_again(engine: Engine) -> None:
+    run_id = start(engine, flows.replay_fan_flaky.name, 2)
+    first = deliver_steps(engine)
+    assert [(m.branch.index if m.branch else None, m.attempt) for m in first] == [(0, 1), (1, 1)]
+    join = join_id(run_id, 0)
+    records = engine.store.read_history(join)
+    assert [(e.seq, e.kind, e.attempt, e.error) for e in records] == [
+        (attempt_seq(index, 1), "attempt", 1, "RuntimeError: the first attempt fails") for index in (0, 1)]
+    assert engine.store.read_history(run_id) == []  # the run's own history holds no branch attempt
+    before = ran("flaky0#1")
+    run_worker_task(engine, lambda: execute_step(engine, first[0], redelivered=True))  # a duplicate delivery
+    assert ran("flaky0#1") == before and sent(engine).steps == []
+    engine.clock.advance(6)  # type: ignore[attr-defined]
+    fire_due_timers(engine)
+    assert [m.attempt for m in deliver_steps(engine)] == [2, 2]
+    run = engine.store.get_run(run_id)
+    assert (run.status, json.loads(run.result or "null")) == (RunStatus.COMPLETED, [0, 2])
+
+
+def test_a_recovered_fan_out_resends_a_branch_from_its_last_recorded_attempt(engine: Engine) -> None:
+    run_id = start(engine, flows.replay_fan_flaky.name, 1)
+    deliver_steps(engine)  # attempt 1 fails: its retry timer and its record are stored
+    assert engine.store.claim_timer(f"{run_id}#0#retry#0")  # the retry timer is lost with its beat
+    engine.clock.advance(SETTINGS.lease_seconds * 3)  # type: ignore[attr-defined]
+    assert reconcile(engine) == 1
+    resume = sent(engine).resumes.pop()
+    run_worker_task(engine, lambda: engine.resume(resume.run_id, recovering=resume.recovering))
+    assert [(m.attempt, m.resent) for m in deliver_steps(engine)] == [(2, True)]
+    run = engine.store.get_run(run_id)
+    assert (run.status, json.loads(run.result or "null")) == (RunStatus.COMPLETED, [0])
+
+
+def test_a_redelivered_attempt_past_the_last_slot_runs_unless_its_failure_is_recorded(engine: Engine) -> None:
+    run_id = start(engine, flows.replay_one_flaky.name, 3)
+    (message,) = sent(engine).steps
+    sent(engine).steps.clear()
+    store = engine.store
+    assert store.record_attempt(EventRecord(run_id=run_id, seq=attempt_seq(0, 1000), kind="attempt",
+                                            status="failed", at=1.0, name=message.step, attempt=1000))
+    late = dataclasses.replace(message, attempt=1000, resent=True)
+    run_worker_task(engine, lambda: execute_step(engine, late, redelivered=True))
+    assert ran("flaky3#1000") == 0  # attempt 1000 failed already (recorded in the shared last slot)
+    run_worker_task(engine, lambda: execute_step(engine, dataclasses.replace(late, attempt=1001), redelivered=True))
+    assert ran("flaky3#1001") == 1
+    assert store.get_run(run_id).result == "6"

@@ -1,0 +1,195 @@
+"""One attempt of a step, and the record of a failed attempt that will be retried.
+
+Inline, dispatched, in-place and fan-out-branch steps all run an attempt with
+:func:`run_attempt` and record a failed attempt that will be retried with
+:func:`record_failed_attempt`: a history record in the step's :class:`Slot`, written
+under ``Store.record_attempt``'s rule. They differ only in what comes next: an inline
+step records while it holds the run, then suspends it until a wake timer; a sent step
+(dispatched, in place, branch) first stores a retry timer with :func:`schedule_retry`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import random
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from .. import codec
+from ..errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
+from ..registry import StepDef
+from .embed import embed
+from .records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
+from .storage import check_item_size
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .ports import Store
+
+log = logging.getLogger("workflows.steps")
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What a running step can know about itself."""
+
+    run_id: str
+    pos: int
+    attempt: int
+    engine: Engine
+
+
+_current_step: contextvars.ContextVar[StepInfo | None] = contextvars.ContextVar("step", default=None)
+
+
+def current_step() -> StepInfo | None:
+    """Return the step running in this thread, if any."""
+    return _current_step.get()
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of one attempt: a result, a final error, or a retry after ``retry_in`` s."""
+
+    status: str
+    data: str | None = None
+    error: str | None = None
+    retry_in: float | None = None
+    started_at: float = 0.0
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a step's attempt records go: op ``pos`` of a run, or a branch of the fan-out at ``pos``.
+
+    A branch's attempts are keyed in the history of its join (``run#pos``, never a run's
+    id), at the branch index as position, so every branch has attempt slots of its own.
+    """
+
+    run_id: str
+    pos: int
+    branch: Branch | None = None
+
+    @classmethod
+    def of(cls, message: StepMessage) -> Slot:
+        """The slot of the step a message runs."""
+        return cls(message.run_id, message.pos, message.branch)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The history partition and the position in it."""
+        return (self.run_id, self.pos) if self.branch is None else (self.branch.join, self.branch.index)
+
+    def attempt_record(self, name: str, outcome: Attempt, at: float) -> EventRecord:
+        """The history record of a failed attempt."""
+        partition, pos = self.key
+        return EventRecord(run_id=partition, seq=attempt_seq(pos, outcome.attempt), kind=OpKind.ATTEMPT.value,
+                           status="failed", at=at, name=name, error=outcome.error, attempt=outcome.attempt,
+                           started_at=outcome.started_at)
+
+
+def record_failed_attempt(store: Store, slot: Slot, name: str, outcome: Attempt, at: float) -> EventRecord | None:
+    """Record a failed attempt that will be retried; None if its slot holds this attempt or a later one."""
+    event = slot.attempt_record(name, outcome, at)
+    return event if store.record_attempt(event) else None
+
+
+def schedule_retry(engine: Engine, message: StepMessage, step: StepDef, outcome: Attempt) -> None:
+    """Retry a sent step: store its retry timer (with the lease over the backoff), then record
+    the attempt. Nothing is recorded for a run that has ended; a late copy's record loses,
+    its timer stands."""
+    slot, backoff = Slot.of(message), outcome.retry_in or 0.0
+    index = "" if slot.branch is None else slot.branch.index
+    data = embed({"step": step.name, "attempt": outcome.attempt + 1, "queue": step.queue,
+                  "branch": None if slot.branch is None else slot.branch.to_dict()}, message.args)
+    retry = TimerRecord(timer_id=f"{slot.run_id}#{slot.pos}#retry#{index}", kind=TimerKind.RETRY.value,
+                        run_id=slot.run_id, due_at=engine.now() + backoff, pos=slot.pos, data=data)
+    check_item_size({"error": outcome.error})  # a record that would be refused fails before the timer
+    if engine.store.schedule_retry(retry, backoff):
+        record_failed_attempt(engine.store, slot, step.name, outcome, engine.now())
+
+
+def attempt_ran(store: Store, slot: Slot, attempt: int) -> bool:
+    """Whether this attempt of the step ran already: its failure (or a later one), or the
+    step's outcome, is recorded (one Query)."""
+    partition, pos = slot.key
+    records = store.read_history(partition, after_seq=attempt_seq(pos, attempt) - 1, until_seq=event_seq(pos))
+    return any(e.is_outcome or (e.attempt or 0) >= attempt for e in records)
+
+
+def call_with_timeout(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any],
+                      timeout: float | None, name: str) -> Any:
+    """Call ``fn``; past ``timeout`` seconds raise StepTimeout.
+
+    Python cannot stop a thread: a timed-out call keeps running in the
+    background until it returns, and its result is discarded.
+    """
+    if timeout is None:
+        return fn(*args, **kwargs)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(target,), daemon=True,
+                              name=f"step-{name}")
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise StepTimeout(f"step {name!r} ran longer than its timeout of {timeout:g}s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+@contextlib.contextmanager
+def lease_heartbeat(engine: Engine, run_id: str, pos: int | None) -> Iterator[None]:
+    """Renew the run's lease while a step runs, so the reconciler leaves it alone."""
+    interval = engine.settings.lease_seconds / 3
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            try:
+                engine.store.renew_lease(run_id, pos)
+            except Exception:  # a missed renewal only risks a duplicate attempt
+                log.warning("lease renewal of run %s failed", run_id, exc_info=True)
+
+    thread = threading.Thread(target=beat, daemon=True, name=f"lease-{run_id}")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+
+
+def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
+                *, in_flight_pos: int | None = None) -> Attempt:
+    """Run one attempt of ``step`` and classify its outcome by the retry policy."""
+    args, kwargs = codec.loads(args_json)
+    started = engine.now()
+    token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
+    try:
+        with lease_heartbeat(engine, run_id, in_flight_pos):
+            value = call_with_timeout(step.fn, args, kwargs, step.timeout, step.name)
+        data = codec.dumps(value, what=f"result of step {step.name!r}", limit=engine.settings.max_payload_bytes)
+        return Attempt("completed", data=data, started_at=started, attempt=attempt)
+    except (FatalError, SerializationError) as exc:
+        return Attempt("failed", error=describe(exc), started_at=started, attempt=attempt)
+    except Exception as exc:
+        if attempt > step.retry.retries:
+            return Attempt("failed", error=describe(exc), started_at=started, attempt=attempt)
+        delay = step.retry.delay(attempt, random.random())
+        if isinstance(exc, RetryableError) and exc.retry_after is not None:
+            delay = max(0.0, float(exc.retry_after))
+        log.info("step %s of run %s attempt %d failed (%s); retry in %.2fs", step.name, run_id, attempt, exc, delay)
+        return Attempt("retry", error=describe(exc), retry_in=delay, started_at=started, attempt=attempt)
+    finally:
+        _current_step.reset(token)

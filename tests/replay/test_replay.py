@@ -163,3 +163,26 @@ def test_a_run_is_ended_by_its_inline_executor_never_under_it(engine: Engine, en
     history = engine.store.read_history(run_id)
     assert all(e.at <= run.ended_at for e in history), [(e.seq, e.at, run.ended_at) for e in history]
     assert len([e for e in history if e.kind == OpKind.STEP]) < 8  # it stopped before the chain's end
+
+
+def test_a_fan_out_completed_after_a_cancel_ended_its_run_records_nothing(engine: Engine) -> None:
+    """The branches of a cancelled run may still finish; the fan-out's outcome is then not
+    written (nothing is recorded after a run's end)."""
+    run_id, _ = engine.create_run(get_workflow("replay_fan"), json.dumps([[3], {}]))
+    sent = transport(engine)
+    (first,) = sent.resumes
+    sent.clear()
+    engine.resume(first.run_id)  # dispatches the 3 branches
+    branches = list(sent.steps)
+    assert len(branches) == 3
+    sent.clear()
+    live = engine.store.get_run(run_id)  # what the branches' tasks read before the cancel
+    engine.request_cancel(run_id)
+    engine.resume(run_id)  # e.g. a duplicate message: it sees the cancel and ends the run
+    ended = engine.store.get_run(run_id)
+    assert ended.status == "cancelled"
+    before = len(engine.store.read_history(run_id))
+    for message in branches:
+        run_worker_task(engine, lambda m=message: execute_step(engine, m, redelivered=False, run=live))
+    assert len(engine.store.read_history(run_id)) == before
+    assert engine.store.get_run(run_id).status == "cancelled"

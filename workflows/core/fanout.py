@@ -108,6 +108,6 @@ def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, err
         outcome = EventRecord(run.run_id, event_seq(pos), OpKind.PARALLEL.value, "completed", engine.now(), name=name)
     else:
         return
-    if engine.store.record_event(outcome):
+    if engine.store.record_event_while_live(outcome):  # once per fan-out: never after a cancel ended the run
         engine.cache.remember(outcome)  # a process that saw the earlier ops then replays with no history Query
         engine.resume(run.run_id, run=run, known_through=pos)

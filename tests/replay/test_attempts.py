@@ -9,27 +9,23 @@ import json
 import pytest
 
 from tests.replay import replay_flows as flows
+from tests.replay.ports import SETTINGS, memory_engine, recording
 from workflows.core.engine import Engine
 from workflows.core.fanout import join_id
 from workflows.core.records import EventRecord, RunStatus, StepMessage, attempt_seq
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers, reconcile
-from workflows.memory import ManualClock, MemoryStore, RecordingTransport
+from workflows.memory import RecordingTransport
 from workflows.registry import get_workflow
-from workflows.settings import Settings
-
-SETTINGS = Settings(lease_seconds=60.0, hook_secret="attempt-tests-hook-secret-0123456789abcdef")
 
 
 @pytest.fixture()
 def engine() -> Engine:
-    clock = ManualClock()
-    return Engine(MemoryStore(SETTINGS, clock), RecordingTransport(), SETTINGS, clock=clock)
+    return memory_engine()
 
 
 def sent(engine: Engine) -> RecordingTransport:
-    assert isinstance(engine.transport, RecordingTransport)
-    return engine.transport
+    return recording(engine)
 
 
 def start(engine: Engine, workflow: str, arg: int) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.replay import replay_flows as flows
+from tests.replay.ports import SETTINGS, memory_engine, recording
 from workflows.client import resume_hook_on, signal_run
 from workflows.core.engine import Engine
 from workflows.core.records import OpKind, RunStatus, StepMessage
@@ -18,20 +19,15 @@ from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.registry import get_workflow
-from workflows.settings import Settings
-
-SETTINGS = Settings(lease_seconds=60.0, hook_secret="replay-tests-hook-secret-0123456789abcdef")
 
 
 @pytest.fixture()
 def engine() -> Engine:
-    clock = ManualClock()
-    return Engine(MemoryStore(SETTINGS, clock), RecordingTransport(), SETTINGS, clock=clock)
+    return memory_engine()
 
 
 def transport(engine: Engine) -> RecordingTransport:
-    assert isinstance(engine.transport, RecordingTransport)
-    return engine.transport
+    return recording(engine)
 
 
 def drain(engine: Engine, rounds: int = 50) -> None:

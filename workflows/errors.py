@@ -318,6 +318,14 @@ class ContinueAsNew(BaseException):  # control flow, not an error
         return self.args_
 
 
+MAX_ERROR_CHARS = 4000  # an error is stored in a history record or a run item: keep it well under 400 KB
+
+
 def describe(exc: BaseException) -> str:
-    """Return ``Type: message`` for storing an error."""
-    return f"{type(exc).__name__}: {exc}"
+    """Return ``Type: message`` for storing an error, cut to ``MAX_ERROR_CHARS`` (an
+    exception with a huge message must fail its step, not the writes that record it)."""
+    text = f"{type(exc).__name__}: {exc}"
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    cut = text[:MAX_ERROR_CHARS]
+    return f"{cut} ... ({len(text) - len(cut)} more characters)"

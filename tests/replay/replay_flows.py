@@ -135,3 +135,22 @@ def replay_fan_flaky(n: int) -> list[int]:
 @workflow
 def replay_one_flaky(x: int) -> int:
     return replay_flaky(x)
+
+
+@step(retries=1, retry_delay=0.1)
+def replay_huge_error() -> None:
+    raise RuntimeError("x" * 500_000)
+
+
+@step(inline=True, retries=1, retry_delay=0.1)
+def replay_huge_error_inline() -> None:
+    raise RuntimeError("y" * 500_000)
+
+
+@workflow
+def replay_huge_errors(inline: bool) -> int:
+    try:
+        replay_huge_error_inline() if inline else replay_huge_error()
+    except Exception as exc:  # the step failed: its (cut) error reaches the workflow
+        return len(str(exc))
+    return 0

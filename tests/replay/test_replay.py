@@ -182,3 +182,17 @@ def test_a_fan_out_completed_after_a_cancel_ended_its_run_records_nothing(engine
         run_worker_task(engine, lambda m=message: execute_step(engine, m, redelivered=False, run=live))
     assert len(engine.store.read_history(run_id)) == before
     assert engine.store.get_run(run_id).status == "cancelled"
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_a_step_raising_a_huge_error_fails_as_a_step(engine: Engine, inline: bool) -> None:
+    """An exception with a 500 KB message is recorded cut (attempts and outcome), so the
+    step fails and retries as usual instead of its records failing the run's writes."""
+    run_id = start(engine, "replay_huge_errors", inline)
+    for _ in range(5):
+        engine.clock.advance(1.0)  # type: ignore[attr-defined]
+        drain(engine)
+    run = engine.store.get_run(run_id)
+    assert run.status == "completed" and 4000 < int(run.result or 0) < 4200 and run.recoveries == 0
+    errors = [e.error for e in engine.store.read_history(run_id) if e.error]
+    assert len(errors) == 2 and all(len(e) < 4100 for e in errors)  # the failed attempt and the outcome

@@ -9,6 +9,7 @@ from workflows.core.records import EventRecord, HookRecord, TimerRecord, event_s
 from workflows.errors import StorageError
 from workflows.settings import Settings, get_settings
 
+from .base import LIVE_STATUSES
 from .history import HistoryStore
 from .hooks import HookStore
 from .joins import JoinStore
@@ -25,22 +26,30 @@ class DynamoStore(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, Jo
         super().__init__(settings or get_settings(), clock)
 
     def create_hook(self, hook: HookRecord, timer: TimerRecord | None, run_id: str, pos: int,
-                    data: str) -> EventRecord:
-        """Store a hook, its expiry timer and the op's outcome in one transaction.
+                    data: str) -> EventRecord | None:
+        """Store a hook, its expiry timer and the op's outcome in one transaction, while the
+        run is live (nothing is written after its end).
 
-        Returns the recorded outcome: this call's, or the one a concurrent replay wrote.
+        Returns the recorded outcome: this call's, or the one a concurrent replay wrote;
+        None if the run has ended.
         """
         event = EventRecord(run_id=run_id, seq=event_seq(pos), kind="hook", status="created", at=self.now(),
                             name=hook.name, data=data)
+        Run = self.m.Run
+
         def build(tx: Any) -> None:
             tx.save(self.hook_item(hook), condition=self.m.Hook.token_hash.does_not_exist())
             if timer is not None:
                 tx.save(self.timer_item(timer))
             tx.save(self.event_item(event), condition=self.m.Event.seq.does_not_exist())
+            tx.condition_check(Run, run_id, condition=Run.status.is_in(*LIVE_STATUSES))
 
         if not self.transact("create hook", build):
             existing = self.get_outcome(run_id, pos)
             if existing is None:
+                run = self.find_run(run_id)
+                if run is None or run.is_terminal:
+                    return None
                 raise StorageError(f"hook of run {run_id} at {pos} could not be created")
             return existing
         return event

@@ -34,6 +34,18 @@ def test_create_hook_stores_hook_timer_and_outcome(store, clock) -> None:  # typ
     assert due_ids(store, run_id) == {expiry.timer_id}
 
 
+def test_create_hook_writes_nothing_once_the_run_ended(store, clock) -> None:  # type: ignore[no-untyped-def]
+    """A resume that replays up to a hook after a cancel ended the run records nothing."""
+    run_id = start(store)
+    store.finish_run(run_id, "cancelled", error="cancelled")
+    hook = hook_record(store, run_id, 0)
+    expiry = timer(run_id, 0, hook.expires_at, kind="hook_timeout", data=hook.token_hash)  # type: ignore[arg-type]
+    assert store.create_hook(hook, expiry, run_id, 0, '{"token":"t"}') is None
+    assert (store.get_outcome(run_id, 0), store.get_hook(hook.token_hash)) == (None, None)
+    clock.advance(120)
+    assert due_ids(store, run_id) == set()
+
+
 def test_create_hook_replayed_returns_the_recorded_outcome(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     first_hook, other_hook = hook_record(store, run_id, 0), hook_record(store, run_id, 0)

@@ -222,9 +222,10 @@ class HookStore(Protocol):
     """Hooks, found by the hash of their token (the raw token is never stored)."""
 
     def create_hook(self, hook: HookRecord, timer: TimerRecord | None, run_id: str, pos: int,
-                    data: str) -> EventRecord:
-        """Store the hook, its expiry timer and the op's outcome in one transaction;
-        return the recorded outcome (this call's, or a concurrent replay's)."""
+                    data: str) -> EventRecord | None:
+        """Store the hook, its expiry timer and the op's outcome in one transaction, only
+        while the run is live; return the recorded outcome (this call's, or a concurrent
+        replay's), or None if the run has ended (nothing written)."""
 
     def get_hook(self, token_hash: str) -> HookRecord | None:
         """The hook with this token hash."""

@@ -93,7 +93,10 @@ def hook(ctx: WorkflowContext, name: str, timeout: Duration | None, schema: Any)
                             status="pending", created_at=ctx.now(), expires_at=expires,
                             schema=schema_ref(schema))
         timer = ctx.timer(pos, TimerKind.HOOK_TIMEOUT, expires, {"hash": token_hash}) if expires else None
-        event = ctx.store.create_hook(record, timer, ctx.run.run_id, pos, data)
+        created = ctx.store.create_hook(record, timer, ctx.run.run_id, pos, data)
+        if created is None:
+            raise ctx.stopped("it ended before its hook was created")
+        event = created
         ctx.history.add(event)
         ctx.engine.cache.remember(event)
     info = json.loads(event.data or "{}")

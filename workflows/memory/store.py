@@ -501,9 +501,10 @@ class MemoryStore(ScheduleTables):
 
     # -- hooks ----------------------------------------------------------------------------------------
     def create_hook(self, hook: HookRecord, timer: TimerRecord | None, run_id: str, pos: int,
-                    data: str) -> EventRecord:
-        """Store the hook, its expiry timer and the op's outcome in one transaction;
-        return the recorded outcome (this call's, or a concurrent replay's)."""
+                    data: str) -> EventRecord | None:
+        """Store the hook, its expiry timer and the op's outcome in one transaction while the
+        run is live; return the recorded outcome (this call's, or a concurrent replay's),
+        or None if the run has ended."""
         event = EventRecord(run_id=run_id, seq=event_seq(pos), kind="hook", status="created", at=self.now(),
                             name=hook.name, data=data)
         item = {"token_hash": hook.token_hash, "run_id": hook.run_id, "pos": hook.pos, "name": hook.name,
@@ -512,11 +513,14 @@ class MemoryStore(ScheduleTables):
         ops: list[Write] = [Put(self.hooks, item, absent("token_hash"))]
         if timer is not None:
             ops.append(Put(self.timers, self._timer_item(timer)))
-        ops.append(Put(self.events, self._event_item(event), absent("seq")))
+        ops += [Put(self.events, self._event_item(event), absent("seq")), Check(self.runs, (run_id,), _live)]
         if self._transact("create hook", ops):
             return event
         existing = self.get_outcome(run_id, pos)
         if existing is None:
+            run = self.find_run(run_id)
+            if run is None or run.is_terminal:
+                return None
             raise StorageError(f"hook of run {run_id} at {pos} could not be created")
         return existing
 

@@ -232,14 +232,16 @@ def store(settings):  # type: ignore[no-untyped-def]
 def world(store) -> Any:  # type: ignore[no-untyped-def]
     """Prepared targets: a pending hook, a used one, an expired one, one of an ended run, a paused schedule."""
     run, used_run, expired_run = _quiet_run(store), _quiet_run(store), _quiet_run(store)
-    ended_run = _quiet_run(store, status="completed")
+    ended_run = _quiet_run(store)
+    closed = _hook(store, ended_run)  # a hook left pending by a run that then ended
+    store.finish_run(ended_run, "completed", result="null")
     used = _hook(store, used_run)
     store.resume_hook(hash_token(used), '"first"')  # it wakes the run (one write): make it quiet again
     assert store.suspend_run(used_run, 0, {"kind": "hook_wait"}, store.get_run(used_run).wake_seq)
     schedule = create_schedule(schedule_flows.scheduled_tick, every="1h", args=["bad-cli"], paused=True,
                                schedule_id=f"bad-cli-{uuid.uuid4().hex[:10]}").schedule_id
     prepared = {"run": run, "used_run": used_run, "expired_run": expired_run, "token": _hook(store, run),
-                "used": used, "expired": _hook(store, expired_run, expires_in=-1), "closed": _hook(store, ended_run),
+                "used": used, "expired": _hook(store, expired_run, expires_in=-1), "closed": closed,
                 "schedule": schedule}
     yield prepared
     store.delete_schedule(schedule)

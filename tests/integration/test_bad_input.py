@@ -108,14 +108,16 @@ def quiet_run(store, workflow: str = "approval", status: str = "suspended") -> s
 def make_hook(store, state: str = "pending", schema: str | None = None,  # type: ignore[no-untyped-def]
               expires_in: float | None = 600) -> tuple[str, str]:
     """A hook as the engine stores it, in ``state``; returns ``(token, run_id)``."""
-    run_id = quiet_run(store, status="completed" if state == "run-ended" else "suspended")
+    run_id = quiet_run(store)
     token = secrets.token_urlsafe(32)
     expires = None if expires_in is None else time.time() + expires_in
     record = HookRecord(token_hash=hash_token(token), run_id=run_id, pos=0, name="approve", status="pending",
                         created_at=time.time(), expires_at=expires, schema=schema)
     data = json.dumps({"token": token, "hash": record.token_hash, "expires_at": expires})
     store.create_hook(record, None, run_id, 0, data)
-    if state == "resumed":
+    if state == "run-ended":  # a hook left pending by a run that then ended
+        assert store.finish_run(run_id, "completed", result="null") is not None
+    elif state == "resumed":
         store.resume_hook(record.token_hash, '"first"')
     elif state == "expired":
         assert store.expire_hook(record.token_hash)

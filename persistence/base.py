@@ -143,6 +143,15 @@ class StoreBase:
         with self.errors(action):
             return read_fairly(shards, limit, query)
 
+    def carries(self, action: str, model: Any, key: str, req: str) -> bool:
+        """Whether the item at ``key`` carries request id ``req``: our conditional write applied
+        though its response was lost and the SDK's retry failed (one consistent GetItem)."""
+        try:
+            with self.errors(action):
+                return model.get(key, consistent_read=True).req == req  # type: ignore[no-any-return]
+        except DoesNotExist:
+            return False
+
     def conditional(self, action: str, write: Callable[[], Any], *,
                     own: Callable[[], bool] | None = None) -> bool:
         """Run a conditional write; return False when its condition did not hold.

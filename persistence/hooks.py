@@ -63,19 +63,13 @@ class HookStore(StoreBase):
 
         reasons = self.transact_reasons("resume hook", build)
         after = self.get_hook(token_hash)
-        if reasons is None or (after is not None and after.status == "resumed" and self._hook_req(token_hash) == req):
+        ours = after is not None and after.status == "resumed" and self.carries("read hook", Hook, token_hash, req)
+        if reasons is None or ours:
             assert after is not None
             return after
         if reasons[0] is None:  # the hook was pending: its run has ended
             raise HookClosed(f"the run of hook {hook.name!r} has ended")
         raise refusal(after, now) or HookExpired("hook expired")
-
-    def _hook_req(self, token_hash: str) -> str | None:
-        try:
-            with self.errors("read hook"):
-                return self.m.Hook.get(token_hash, consistent_read=True).req  # type: ignore[no-any-return]
-        except DoesNotExist:
-            return None
 
     def expire_hook(self, token_hash: str) -> bool:
         """Mark a pending hook expired; False if it was resumed or closed first (a retry of
@@ -83,7 +77,7 @@ class HookStore(StoreBase):
         Hook, req = self.m.Hook, new_request()
         return self.conditional("expire hook", lambda: Hook(token_hash).update(
             actions=[Hook.status.set("expired"), Hook.req.set(req)], condition=Hook.status == "pending"),
-            own=lambda: self._hook_req(token_hash) == req)
+            own=lambda: self.carries("read hook", self.m.Hook, token_hash, req))
 
     def hooks_for_run(self, run_id: str) -> list[HookRecord]:
         """Return a run's hooks in op order (index Query, paged)."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pynamodb.exceptions import DoesNotExist
-
 from workflows.core.records import TimerRecord
 from workflows.core.storage import new_request
 
@@ -37,14 +35,7 @@ class TimerStore(StoreBase):
         cond = cond & (Timer.claimed_at.does_not_exist() | (Timer.claimed_at < now - self.settings.lease_seconds))
         actions = [Timer.claimed_at.set(now), Timer.req.set(req)]
         return self.conditional("claim timer", lambda: Timer(timer_id).update(actions=actions, condition=cond),
-                                own=lambda: self._timer_request(timer_id) == req)
-
-    def _timer_request(self, timer_id: str) -> str | None:
-        try:
-            with self.errors("read timer"):
-                return self.m.Timer.get(timer_id, consistent_read=True).req  # type: ignore[no-any-return]
-        except DoesNotExist:
-            return None
+                                own=lambda: self.carries("read timer", Timer, timer_id, req))
 
     def delete_timer(self, timer_id: str, version: str | None = None) -> None:
         """Delete a timer (fired or cancelled); deleting a missing one is fine. ``version``: only

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from persistence import get_store
 from tests.e2e import schedule_flows
 from workflows import create_schedule
 from workflows.core.records import HookRecord
+from workflows.core.tokens import new_token
 from workflows.core.waits import hash_token
 from workflows.runtime import get_engine
 
@@ -137,7 +137,7 @@ CASES = [
          stderr="invalid cursor 'garbage!'"),
     case("runs-list-bad-setting", "runs", "list", env={"WORKFLOWS_MAX_PAYLOAD_BYTES": "lots"},
          stderr="ConfigurationError: invalid workflows setting: invalid literal for int() with base 10: 'lots'"),
-    case("hooks-resume-unknown", "hooks", "resume", secrets.token_urlsafe(32), stderr="HookNotFound"),
+    case("hooks-resume-unknown", "hooks", "resume", new_token(), stderr="HookNotFound"),
     case("hooks-resume-used", "hooks", "resume", "{used}", "--data", "2", stderr="HookAlreadyResumed"),
     case("hooks-resume-expired", "hooks", "resume", "{expired}", stderr="HookExpired: hook 'approve' expired"),
     case("hooks-resume-run-ended", "hooks", "resume", "{closed}", stderr="HookClosed"),
@@ -196,7 +196,7 @@ def _quiet_run(store, status: str = "suspended") -> str:  # type: ignore[no-unty
 
 
 def _hook(store, run_id: str, expires_in: float = 600) -> str:  # type: ignore[no-untyped-def]
-    token = secrets.token_urlsafe(32)
+    token = new_token()
     record = HookRecord(token_hash=hash_token(token), run_id=run_id, pos=0, name="approve", status="pending",
                         created_at=time.time(), expires_at=time.time() + expires_in)
     store.create_hook(record, None, run_id, 0, json.dumps({"token": token, "hash": record.token_hash}))

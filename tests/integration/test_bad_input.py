@@ -25,6 +25,7 @@ from tests.unit.test_http import call
 from workflows import http, registry
 from workflows.client import RunHandle
 from workflows.core.records import HookRecord
+from workflows.core.tokens import new_token
 from workflows.core.waits import hash_token, schema_ref
 from workflows.errors import (
     HookAlreadyResumed,
@@ -109,7 +110,7 @@ def make_hook(store, state: str = "pending", schema: str | None = None,  # type:
               expires_in: float | None = 600) -> tuple[str, str]:
     """A hook as the engine stores it, in ``state``; returns ``(token, run_id)``."""
     run_id = quiet_run(store)
-    token = secrets.token_urlsafe(32)
+    token = new_token()  # "wh_..." as the engine makes them: never read as a command-line option
     expires = None if expires_in is None else time.time() + expires_in
     record = HookRecord(token_hash=hash_token(token), run_id=run_id, pos=0, name="approve", status="pending",
                         created_at=time.time(), expires_at=expires, schema=schema)

@@ -33,6 +33,7 @@ class Actor:
         self.waiting_at = "start"
         self.last_call = started  # simulated time this actor last got control back at a port call
         self.longest_gap = 0.0  # the longest simulated time between two of its port calls
+        self.ready_at = started  # a step body it runs keeps it busy until then (simulated time)
         self.greenlet = greenlet(self._run)
 
     def _run(self) -> None:

@@ -210,10 +210,13 @@ class World:
 
     # -- what workloads report -----------------------------------------------------------------
     def executed(self, label: str) -> None:
-        self.time += self.rng.uniform(0.0, STEP_SECONDS)  # the step's work takes time
         info = current_step()
         key = (info.run_id, info.pos, info.attempt, label) if info else ("?", label)
         self.executions[key] = self.executions.get(key, 0) + 1
+        actor = self.baton.actor()
+        if actor is not None:  # the step's work takes time; other tasks run meanwhile (not after)
+            actor.ready_at = self.time + self.rng.uniform(0.0, STEP_SECONDS)
+            self.baton.pause(f"step {label}")
 
     def published(self, key: str, token: str) -> None:
         self.tokens[key] = token
@@ -260,7 +263,7 @@ class World:
                    for i in self.instances) and (self.schedule is None or scheduled.finished(self, self.schedule))
 
     def _options(self) -> list[tuple[str, Any]]:
-        options: list[tuple[str, Any]] = [("step", a) for a in self.actors if not a.done]
+        options: list[tuple[str, Any]] = [("step", a) for a in self.actors if not a.done and a.ready_at <= self.time]
         visible = self.broker.visible(self.time)
         for process in self.processes:
             if process.down_until > self.time:

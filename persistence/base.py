@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar, cast
 
 from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
@@ -101,11 +101,12 @@ class StoreBase:
         for attempt in range(attempts):
             try:
                 with self.errors(action), self.transaction() as tx:
-                    build(tx)
+                    added = AddedOrder(tx)
+                    build(cast(TransactWrite, added))
                 return None
             except PynamoDBException as exc:
                 if is_condition_failure(exc):
-                    return self.failure_reasons(exc)
+                    return added.of(self.failure_reasons(exc))
                 if not is_conflict(exc) or attempt == attempts - 1:
                     raise
                 time.sleep(0.01 * 2 ** attempt)
@@ -173,6 +174,42 @@ class StoreBase:
         """The per-item cancellation codes of a failed transaction (None: that item was fine)."""
         reasons = getattr(exc, "cancellation_reasons", None) or []
         return [None if r is None else r.code for r in reasons]
+
+
+class AddedOrder:
+    """A transaction that notes the order its items are added in. PynamoDB sends them
+    grouped by kind (condition checks, deletes, puts, updates) and DynamoDB's cancellation
+    reasons follow the request: :meth:`of` puts them back in the order they were added."""
+
+    SENT_FIRST = ("condition_check", "delete", "save", "update")
+
+    def __init__(self, tx: TransactWrite) -> None:
+        self.tx = tx
+        self.kinds: list[str] = []
+
+    def condition_check(self, *args: Any, **kwargs: Any) -> None:
+        self.kinds.append("condition_check")
+        self.tx.condition_check(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> None:
+        self.kinds.append("delete")
+        self.tx.delete(*args, **kwargs)
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.kinds.append("save")
+        self.tx.save(*args, **kwargs)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.kinds.append("update")
+        self.tx.update(*args, **kwargs)
+
+    def of(self, reasons: list[str | None]) -> list[str | None]:
+        """``reasons`` (in the order sent) in the order the items were added."""
+        sent = sorted(range(len(self.kinds)), key=lambda i: self.SENT_FIRST.index(self.kinds[i]))
+        added: list[str | None] = [None] * len(self.kinds)
+        for position, index in enumerate(sent):
+            added[index] = reasons[position] if position < len(reasons) else None
+        return added
 
 
 def to_json(value: Any) -> str:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import RUN_RESULT_SEQ, TERMINAL, Page, RunRecord, TimerRecord
-from workflows.core.storage import inline_result_limit
+from workflows.core.records import RUN_RESULT_SEQ, TERMINAL, OpKind, Page, RunRecord, TimerRecord, event_seq
+from workflows.core.storage import inline_result_limit, refuse_taken_fence
 from workflows.errors import PayloadTooLarge, RunNotFound, SerializationError
 
 from .base import LEASE_SHARDS, LIVE_STATUSES, StoreBase, check_item_size, new_request, shard_of, to_json
+
+if TYPE_CHECKING:
+    from workflows.core.ports import Store
 
 
 def _run_record(item: Any) -> RunRecord:
@@ -261,7 +264,7 @@ class RunStore(StoreBase):
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
-                   owner: str | None = None) -> RunRecord | None:
+                   owner: str | None = None, fence: int | None = None) -> RunRecord | None:
         """End a run; exactly one caller wins. Returns the ended run, or None if it had ended.
 
         ``wake``: a run to wake (the parent of a child run) in the same transaction, so the
@@ -270,6 +273,8 @@ class RunStore(StoreBase):
         beside its arguments: it is written as the history record ``RUN_RESULT_SEQ`` in the
         same transaction, and reads of the run return it as ``result``. A run claimed by a
         resume other than ``owner`` with a live lease is not ended (its executor ends it).
+        ``fence``: an op position whose outcome slot the same transaction takes with an
+        ``end`` record (see the Store port); OutcomeRecorded if it was recorded meanwhile.
         """
         actions, req, outside = self._end_actions(status, result, error, continued_to)
         Run, now = self.m.Run, self.now()
@@ -284,6 +289,9 @@ class RunStore(StoreBase):
                 tx.update(Run(wake), actions=self.wake_actions(), condition=live)
             if outside:
                 tx.save(self.m.Event(run_id, RUN_RESULT_SEQ, kind="run", status=status, at=now, data=result))
+            if fence is not None:
+                tx.save(self.m.Event(run_id, event_seq(fence), kind=OpKind.END.value, status=status, at=now),
+                        condition=self.m.Event.seq.does_not_exist())
 
         if wake is not None:
             reasons = self.transact_reasons("finish run", lambda tx: build(tx, True))
@@ -293,8 +301,11 @@ class RunStore(StoreBase):
                 return self.find_run(run_id) if self._applied(run_id, req) else None
             # the run to wake has ended: write the end alone
         own = lambda: self._applied(run_id, req)  # noqa: E731
-        if outside:
-            return self.find_run(run_id) if self.transact("finish run", lambda tx: build(tx, False), own=own) else None
+        if outside or fence is not None:
+            if self.transact("finish run", lambda tx: build(tx, False), own=own):
+                return self.find_run(run_id)
+            refuse_taken_fence(cast("Store", self), run_id, fence)  # the store this part is mixed into
+            return None
         item = Run(run_id)
         if not self.conditional("finish run", lambda: item.update(actions=actions, condition=live), own=own):
             return None

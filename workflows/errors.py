@@ -302,6 +302,11 @@ class ReplayStopped(BaseException):  # control flow, not an error
     """The run ended, or another resume moved it on, while this replay ran: it stops writing."""
 
 
+class OutcomeRecorded(Exception):  # between a store and the engine, never raised to users
+    """An end meant to take an op's outcome slot (``finish_run(fence=...)``) found it recorded:
+    the op finished meanwhile, so the end must take the next slot."""
+
+
 class Cancelled(BaseException):  # control flow, not an error
     """Raised inside a workflow whose run was cancelled."""
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from workflows.errors import ItemTooLarge, PayloadTooLarge, RunNotFound, SerializationError
+from workflows.errors import ItemTooLarge, OutcomeRecorded, PayloadTooLarge, RunNotFound, SerializationError
 
 from .support import due_ids, run_record, start, timer, uid
 
@@ -180,6 +180,26 @@ def test_finish_run_once(store, clock) -> None:  # type: ignore[no-untyped-def]
     assert store.finish_run(run_id, "completed", result="late") is None
     assert store.get_run(run_id) == ended
     assert store.finish_run(uid(), "completed") is None
+
+
+@pytest.mark.parametrize("wake", [False, True])
+def test_an_end_takes_the_outcome_slot_of_its_fence(store, clock, wake) -> None:  # type: ignore[no-untyped-def]
+    """The end writes an ``end`` record in the fence's outcome slot, in the same write; a slot
+    recorded meanwhile refuses the end (OutcomeRecorded) and leaves the run live."""
+    parent = start(store) if wake else None
+    run_id = start(store)
+    assert store.record_outcome(run_id, 0, "step", "completed", data="1")
+    assert store.record_outcome(run_id, 1, "step", "completed", data="2")
+    with pytest.raises(OutcomeRecorded):
+        store.finish_run(run_id, "cancelled", error="cancelled", wake=parent, fence=1)
+    assert store.get_run(run_id).status == "pending" and len(store.read_history(run_id)) == 2
+    ended = store.finish_run(run_id, "cancelled", error="cancelled", wake=parent, fence=2)
+    assert ended.status == "cancelled"
+    end = store.get_outcome(run_id, 2)
+    assert (end.kind, end.status, end.at, end.data) == ("end", "cancelled", store.now(), None)
+    assert not store.record_outcome(run_id, 2, "step", "completed", data="3")  # the step's late outcome
+    assert store.finish_run(run_id, "cancelled", fence=3) is None  # ended: no OutcomeRecorded, no record
+    assert [e.pos for e in store.read_history(run_id)] == [0, 1, 2]
 
 
 def test_stale_runs_and_claim_recovery(store, clock) -> None:  # type: ignore[no-untyped-def]

@@ -184,6 +184,54 @@ def test_a_fan_out_completed_after_a_cancel_ended_its_run_records_nothing(engine
     assert engine.store.get_run(run_id).status == "cancelled"
 
 
+def test_a_sent_step_finishing_after_a_cancel_ended_its_run_records_nothing(engine: Engine) -> None:
+    """A cancel ends a run whose step message is being worked on; the step's outcome, written
+    when it finishes, must not land after the end: the end took the step's outcome slot."""
+    run_id, _ = engine.create_run(get_workflow("replay_changed"), json.dumps([[True], {}]))
+    sent = transport(engine)
+    (first,) = sent.resumes
+    sent.clear()
+    engine.resume(first.run_id)  # sends replay_double(1)
+    (message,) = sent.steps
+    sent.clear()
+    live = engine.store.get_run(run_id)  # what the step's task read before the cancel
+    engine.request_cancel(run_id)
+    engine.resume(run_id)
+    ended = engine.store.get_run(run_id)
+    assert ended.status == "cancelled"
+    history = engine.store.read_history(run_id)
+    assert [(e.pos, e.kind, e.status) for e in history] == [(0, OpKind.END, "cancelled")]
+    run_worker_task(engine, lambda: execute_step(engine, message, redelivered=False, run=live))
+    assert engine.store.read_history(run_id) == history
+    assert engine.store.get_run(run_id).status == "cancelled"
+
+
+def test_a_stalled_executor_records_nothing_after_a_cancel_ended_its_run(engine: Engine) -> None:
+    """An executor stalls in an inline step past its lease; a cancel then ends the run (no
+    live claim holds it). When the executor goes on, its step's outcome is not recorded."""
+    clock = engine.clock
+    assert isinstance(clock, ManualClock)
+    run_id, _ = engine.create_run(get_workflow("replay_inline_chain"), json.dumps([[5], {}]))
+
+    def meanwhile(i: int) -> None:
+        if i == 2:
+            clock.advance(SETTINGS.lease_seconds * 2)  # a stall: the claim's lease expires
+            engine.request_cancel(run_id)
+            engine.resume(run_id)  # the cancel's resume ends the run
+            assert engine.store.get_run(run_id).status == "cancelled"
+
+    flows.MEANWHILE[:] = [meanwhile]
+    try:
+        drain(engine)
+    finally:
+        flows.MEANWHILE.clear()
+    run = engine.store.get_run(run_id)
+    history = engine.store.read_history(run_id)
+    assert run.status == "cancelled"
+    assert [(e.pos, e.kind) for e in history] == [(0, OpKind.STEP), (1, OpKind.STEP), (2, OpKind.END)]
+    assert all(e.at <= run.ended_at for e in history)
+
+
 @pytest.mark.parametrize("inline", [False, True])
 def test_a_step_raising_a_huge_error_fails_as_a_step(engine: Engine, inline: bool) -> None:
     """An exception with a 500 KB message is recorded cut (attempts and outcome), so the

@@ -17,6 +17,7 @@ from ..errors import (
     ConfigurationError,
     ContinueAsNew,
     NonDeterminismError,
+    OutcomeRecorded,
     ReplayAborted,
     ReplayStopped,
     Suspend,
@@ -200,12 +201,24 @@ class Engine:
     def end(self, run: RunRecord, status: RunStatus, *, result: str | None = None, error: str | None = None,
             ctx: WorkflowContext | None = None, continued_to: str | None = None, owner: str | None = None) -> bool:
         """End a run (one caller wins) and tidy up after it. ``owner``: the resume ending it
-        (``ctx``'s, if given); a run another resume holds with a live claim is not ended."""
+        (``ctx``'s, if given); a run another resume holds with a live claim is not ended.
+
+        An end without a replay (a cancel, a timeout, recovery given up) may come while an
+        op runs: it takes that op's outcome slot (the first without an outcome), so the op
+        records nothing after the end.
+        """
         parent = run.parent_run_id if status != RunStatus.CONTINUED else None
         if ctx is not None:
             owner = ctx.resume_id
-        ended = self.store.finish_run(run.run_id, status.value, result=result, error=error, continued_to=continued_to,
-                                      wake=parent, owner=owner)
+        ended: RunRecord | None = None
+        for _ in range(MAX_CONTENDED_REPLAYS):
+            fence = None if ctx is not None else self.cache.load(run.run_id).complete_below
+            try:
+                ended = self.store.finish_run(run.run_id, status.value, result=result, error=error,
+                                              continued_to=continued_to, wake=parent, owner=owner, fence=fence)
+                break
+            except OutcomeRecorded:
+                continue  # the op just recorded its outcome: read it, take the next slot
         if ended is None:
             return False
         self.cache.forget(run.run_id)

@@ -125,7 +125,7 @@ class RunStore(Protocol):
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
-                   owner: str | None = None) -> RunRecord | None:
+                   owner: str | None = None, fence: int | None = None) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request, its
         response lost, still wins). Returns the ended run, or None.
 
@@ -136,7 +136,15 @@ class RunStore(Protocol):
 
         ``wake``: a run (the parent) woken in the same transaction as the end, unless it
         has ended. Any result up to ``max_payload_bytes`` must fit beside any arguments (a
-        store may keep it apart); every read of the run returns it."""
+        store may keep it apart); every read of the run returns it.
+
+        ``fence``: the first op position with no outcome. The same transaction writes an
+        ``end`` record in its outcome slot (if the slot is free), so an op still running
+        (a sent step, a stalled executor's inline step) records nothing after the end.
+
+        Raises:
+            OutcomeRecorded: the run is live and the fence slot has an outcome now.
+        """
 
     def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ...) -> RunRecord | None:
         """End a live run as ``continued`` and create its successor (pending, leased) with

@@ -44,6 +44,7 @@ class OpKind(str, enum.Enum):
     CHILD_RESULT = "child_result"
     PARALLEL = "parallel"
     ATTEMPT = "attempt"  # a failed attempt of a step (not an outcome)
+    END = "end"  # the run was ended (cancelled, timed out...) before this op had an outcome
 
     def __str__(self) -> str:
         return self.value

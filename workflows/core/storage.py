@@ -7,10 +7,13 @@ import itertools
 import math
 import uuid
 import zlib
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
-from ..errors import ItemTooLarge
+from ..errors import ItemTooLarge, OutcomeRecorded
 from ..settings import DYNAMODB_ITEM_LIMIT, Settings
+
+if TYPE_CHECKING:
+    from .ports import Store
 
 T = TypeVar("T")
 
@@ -71,3 +74,13 @@ def read_fairly(shards: int, limit: int, query: Callable[[str], Iterable[T]]) ->
     for items in more:
         found += itertools.islice(items, max(0, limit - len(found)))
     return found
+
+
+def refuse_taken_fence(store: Store, run_id: str, fence: int | None) -> None:
+    """After a refused end: raise OutcomeRecorded if the run is live and the outcome slot
+    the end meant to take (``fence``) was recorded meanwhile (the end takes the next one)."""
+    if fence is None or store.get_outcome(run_id, fence) is None:
+        return
+    run = store.find_run(run_id)
+    if run is not None and not run.is_terminal:
+        raise OutcomeRecorded(f"run {run_id}: op {fence} has an outcome now")

@@ -18,13 +18,22 @@ from ..core.records import (
     BranchRecord,
     EventRecord,
     HookRecord,
+    OpKind,
     Page,
     RunRecord,
     SignalRecord,
     TimerRecord,
     event_seq,
 )
-from ..core.storage import LEASE_SHARDS, TIMER_SHARDS, check_item_size, inline_result_limit, new_request, shard_of
+from ..core.storage import (
+    LEASE_SHARDS,
+    TIMER_SHARDS,
+    check_item_size,
+    inline_result_limit,
+    new_request,
+    refuse_taken_fence,
+    shard_of,
+)
 from ..errors import HookClosed, HookExpired, PayloadTooLarge, RunNotFound, StorageError
 from ..settings import Settings
 from .base import decode_cursor, encode_cursor, to_json
@@ -320,10 +329,10 @@ class MemoryStore(ScheduleTables):
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
-                   owner: str | None = None) -> RunRecord | None:
+                   owner: str | None = None, fence: int | None = None) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request too).
-        ``wake``: a run woken in the same transaction, unless it has ended. Returns the
-        ended run, or None."""
+        ``wake``: a run woken in the same transaction, unless it has ended; ``fence``: an
+        op position whose outcome slot the end takes. Returns the ended run, or None."""
         check_item_size({"result": result})
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         change, req = self._end_change(status, None if outside else result, error, continued_to)
@@ -339,6 +348,9 @@ class MemoryStore(ScheduleTables):
         if outside:
             kept = [Put(self.events, {"run_id": run_id, "seq": RUN_RESULT_SEQ, "kind": "run", "status": status,
                                       "at": self.now(), "data": result})]
+        if fence is not None:
+            kept.append(Put(self.events, {"run_id": run_id, "seq": event_seq(fence), "kind": OpKind.END.value,
+                                          "status": status, "at": now}, absent("seq")))
         if wake is not None:
             ops: list[Write] = [Update(self.runs, (run_id,), change, endable),
                                 Update(self.runs, (wake,), self._wake_change(), _live), *kept]
@@ -348,8 +360,10 @@ class MemoryStore(ScheduleTables):
             if run is None or run.is_terminal:
                 return None  # it had ended (our own retried end was recognised above)
         if kept:
-            ended = self._transact("finish run", [Update(self.runs, (run_id,), change, endable), *kept], own=own)
-            return self.find_run(run_id) if ended else None
+            if self._transact("finish run", [Update(self.runs, (run_id,), change, endable), *kept], own=own):
+                return self.find_run(run_id)
+            refuse_taken_fence(self, run_id, fence)
+            return None
         # One UpdateItem returning the item after it, as the DynamoDB store's update does: no read.
         after = self._update("finish run", self.runs, (run_id,), change, endable)
         if after is not None:

@@ -185,7 +185,9 @@ class World:
 
         def apply() -> None:
             sends[0] += 1
-            if sends[0] > 1:  # a lost response made the sender send it again: a duplicate
+            # a lost response made the sender send it again (a duplicate); or a recovery
+            # re-sends each op it finds in flight (one recovery may re-send many branches)
+            if sends[0] > 1 or (isinstance(message, StepMessage) and message.resent):
                 self.excuses[message.run_id] = self.excuses.get(message.run_id, 0) + 1
             delay = self.rng.uniform(0, 20) if self.chaos and self.rng.random() < self.faults.delay else 0.0
             self.broker.send(message, self.time, delay)

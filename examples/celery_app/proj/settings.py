@@ -13,9 +13,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "wait_time_seconds": 1,
     "visibility_timeout": 60,
 }
-#: This project pickles its own task messages; workflow messages stay JSON.
-CELERY_TASK_SERIALIZER = "pickle"
-CELERY_ACCEPT_CONTENT = ["pickle", "json"]
+#: This project's own task messages are not JSON (YAML here; pickle is handled the same
+#: way); workflow messages stay JSON, so the app must also accept JSON.
+CELERY_TASK_SERIALIZER = "yaml"
+CELERY_ACCEPT_CONTENT = ["yaml", "json"]
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_QUEUES = [Queue(name, Exchange(name, type="direct"), routing_key=name)

@@ -56,7 +56,7 @@ def test_the_engine_queues_are_added_to_the_apps_own() -> None:
     assert "steps" in app.amqp.queues and "workflows" in app.amqp.queues
 
 
-@pytest.mark.filterwarnings("ignore:The 'queue' task attribute")  # deprecated by Celery, still honoured
+@pytest.mark.filterwarnings("ignore::celery.exceptions.CDeprecationWarning")  # task queue= is deprecated, still used
 def test_a_task_becomes_a_step_keeping_its_name_queue_and_body() -> None:
     app = sqs_app()
 

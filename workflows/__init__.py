@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["RunHandle", "cancel", "get_run", "list_runs", "resume_hook", "send_signal", "start"],
                     "workflows.client"),
     "RunStatus": "workflows.core.records",
+    "install": "workflows.celery_install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
     **dict.fromkeys(["FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound",
                      "InvalidSchedule", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled",
@@ -34,8 +35,8 @@ __all__ = [
     "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step", "StepCall",
     "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule", "cancel",
     "cancel_requested", "continue_as_new", "create_schedule", "delete_schedule", "get_run", "get_schedule", "hook",
-    "list_runs", "list_schedules", "parallel", "pause_schedule", "resume_hook", "resume_schedule", "send_signal",
-    "sleep", "start", "step", "trigger_schedule", "update_schedule", "wait_for_signal", "workflow",
+    "install", "list_runs", "list_schedules", "parallel", "pause_schedule", "resume_hook", "resume_schedule",
+    "send_signal", "sleep", "start", "step", "trigger_schedule", "update_schedule", "wait_for_signal", "workflow",
 ]
 
 
@@ -53,6 +54,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from .celery_install import install
     from .client import RunHandle, cancel, get_run, list_runs, resume_hook, send_signal, start
     from .core.ops import cancel_requested, continue_as_new, hook, parallel, sleep, wait_for_signal
     from .core.records import RunStatus

@@ -12,13 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 from celery import Celery
 
-from .celery_config import RESUME_QUEUE
+from . import registry
+from .celery_config import RESUME_QUEUE, STEP_QUEUE
 from .core.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
+from .errors import UnknownStep
+from .task_steps import STEP_HEADER
 
 if TYPE_CHECKING:
     from .visibility import VisibilityKeeper
 
 RESUME_TASK = "workflows.resume"
+#: Every engine message is JSON, whatever the app's default serializer is.
+SERIALIZER = "json"
 #: A first resume message carries its run (its first delivery skips the history Query) when
 #: the arguments are this small.
 FRESH_ARGS_LIMIT = 32 * 1024
@@ -29,32 +34,63 @@ def step_task_name(step: str) -> str:
     return f"workflows.step.{step}"
 
 
+def step_task(step: str) -> Any:
+    """The Celery task a step was made from (``step.from_task``), or None for a plain step."""
+    try:
+        return registry.get_step(step).task
+    except UnknownStep:  # a process that sends a step it does not know: a plain step's message
+        return None
+
+
+def step_header(message: StepMessage) -> dict[str, Any]:
+    """The ``workflows_step`` header of a step sent under its task's name."""
+    header: dict[str, Any] = {"step": message.step, "run_id": message.run_id, "pos": message.pos,
+                              "attempt": message.attempt, "args": message.args}
+    if message.branch is not None:
+        header["branch"] = message.branch.to_dict()
+    if message.resent:
+        header["resent"] = True
+    return header
+
+
 class CeleryTransport:
-    """Sends engine messages as Celery tasks (JSON only)."""
+    """Sends engine messages as Celery tasks (JSON only, whatever the app's serializer)."""
 
     def __init__(self, celery: Celery, keeper: VisibilityKeeper | None = None) -> None:
         self.celery, self.keeper = celery, keeper
 
     def send_step(self, message: StepMessage) -> None:
-        options = {"queue": message.queue} if message.queue else {}
+        task = step_task(message.step)
+        if task is not None:  # under the task's name, on its app, routed like the task
+            options = {"queue": message.queue} if message.queue else {}
+            task.app.send_task(task.name, args=[], kwargs={}, headers={STEP_HEADER: step_header(message)},
+                               serializer=SERIALIZER, ignore_result=True,
+                               argsrepr=f"<step {message.step} of run {message.run_id} at {message.pos}>",
+                               **options)
+            return
         kwargs = {"resent": True} if message.resent else {}
         branch = None if message.branch is None else message.branch.to_dict()
         self.celery.send_task(step_task_name(message.step),
                               args=[message.run_id, message.pos, message.attempt, message.args, branch],
-                              kwargs=kwargs, **options)
+                              kwargs=kwargs, queue=message.queue or STEP_QUEUE, serializer=SERIALIZER)
 
     def send_resume(self, message: ResumeMessage) -> None:
         kwargs: dict[str, Any] = {"recovering": message.recovering}
         fresh = message.fresh
         if fresh is not None and len(fresh.args) <= FRESH_ARGS_LIMIT:
             kwargs["fresh"] = {k: v for k, v in dataclasses.asdict(fresh).items() if v is not None}
-        self.celery.send_task(RESUME_TASK, args=[message.run_id], kwargs=kwargs, queue=RESUME_QUEUE)
+        self.celery.send_task(RESUME_TASK, args=[message.run_id], kwargs=kwargs, queue=RESUME_QUEUE,
+                              serializer=SERIALIZER)
 
     def runs_here(self, step: str, queue: str | None) -> bool:
         if self.keeper is None or self.keeper.stopping:
             return False
+        task = step_task(step)
+        if task is not None and task.app is not self.celery:
+            return False  # only the task's own app runs it
         if queue is None:
-            queue = self.celery.amqp.router.route({}, step_task_name(step))["queue"].name
+            queue = (self.celery.amqp.router.route({}, task.name)["queue"].name if task is not None
+                     else STEP_QUEUE)
         return queue in self.celery.amqp.queues.consume_from
 
     def dead_letter(self, reason: str, detail: dict[str, Any]) -> None:

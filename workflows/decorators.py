@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, TypeVar, overload
 
@@ -106,9 +107,32 @@ def _is_number(value: Any) -> bool:
 
 
 def _build_step(fn: Callable[..., Any], options: dict[str, Any]) -> Step[Any, Any]:
-    _check_options("step", options, _STEP_OPTIONS)
     if not callable(fn):
         raise RegistrationError(f"@step needs a function, got {fn!r}")
+    if is_celery_task(fn):
+        from .task_steps import from_task
+
+        return from_task(fn, **options)
+    definition = step_definition(fn, options)
+    registry.add_step(definition)
+    return Step(definition)
+
+
+def is_celery_task(obj: Any) -> bool:
+    """Whether ``obj`` is a Celery task (checked without importing Celery)."""
+    if "celery" not in sys.modules:  # no Celery loaded, so no task
+        return False
+    from celery.app.task import Task
+
+    try:
+        return isinstance(obj, Task)  # a task's lazy proxy reports the task's class
+    except Exception:  # a proxy that cannot be evaluated is not a usable task
+        return False
+
+
+def step_definition(fn: Callable[..., Any], options: dict[str, Any], task: Any = None) -> registry.StepDef:
+    """Validate ``@step`` options for ``fn`` and build its definition (not yet registered)."""
+    _check_options("step", options, _STEP_OPTIONS)
     retries = options.get("retries", 3)
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
         raise RegistrationError(f"@step retries must be an int >= 0, got {retries!r}")
@@ -127,13 +151,11 @@ def _build_step(fn: Callable[..., Any], options: dict[str, Any]) -> Step[Any, An
         max_delay=to_seconds(options.get("max_delay", 300.0), what="max_delay"),
     )
     timeout = options.get("timeout")
-    definition = registry.StepDef(
+    return registry.StepDef(
         name=options.get("name") or fn.__name__, fn=fn, retry=policy,
         timeout=None if timeout is None else to_seconds(timeout, what="timeout", allow_zero=False),
-        queue=options.get("queue"), inline=inline,
+        queue=options.get("queue"), inline=inline, task=task,
     )
-    registry.add_step(definition)
-    return Step(definition)
 
 
 def _build_workflow(fn: Callable[..., Any], options: dict[str, Any]) -> Workflow[Any, Any]:
@@ -163,24 +185,44 @@ def _build_workflow(fn: Callable[..., Any], options: dict[str, Any]) -> Workflow
     return Workflow(definition)
 
 
-@overload
-def step(fn: Callable[P, R], /) -> Step[P, R]: ...
-@overload
-def step(*, name: str | None = ..., retries: int = ..., retry_delay: Duration = ..., backoff: float = ...,
-         max_delay: Duration = ..., jitter: float = ..., timeout: Duration | None = ..., queue: str | None = ...,
-         inline: bool = ...) -> Callable[[Callable[P, R]], Step[P, R]]: ...
-
-
-def step(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+class StepDecorator:
     """Mark a function as a durable step (bare ``@step`` or ``@step(retries=5, ...)``).
 
     Options: ``retries`` (default 3), ``retry_delay`` (1 s), ``backoff`` (2.0),
     ``max_delay`` (300 s), ``jitter`` (0.1), ``timeout`` (per attempt), ``queue``,
     ``inline`` (run inside the workflow's task: no broker hop), ``name``.
+    On a Celery task (``@step`` above ``@app.task``) it is :meth:`from_task`.
     """
-    if fn is not None:
-        return _build_step(fn, options)
-    return lambda f: _build_step(f, options)
+
+    @overload
+    def __call__(self, fn: Callable[P, R], /) -> Step[P, R]: ...
+    @overload
+    def __call__(self, /, *, name: str | None = ..., retries: int = ..., retry_delay: Duration = ...,
+                 backoff: float = ..., max_delay: Duration = ..., jitter: float = ...,
+                 timeout: Duration | None = ..., queue: str | None = ...,
+                 inline: bool = ...) -> Callable[[Callable[P, R]], Step[P, R]]: ...
+
+    def __call__(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        if fn is not None:
+            return _build_step(fn, options)
+        return lambda f: _build_step(f, options)
+
+    def from_task(self, task: Any, /, **options: Any) -> Step[..., Any]:
+        """A durable step made from an existing Celery task, which stays as it is.
+
+        The step keeps the task's name (the step's name too, unless ``name=``), its
+        queue and the app's ``task_routes``; ``queue=`` overrides them. Other options
+        are those of ``@step``. See docs/celery.md.
+        """
+        from .task_steps import from_task
+
+        return from_task(task, **options)
+
+    def __repr__(self) -> str:
+        return "<workflows.step>"
+
+
+step = StepDecorator()
 
 
 @overload

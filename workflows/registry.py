@@ -37,7 +37,11 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class StepDef:
-    """A registered step."""
+    """A registered step.
+
+    ``task`` is the Celery task a step was made from (``step.from_task``): its message
+    then goes out under that task's name and routing; ``None`` for a plain ``@step``.
+    """
 
     name: str
     fn: Callable[..., Any]
@@ -45,6 +49,7 @@ class StepDef:
     timeout: float | None
     queue: str | None
     inline: bool
+    task: Any = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,10 @@ a step that is running is never handed to another worker. The keeper only notes
 that the worker is stopping, so no new step starts in place. (Messages received
 but never started need nothing here: the threads pool cancels them, and kombu puts
 back every unacked message when its channel closes.)
+
+With the prefork pool, tasks end in child processes, where the signals that say so
+are sent; the keeper (in the consuming process) forgets a message once Celery's
+worker state no longer holds its request.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 log = logging.getLogger("workflows.visibility")
 
@@ -23,8 +27,8 @@ log = logging.getLogger("workflows.visibility")
 class VisibilityKeeper:
     """Tracks the SQS messages of running tasks in this worker process."""
 
-    def __init__(self, client: Any, timeout: int) -> None:
-        self.client, self.timeout = client, timeout
+    def __init__(self, client: Any, timeout: int, live: Callable[[], set[str]] | None = None) -> None:
+        self.client, self.timeout, self.live = client, timeout, live
         self._running: dict[str, tuple[str, str, float]] = {}  # task id -> queue url, receipt, extended at
         self._receives: dict[str, int] = {}  # task id -> SQS ApproximateReceiveCount
         self._lock = threading.Lock()
@@ -67,7 +71,12 @@ class VisibilityKeeper:
     def extend_due(self) -> None:
         """Extend the messages that have used half their visibility."""
         now = time.monotonic()
+        live = self.live() if self.live is not None else None
         with self._lock:
+            if live is not None:  # tasks that ended in another process (prefork); a second's grace
+                for tid in [t for t, (_, _, at) in self._running.items() if t not in live and now - at >= 1]:
+                    self._running.pop(tid, None)
+                    self._receives.pop(tid, None)
             due = [(tid, url, rh) for tid, (url, rh, at) in self._running.items() if now - at >= self.timeout / 2]
             for tid, url, rh in due:
                 self._running[tid] = (url, rh, now)
@@ -92,8 +101,15 @@ class VisibilityKeeper:
             self.extend_due()
 
 
-def install(celery: Any, task_prefix: str) -> VisibilityKeeper:
-    """Connect the keeper to Celery's signals for tasks named ``task_prefix*``."""
+def _live_requests() -> set[str]:
+    from celery.worker import state
+
+    return {r.id for r in list(state.reserved_requests)}
+
+
+def install(celery: Any, task_prefix: str, header: str | None = None) -> VisibilityKeeper:
+    """Connect the keeper to Celery's signals for tasks named ``task_prefix*`` and, with
+    ``header``, for messages of other tasks that carry that header."""
     from celery import signals
 
     from persistence.provision import sqs_client
@@ -101,11 +117,16 @@ def install(celery: Any, task_prefix: str) -> VisibilityKeeper:
     from .settings import get_settings
 
     settings = get_settings()
-    keeper = VisibilityKeeper(sqs_client(settings), settings.visibility_timeout)
+    keeper = VisibilityKeeper(sqs_client(settings), settings.visibility_timeout, _live_requests)
+
+    def ours(request: Any) -> bool:
+        if request.name.startswith(task_prefix):
+            return True
+        return header is not None and header in (getattr(request, "request_dict", None) or {})
 
     @signals.task_received.connect(weak=False)
     def on_received(request: Any = None, **_: Any) -> None:
-        if request is None or not request.name.startswith(task_prefix):
+        if request is None or not ours(request):
             return
         info = getattr(request.message, "delivery_info", {}) or {}
         message, queue_url = info.get("sqs_message"), info.get("sqs_queue")

@@ -1,0 +1,1 @@
+"""An existing Celery project into which workflows are installed (see README.md beside it)."""

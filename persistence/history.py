@@ -79,8 +79,9 @@ class HistoryStore(StoreBase):
             return [_event_record(item) for item in self.m.Event.query(run_id, key, consistent_read=True,
                                                                        page_size=page_size)]
 
-    def record_attempt(self, event: EventRecord) -> bool:
-        """Write a failed-attempt record unless its slot holds this attempt or a later one.
+    def record_attempt(self, event: EventRecord, while_live: str | None = None) -> bool:
+        """Write a failed-attempt record unless its slot holds this attempt or a later one,
+        and (in the same transaction) only while run ``while_live`` (if given) is live.
 
         Attempts past 998 share the last slot, which so keeps the latest attempt;
         a late or duplicate write never replaces a later attempt. True if written.
@@ -98,7 +99,15 @@ class HistoryStore(StoreBase):
             except DoesNotExist:
                 return False
 
-        return self.conditional("record attempt", lambda: item.save(condition=latest), own=own)
+        if while_live is None:
+            return self.conditional("record attempt", lambda: item.save(condition=latest), own=own)
+        Run = self.m.Run
+
+        def build(tx: Any) -> None:
+            tx.save(item, condition=latest)
+            tx.condition_check(Run, while_live, condition=Run.status.is_in(*LIVE_STATUSES))
+
+        return self.transact("record attempt", build, own=own)
 
     def schedule_retry(self, retry: TimerRecord, backoff: float) -> bool:
         """Store a failed attempt's retry timer and extend the run's lease over the backoff, in

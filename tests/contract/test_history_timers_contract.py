@@ -45,6 +45,24 @@ def test_read_history_after_seq(store) -> None:  # type: ignore[no-untyped-def]
     assert store.read_history(run_id, after_seq=1003, until_seq=1998) == []
 
 
+def test_an_attempt_is_recorded_while_its_run_is_live_only(store) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+
+    def failed(partition: str, attempt: int) -> EventRecord:
+        return EventRecord(run_id=partition, seq=attempt_seq(0, attempt), kind="attempt", status="failed", at=1.0,
+                           name="s", error=f"attempt {attempt}", attempt=attempt)
+
+    assert store.record_attempt(failed(run_id, 1), while_live=run_id) is True
+    assert store.record_attempt(failed(f"{run_id}#3", 1), while_live=run_id) is True  # a branch's, in its join
+    assert store.record_attempt(failed(run_id, 1), while_live=run_id) is False  # the slot holds it
+    store.finish_run(run_id, "cancelled")
+    assert store.record_attempt(failed(run_id, 2), while_live=run_id) is False
+    assert store.record_attempt(failed(f"{run_id}#3", 2), while_live=run_id) is False
+    assert store.record_attempt(failed(run_id, 2), while_live=uid()) is False  # no such run
+    assert [e.attempt for e in store.read_history(run_id)] == [1]
+    assert [e.attempt for e in store.read_history(f"{run_id}#3")] == [1]
+
+
 def test_branch_attempts_have_slots_of_their_own_in_the_join_history(store) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     join = f"{run_id}#4"

@@ -10,9 +10,10 @@ import pytest
 
 from tests.replay import replay_flows as flows
 from tests.replay.ports import SETTINGS, memory_engine, recording
+from workflows.core.attempts import Attempt, Slot, record_failed_attempt
 from workflows.core.engine import Engine
 from workflows.core.fanout import join_id
-from workflows.core.records import EventRecord, RunStatus, StepMessage, attempt_seq
+from workflows.core.records import Branch, EventRecord, RunStatus, StepMessage, attempt_seq
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers, reconcile
 from workflows.memory import RecordingTransport
@@ -92,3 +93,18 @@ def test_a_redelivered_attempt_past_the_last_slot_runs_unless_its_failure_is_rec
     run_worker_task(engine, lambda: execute_step(engine, dataclasses.replace(late, attempt=1001), redelivered=True))
     assert ran("flaky3#1001") == 1
     assert store.get_run(run_id).result == "6"
+
+
+@pytest.mark.parametrize("branch", [False, True])
+def test_an_attempt_failing_after_its_run_ended_records_nothing(engine: Engine, branch: bool) -> None:
+    """A step's retry is scheduled, then a cancel ends the run before the attempt's record is
+    written (the record comes after the timer): the record is refused, nothing lands after the end."""
+    run_id = start(engine, flows.replay_one_flaky.name, 1)
+    engine.cancel_now(engine.store.get_run(run_id))
+    assert engine.store.get_run(run_id).status == RunStatus.CANCELLED
+    history = engine.store.read_history(run_id)
+    slot = Slot(run_id, 0, Branch(join_id(run_id, 0), 0, 1) if branch else None)
+    outcome = Attempt(status="failed", error="RuntimeError: the first attempt fails", attempt=1, retry_in=5.0)
+    assert record_failed_attempt(engine.store, slot, "replay_flaky", outcome, engine.now()) is None
+    assert engine.store.read_history(run_id) == history
+    assert engine.store.read_history(join_id(run_id, 0)) == []

@@ -93,9 +93,10 @@ class Slot:
 
 
 def record_failed_attempt(store: Store, slot: Slot, name: str, outcome: Attempt, at: float) -> EventRecord | None:
-    """Record a failed attempt that will be retried; None if its slot holds this attempt or a later one."""
+    """Record a failed attempt that will be retried, while its run is live; None if its slot
+    holds this attempt or a later one, or the run has ended."""
     event = slot.attempt_record(name, outcome, at)
-    return event if store.record_attempt(event) else None
+    return event if store.record_attempt(event, while_live=slot.run_id) else None
 
 
 def schedule_retry(engine: Engine, message: StepMessage, step: StepDef, outcome: Attempt) -> None:

@@ -185,11 +185,13 @@ class HistoryStore(Protocol):
         """The records after ``after_seq`` and up to ``until_seq`` (if given), in order (never a
         run result kept apart, whose seq is -1)."""
 
-    def record_attempt(self, event: EventRecord) -> bool:
+    def record_attempt(self, event: EventRecord, while_live: str | None = None) -> bool:
         """Write a failed-attempt record (key ``attempt_seq(pos, attempt)``) unless its slot
         holds this attempt or a later one (``attribute_not_exists(seq) OR attempt < :attempt``);
         True if written (also when the write applied and its response was lost). Attempts past
-        998 share the last slot, which keeps the latest.
+        998 share the last slot, which keeps the latest. ``while_live``: a run id; the record
+        is written only while that run is live (one transaction with a check of the run), so
+        an attempt that fails after a cancel ended its run records nothing.
 
         Every kind of step records its attempts here. A fan-out branch's attempts are keyed in
         the history of its join: ``run_id`` is the join id (``<run id>#<pos>``, never a run's

@@ -37,7 +37,7 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
         return step_value(event)
     failed = record_failed_attempt(ctx.store, Slot(ctx.run.run_id, pos), step.name, outcome, engine.now())
     if failed is None:
-        raise ctx.stopped(f"another resume recorded attempt {attempt} of op {pos} first")
+        raise ctx.stopped(f"another resume recorded attempt {attempt} of op {pos} first, or the run ended")
     engine.cache.remember(failed)
     due = engine.now() + outcome.retry_in
     raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))

@@ -457,9 +457,10 @@ class MemoryStore(ScheduleTables):
         return [_event_record(item) for item in self._pages("read history", self.events, run_id, where=where,
                                                             limit=page_size)]
 
-    def record_attempt(self, event: EventRecord) -> bool:
+    def record_attempt(self, event: EventRecord, while_live: str | None = None) -> bool:
         """Write a failed-attempt record unless its slot holds this attempt or a later one
-        (attempts past 998 share the last slot, which keeps the latest). True if written."""
+        (attempts past 998 share the last slot, which keeps the latest), only while run
+        ``while_live`` (if given) is live. True if written."""
         if event.attempt is None:
             raise ValueError("an attempt record needs its attempt number")
         item = {**self._event_item(event), "req": new_request()}
@@ -468,8 +469,11 @@ class MemoryStore(ScheduleTables):
         def latest(current: Item) -> bool:
             return "seq" not in current or (current.get("attempt") or 0) < attempt
 
-        return self._write("record attempt", lambda: self.events.put(item, latest),
-                           own=self._carries("read event", self.events, (event.run_id, event.seq), item["req"]))
+        own = self._carries("read event", self.events, (event.run_id, event.seq), item["req"])
+        if while_live is None:
+            return self._write("record attempt", lambda: self.events.put(item, latest), own=own)
+        ops: list[Write] = [Put(self.events, item, latest), Check(self.runs, (while_live,), _live)]
+        return self._transact("record attempt", ops, own=own)
 
     def schedule_retry(self, retry: TimerRecord, backoff: float) -> bool:
         """Store a retry timer and extend the lease over the backoff (one transaction); False

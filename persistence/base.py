@@ -187,21 +187,21 @@ class AddedOrder:
         self.tx = tx
         self.kinds: list[str] = []
 
+    def _add(self, kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.kinds.append(kind)
+        getattr(self.tx, kind)(*args, **kwargs)
+
     def condition_check(self, *args: Any, **kwargs: Any) -> None:
-        self.kinds.append("condition_check")
-        self.tx.condition_check(*args, **kwargs)
+        self._add("condition_check", args, kwargs)
 
     def delete(self, *args: Any, **kwargs: Any) -> None:
-        self.kinds.append("delete")
-        self.tx.delete(*args, **kwargs)
+        self._add("delete", args, kwargs)
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        self.kinds.append("save")
-        self.tx.save(*args, **kwargs)
+        self._add("save", args, kwargs)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        self.kinds.append("update")
-        self.tx.update(*args, **kwargs)
+        self._add("update", args, kwargs)
 
     def of(self, reasons: list[str | None]) -> list[str | None]:
         """``reasons`` (in the order sent) in the order the items were added."""

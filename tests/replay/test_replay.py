@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -45,6 +45,15 @@ def drain(engine: Engine, rounds: int = 50) -> None:
         for resume in resumes:
             run_worker_task(engine, lambda r=resume: engine.resume(r.run_id, recovering=r.recovering))
     raise AssertionError("the run did not settle")
+
+
+def drain_while(engine: Engine, meanwhile: Callable[[int], None]) -> None:
+    """Drain, calling ``meanwhile(i)`` inside each ``replay_long_step(i)``."""
+    flows.MEANWHILE[:] = [meanwhile]
+    try:
+        drain(engine)
+    finally:
+        flows.MEANWHILE.clear()
 
 
 def start(engine: Engine, workflow: str, *args: Any) -> str:
@@ -149,11 +158,7 @@ def test_a_run_is_ended_by_its_inline_executor_never_under_it(engine: Engine, en
             if engine.store.get_run(run_id).is_terminal:
                 ended_at.append(i)
 
-    flows.MEANWHILE[:] = [meanwhile]
-    try:
-        drain(engine)
-    finally:
-        flows.MEANWHILE.clear()
+    drain_while(engine, meanwhile)
     run = engine.store.get_run(run_id)
     assert run.status == ("cancelled" if end == "cancel" else "timed_out") and not ended_at
     history = engine.store.read_history(run_id)
@@ -220,11 +225,7 @@ def test_a_stalled_executor_records_nothing_after_a_cancel_ended_its_run(engine:
             engine.resume(run_id)  # the cancel's resume ends the run
             assert engine.store.get_run(run_id).status == "cancelled"
 
-    flows.MEANWHILE[:] = [meanwhile]
-    try:
-        drain(engine)
-    finally:
-        flows.MEANWHILE.clear()
+    drain_while(engine, meanwhile)
     run = engine.store.get_run(run_id)
     history = engine.store.read_history(run_id)
     assert run.status == "cancelled"

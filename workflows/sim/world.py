@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import random
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from beat.schedules import ensure_listener, fire_due_schedules
 
@@ -15,6 +16,7 @@ from ..client import cancel_run, resume_hook_on, signal_run
 from ..core.engine import Engine
 from ..core.records import TERMINAL, ResumeMessage, StepMessage
 from ..core.steps import current_step, execute_step, run_worker_task
+from ..core.storage import read_fairly
 from ..core.sweeper import fire_due_timers, reconcile
 from ..errors import StorageError, Throttled, WorkflowError
 from ..memory import MemoryStore
@@ -31,7 +33,7 @@ START = 1_800_000_000.0
 SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_attempts=20, in_place_seconds=10.0,
                     hook_secret="simulated-deployment-hook-secret-0123456789")
 SLOTS = 2  # concurrent tasks per worker process
-BEAT_INTERVAL = 2.0  # a beat sweeps at most this often (simulated seconds)
+BEAT_INTERVAL = 5.0  # a beat sweeps at most this often (simulated seconds; the default sweep interval)
 STEP_SECONDS = 6.0  # a step body takes up to this long (simulated seconds)
 
 
@@ -134,6 +136,7 @@ class World:
         view = copy.copy(self.store)  # the same tables, this process's clock and faults
         view.clock = clock
         view.interceptor = lambda name, apply: self.port(process, name, apply)
+        view._read_shards = functools.partial(self._read_shards, process, view)  # type: ignore[method-assign]
         process.engine = Engine(view, SimTransport(self, process), SETTINGS, clock=clock)
         process.engine.in_place = ActorLocalInPlace()  # type: ignore[assignment]
         ensure_listener(process.engine)  # a scheduled run's end releases its schedule (as the runtime wires it)
@@ -179,6 +182,19 @@ class World:
         if fault == "crash_after":
             self.crash(process)
         return result
+
+    def _read_shards(self, process: Process, view: MemoryStore, shards: int, limit: int,
+                     query: Callable[[str], Iterator[Any]]) -> list[Any]:
+        """A sweep's read of every shard of an index: one switch point (a write between two
+        shards' reads changes nothing a sweep does, and each read would be an event)."""
+        def apply() -> list[Any]:
+            interceptor, view.interceptor = view.interceptor, None
+            try:
+                return read_fairly(shards, limit, query)
+            finally:
+                view.interceptor = interceptor
+
+        return self.port(process, "query shards", apply)  # type: ignore[no-any-return]
 
     def send(self, process: Process, message: StepMessage | ResumeMessage) -> None:
         sends = [0]
@@ -235,6 +251,10 @@ class World:
                     scheduled.check_overlap(self, self.schedule)
                 if self._finished():
                     break
+                idle_until = self._idle_until()
+                if idle_until is not None:  # nothing but empty sweeps until then: skip them
+                    self.time = idle_until
+                    continue
                 options = self._options()
                 if not options:
                     if not self._advance():
@@ -364,17 +384,33 @@ class World:
             instance.acted = True
 
     # -- time ---------------------------------------------------------------------------------
-    def _advance(self) -> bool:
-        """Jump to the next moment something can happen; False if nothing ever will."""
+    def _moments(self) -> list[float]:
+        """When something is due: a message visible, a process back, a timer, a lease expiry,
+        a schedule, a client action (beats' own sweep times aside)."""
         moments = [self.broker.next_visible()]
         moments += [p.down_until for p in self.processes if p.down_until > self.time]
-        moments += [p.next_beat for p in self.processes if p.kind == "beat"]
         moments += [t["due_at"] for t in self.store.timers.items.values()]
         moments += [r["lease_expires_at"] + 0.001 for r in self.store.runs.items.values()
-                    if r.get("lease_expires_at") is not None]
+                    if r.get("lease_expires_at") is not None and r["status"] not in TERMINAL]
+        moments += [s["due_at"] for s in self.store.schedules.items.values() if s.get("active_shard") is not None]
         moments += [i.act_at for i in self.instances if not i.acted] + [
             i.cancel_at for i in self.instances if i.cancel_at is not None and not i.cancelled]
-        future = [m for m in moments if m is not None and m > self.time]
+        return [m for m in moments if m is not None]
+
+    def _idle_until(self) -> float | None:
+        """The next moment something is due, if no task runs and nothing is due before it
+        (a beat's sweep until then finds nothing); None if something can happen now."""
+        if any(not a.done for a in self.actors) or any(self._client_due(i) for i in self.instances):
+            return None
+        moments = self._moments()
+        if any(m <= self.time for m in moments) or not moments:
+            return None
+        return min(moments) + 0.001
+
+    def _advance(self) -> bool:
+        """Jump to the next moment something can happen; False if nothing ever will."""
+        future = [m for m in self._moments() + [p.next_beat for p in self.processes if p.kind == "beat"]
+                  if m > self.time]
         if not future:
             return False
         self.time = min(future) + 0.001

@@ -15,7 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = re.compile(r"^(?:export )?([A-Z_]+)=(.*)$")
 

@@ -9,6 +9,7 @@ import math
 import sys
 from typing import Any, Callable, Sequence
 
+from .cli_aws import add_aws_commands
 from .cli_schedules import add_schedule_commands
 from .errors import ConfigurationError, WorkflowError
 
@@ -108,20 +109,24 @@ def _seconds(text: str) -> float:
 def cmd_init_aws(args: argparse.Namespace) -> int:
     _imports()  # first: the Celery app imports them too, and would fail with a traceback
     from beat.schedules import sync_declared_schedules
-    from persistence.provision import create_queues, create_tables
+    from persistence.provision import create_tables
 
     from .app import worker_queues
+    from .deploy.queues import ensure_queues
+    from .deploy.resources import queue_specs
     from .settings import get_settings
 
     settings = get_settings()
     changed = 0
-    for name, created in create_tables(settings) + create_queues(settings, worker_queues()):
-        changed += created
-        print(f"{'created' if created else 'exists '}  {name}")
+    tables = [(name, "created" if created else "exists") for name, created in create_tables(settings)]
+    for name, action in tables + ensure_queues(settings, queue_specs(worker_queues())):
+        changed += action != "exists"
+        print(f"{action:7}  {name}")
     declared = sync_declared_schedules()
     if declared:
         print(f"declared schedules synced: {declared}")
-    print("nothing to change: every table and queue exists" if not changed else f"{changed} resource(s) created")
+    print("nothing to change: every table and queue exists" if not changed
+          else f"{changed} resource(s) created or updated")
     return 0
 
 
@@ -339,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit", type=_int_in(1, 1000), default=20)
     add("purge", cmd_dlq_purge, "delete every dead letter", dlq)
     add_schedule_commands(sub, add)
+    add_aws_commands(sub, add)
     return parser
 
 

@@ -1,12 +1,16 @@
 """Poison messages go aside, never retried forever: to the dead-letter queue ``PREFIX + dlq``.
 
 A message that cannot be decoded, names an unknown task, or names an unknown run
-is copied there (with the reason) and acknowledged. ``workflows dlq list`` shows
-them; ``workflows dlq purge`` empties the queue.
+is copied there (with the reason) and acknowledged. SQS also moves a message there
+itself, unchanged, once it was received more times than its queue's redrive policy
+allows (a worker died holding it, again and again). ``workflows dlq list`` shows
+both; ``workflows dlq purge`` empties the queue.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import time
@@ -40,6 +44,26 @@ def dead_letter(reason: str, body: Any, **detail: Any) -> None:
         log.exception("could not dead-letter a message (%s)", reason)
 
 
+REDRIVEN = "moved by SQS: received more times than the queue's redrive policy allows"
+
+
+def describe_letter(body: str) -> dict[str, Any]:
+    """A dead letter as a dict: our own envelope, or a Celery message SQS redrove (base64 JSON)."""
+    try:
+        envelope = json.loads(body)
+    except ValueError:
+        envelope = None
+    if isinstance(envelope, dict) and "reason" in envelope:
+        return envelope
+    try:
+        message = json.loads(base64.b64decode(body, validate=True))
+    except (binascii.Error, ValueError):
+        message = envelope
+    headers = message.get("headers", {}) if isinstance(message, dict) else {}
+    return {"reason": REDRIVEN, "task": headers.get("task"), "task_id": headers.get("id"),
+            "body": body[:MAX_BODY]}
+
+
 def list_dead_letters(limit: int = 10) -> list[dict[str, Any]]:
     """Read up to ``limit`` dead letters; they stay queued (visible again a second later)."""
     client = sqs_client(get_settings())
@@ -52,7 +76,7 @@ def list_dead_letters(limit: int = 10) -> list[dict[str, Any]]:
         if not fresh:
             break
         for message in fresh:
-            found[message["MessageId"]] = json.loads(message["Body"])
+            found[message["MessageId"]] = describe_letter(message["Body"])
     return list(found.values())[:limit]
 
 

@@ -21,6 +21,7 @@ Tree::
     ├── ItemTooLarge                 a DynamoDB item over 400 KB
     ├── StorageError                 DynamoDB / SQS failure, cause attached
     │   └── Throttled
+    ├── DeploymentError              a CloudFormation stack could not be created or updated
     ├── HookError
     │   ├── HookExpired
     │   ├── HookClosed
@@ -155,6 +156,10 @@ class StorageError(WorkflowError):
 
 class Throttled(StorageError):
     """AWS kept throttling the request after the retries ran out."""
+
+
+class DeploymentError(WorkflowError):
+    """A CloudFormation stack could not be created or updated; the message names the failed resources."""
 
 
 class HookError(WorkflowError):

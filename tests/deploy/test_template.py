@@ -1,0 +1,159 @@
+"""The CloudFormation template: valid for cfn-lint, the tables of the models, least-privilege policies."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from pynamodb.attributes import TTLAttribute, UnicodeAttribute
+from pynamodb.models import Model
+
+from persistence.models import build_models
+from workflows.deadletter import REDRIVEN, describe_letter
+from workflows.deploy.policies import ROLES
+from workflows.deploy.resources import MAX_RECEIVE_COUNT, table_spec
+from workflows.deploy.stack import MAX_TEMPLATE_BODY, compact
+from workflows.deploy.template import build_template, logical_id, render, table_resource
+from workflows.errors import ConfigurationError, DeploymentError
+from workflows.settings import Settings
+
+SETTINGS = Settings(table_prefix="tp-", queue_prefix="qp-")
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return build_template(SETTINGS, ["workflows", "steps", "payments"])
+
+
+def of_type(template: dict[str, Any], kind: str) -> dict[str, Any]:
+    return {k: v for k, v in template["Resources"].items() if v["Type"] == kind}
+
+
+def test_cfn_lint_finds_nothing(template: dict[str, Any]) -> None:
+    from cfnlint.api import ManualArgs, lint
+
+    matches = lint(render(template), config=ManualArgs(regions=["us-east-1", "eu-west-1"]))
+    assert [str(m) for m in matches] == []
+
+
+def test_every_model_is_a_table_with_its_key_and_indexes(template: dict[str, Any]) -> None:
+    tables = {t["Properties"]["TableName"]["Fn::Sub"]: t for t in of_type(template, "AWS::DynamoDB::Table").values()}
+    models = build_models(SETTINGS).all()
+    assert sorted(tables) == sorted("${TablePrefix}" + m.Meta.table_name[len("tp-"):] for m in models)
+    runs = tables["${TablePrefix}runs"]["Properties"]
+    assert runs["KeySchema"] == [{"AttributeName": "run_id", "KeyType": "HASH"}]
+    indexes = {i["IndexName"]: i for i in runs["GlobalSecondaryIndexes"]}
+    assert sorted(indexes) == ["by_lease", "by_status", "by_workflow"]
+    assert indexes["by_lease"]["KeySchema"] == [{"AttributeName": "lease_shard", "KeyType": "HASH"},
+                                                {"AttributeName": "lease_expires_at", "KeyType": "RANGE"}]
+    assert indexes["by_lease"]["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+    history = tables["${TablePrefix}history"]["Properties"]
+    assert history["KeySchema"][1] == {"AttributeName": "seq", "KeyType": "RANGE"}
+    assert "GlobalSecondaryIndexes" not in history
+
+
+def test_tables_are_kept_backed_up_and_follow_the_capacity_mode(template: dict[str, Any]) -> None:
+    for table in of_type(template, "AWS::DynamoDB::Table").values():
+        assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
+        props = table["Properties"]
+        assert props["BillingMode"] == {"Ref": "BillingMode"}
+        assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"]["Fn::If"][0] == \
+            "PointInTimeRecovery"
+        for index in props.get("GlobalSecondaryIndexes", []):
+            assert index["ProvisionedThroughput"]["Fn::If"][0] == "Provisioned"
+        # No model has a TTL attribute today, so no table may claim one (moto would not show it either).
+        assert "TimeToLiveSpecification" not in props
+    assert template["Parameters"]["BillingMode"]["Default"] == "PAY_PER_REQUEST"
+    assert template["Parameters"]["TablePrefix"]["Default"] == "tp-"
+
+
+def test_a_ttl_attribute_becomes_the_tables_time_to_live() -> None:
+    class Expiring(Model):
+        class Meta:
+            table_name = "tp-expiring"
+
+        key = UnicodeAttribute(hash_key=True)
+        expires = TTLAttribute(attr_name="expires_at")
+
+    props = table_resource(table_spec(Expiring, "tp-"))["Properties"]
+    assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    assert props["TableName"] == {"Fn::Sub": "${TablePrefix}expiring"}
+
+
+def test_work_queues_redrive_to_the_dead_letter_queue(template: dict[str, Any]) -> None:
+    queues = of_type(template, "AWS::SQS::Queue")
+    assert sorted(queues) == ["DeadLetterQueue", "PaymentsQueue", "StepsQueue", "WorkflowsQueue"]
+    for lid, queue in queues.items():
+        props = queue["Properties"]
+        assert props["VisibilityTimeout"] == {"Ref": "VisibilityTimeout"}
+        if lid == "DeadLetterQueue":
+            assert "RedrivePolicy" not in props and props["MessageRetentionPeriod"] == 14 * 24 * 3600
+        else:
+            assert props["RedrivePolicy"] == {"deadLetterTargetArn": {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]},
+                                              "maxReceiveCount": {"Ref": "MaxReceiveCount"}}
+    assert template["Parameters"]["MaxReceiveCount"]["Default"] == MAX_RECEIVE_COUNT
+
+
+def _statements(template: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
+    doc = template["Resources"][role + "Policy"]["Properties"]["PolicyDocument"]
+    return {s["Sid"]: s for s in doc["Statement"]}
+
+
+def _tables(statement: dict[str, Any]) -> set[str]:
+    return {r["Fn::GetAtt"][0] for r in statement["Resource"] if "Fn::GetAtt" in r}
+
+
+def test_one_managed_policy_per_process(template: dict[str, Any]) -> None:
+    policies = of_type(template, "AWS::IAM::ManagedPolicy")
+    assert sorted(policies) == sorted(r.key + "Policy" for r in ROLES)
+    assert sorted(policies) == ["BeatPolicy", "ClientPolicy", "HookEndpointPolicy", "WorkerPolicy"]
+    for name in policies:
+        assert template["Outputs"][name + "Arn"]["Value"] == {"Ref": name}
+
+
+def test_policies_grant_only_what_each_process_needs(template: dict[str, Any]) -> None:
+    all_tables = set(of_type(template, "AWS::DynamoDB::Table"))
+    worker, beat = _statements(template, "Worker"), _statements(template, "Beat")
+    client, hooks = _statements(template, "Client"), _statements(template, "HookEndpoint")
+    assert "sqs:ReceiveMessage" in worker["Queues"]["Action"]
+    assert "sqs:ReceiveMessage" not in beat["Queues"]["Action"]
+    assert "sqs:ReceiveMessage" not in client["Queues"]["Action"]
+    assert _tables(worker["Tables"]) == _tables(beat["Tables"]) == all_tables
+    assert _tables(client["DeleteItems"]) == {"SchedulesTable"}
+    assert _tables(hooks["Tables"]) == {"HooksTable", "RunsTable", "HistoryTable"}
+    assert "DeleteItems" not in hooks and "DeadLetters" not in hooks
+    assert _tables(worker["DeadLetters"]) == {"DeadLetterQueue"}
+    assert "DeadLetterQueue" not in _tables(worker["Queues"])
+    for role in ROLES:
+        for statement in _statements(template, role.key).values():
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            assert all("*" not in a and a != "dynamodb:Scan" for a in actions), (role.key, actions)
+            if statement["Resource"] == "*":
+                assert actions == ["sqs:ListQueues"], (role.key, statement)
+
+
+def test_logical_ids_and_their_collisions() -> None:
+    assert logical_id("payments", "Queue") == "PaymentsQueue"
+    assert logical_id("bulk-email.v2", "Queue") == "BulkEmailV2Queue"
+    with pytest.raises(ConfigurationError, match="bulk_email"):
+        build_template(SETTINGS, ["bulk-email", "bulk_email"])
+
+
+def test_deploy_refuses_a_template_that_is_not_json_or_too_large() -> None:
+    with pytest.raises(DeploymentError, match="not JSON"):
+        compact("Resources: {}")
+    big = json.dumps({"Description": "x" * (MAX_TEMPLATE_BODY + 1)})
+    with pytest.raises(DeploymentError, match="inline limit"):
+        compact(big)
+    assert len(compact(render(build_template(SETTINGS, ["a", "b", "c", "d"])))) < MAX_TEMPLATE_BODY
+
+
+def test_a_redriven_celery_message_is_listed_as_such() -> None:
+    celery_message = {"headers": {"task": "workflows.resume", "id": "t-1"}, "body": "..."}
+    body = base64.b64encode(json.dumps(celery_message).encode()).decode()
+    letter = describe_letter(body)
+    assert letter["reason"] == REDRIVEN and letter["task"] == "workflows.resume" and letter["task_id"] == "t-1"
+    own = {"reason": "unknown task: x", "body": "{}"}
+    assert describe_letter(json.dumps(own)) == own

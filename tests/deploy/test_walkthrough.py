@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from tests.processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = re.compile(r"^(?:export )?([A-Z_]+)=(.*)$")
@@ -68,14 +69,6 @@ def test_the_documented_commands_take_a_user_from_nothing_to_a_completed_run(
             shown + "".join(log.read_text(errors="replace")[-3000:] for log in logs)
         assert "shipped o-1 from east, west" in shown
     finally:
-        for proc in background:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in background:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(background)
 
 

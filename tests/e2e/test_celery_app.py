@@ -18,6 +18,7 @@ from typing import Iterator
 import pytest
 
 from tests.conftest import ROOT
+from tests.processes import stop
 from workflows import get_run
 
 EXAMPLE = ROOT / "examples" / "celery_app"
@@ -41,23 +42,13 @@ def celery(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[
                             stdout=handle, stderr=subprocess.STDOUT)
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @pytest.fixture(scope="module")
 def proj_beat(proj_env, tmp_path_factory) -> Iterator[subprocess.Popen[bytes]]:  # type: ignore[no-untyped-def]
     log = tmp_path_factory.mktemp("proj-beat") / "beat.log"
     beat = celery(["beat", "-S", "beat.scheduler:WorkflowScheduler", "--loglevel", "INFO",
                    "-s", str(log.with_name("beat-schedule"))], proj_env, log)
     yield beat
-    stop(beat)
+    stop([beat])
 
 
 @pytest.fixture(scope="module", params=["threads", "prefork"])
@@ -71,7 +62,7 @@ def proj_worker(request, proj_env, proj_beat, tmp_path_factory) -> Iterator[Path
         time.sleep(0.2)
     assert proj_beat.poll() is None
     yield log
-    stop(worker)
+    stop([worker])
 
 
 def in_project(code: str, env: dict[str, str]) -> str:

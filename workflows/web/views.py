@@ -15,9 +15,10 @@ from typing import Any
 from beat.cron import ScheduleSpec, next_fire
 
 from .. import codec
-from ..client import get_run, list_runs
+from ..client import STATUSES, get_run, list_runs
 from ..core.fanout import join_id
 from ..core.records import BranchRecord, EventRecord, OpKind, RunRecord
+from ..errors import SerializationError
 from ..inspect import step_rows, timeline
 from ..runtime import get_engine
 from ..schedules import ScheduleInfo, list_schedules
@@ -45,9 +46,43 @@ def pretty_text(text: str | None) -> str:
 
 
 def runs_page(status: str | None, workflow: str | None, cursor: str | None) -> dict[str, Any]:
-    """One page of runs, newest first, with the cursor of the next page."""
-    page = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None)
-    return {"runs": list(page), "next_cursor": page.next_cursor}
+    """One page of runs, newest first, with the cursor of the next page.
+
+    With a filter this is one page of ``list_runs`` (one index Query). Without one,
+    ``list_runs`` walks status by status; the dashboard instead merges the newest page of
+    every status (one Query each, bounded by the cursor's creation time).
+    """
+    if status or workflow:
+        page = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None)
+        return {"runs": list(page), "next_cursor": page.next_cursor}
+    return newest_runs(cursor or None)
+
+
+def _merge_cursor(cursor: str | None) -> tuple[float | None, set[str]]:
+    if not cursor:
+        return None, set()
+    text, _, ids = cursor.partition("|")
+    try:
+        until = float(text)
+    except ValueError:
+        raise SerializationError(f"invalid cursor {cursor[:40]!r}: pass the next_cursor of an earlier page") from None
+    return until, set(filter(None, ids.split(",")))
+
+
+def newest_runs(cursor: str | None, limit: int = PAGE_SIZE) -> dict[str, Any]:
+    """The newest runs of every status, merged; the cursor holds the creation time of the
+    last run shown and the ids shown at exactly that time (the time bound is inclusive)."""
+    until, seen = _merge_cursor(cursor)
+    merged = [run for status in STATUSES
+              for run in list_runs(status=status, limit=min(limit + len(seen), 1000), until=until)
+              if run.run_id not in seen]
+    merged.sort(key=lambda run: (run.created_at, run.run_id), reverse=True)
+    page = merged[:limit]
+    if len(merged) <= limit:
+        return {"runs": page, "next_cursor": None}
+    last = page[-1].created_at
+    shown = {run.run_id for run in page if run.created_at == last} | (seen if last == until else set())
+    return {"runs": page, "next_cursor": f"{last!r}|{','.join(sorted(shown))}"}
 
 
 @dataclass(frozen=True)

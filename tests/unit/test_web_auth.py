@@ -9,8 +9,9 @@ from starlette.routing import Mount
 
 from tests.unit.test_http import TOKEN as HOOK_TOKEN
 from tests.unit.test_http import Response, assert_no_token, call, make
+from workflows.cli import main
 from workflows.errors import ConfigurationError
-from workflows.settings import Settings
+from workflows.settings import Settings, configure
 from workflows.web import create_app
 from workflows.web.auth import SESSION_COOKIE, Credentials
 
@@ -97,3 +98,12 @@ def test_pages_forbid_framing_and_scripts() -> None:
     policy = response.headers[b"content-security-policy"].decode()
     assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
     assert response.headers[b"x-frame-options"] == b"DENY"
+
+
+def test_workflows_web_refuses_to_start_without_a_token(capsys: pytest.CaptureFixture[str]) -> None:
+    configure(Settings())
+    try:
+        assert main(["web", "--port", "8123"]) == 1
+    finally:
+        configure(None)
+    assert "WORKFLOWS_DASHBOARD_TOKEN" in capsys.readouterr().err

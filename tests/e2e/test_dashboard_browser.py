@@ -86,7 +86,7 @@ def browser(server: str) -> Iterator[Any]:
     try:
         driver.get(f"{server}/login")
         driver.find_element(By.NAME, "token").send_keys(TOKEN)
-        driver.find_element(By.CSS_SELECTOR, "form button").click()
+        submit(driver, "sign-in")
         assert driver.current_url.endswith("/runs"), driver.page_source[:500]
         yield driver
     finally:
@@ -163,17 +163,20 @@ def test_every_page_and_action_needs_the_credential(server: str, browser: Any) -
     finally:
         browser.get(f"{server}/login")
         browser.find_element(By.NAME, "token").send_keys(TOKEN)
-        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        submit(browser, "sign-in")
 
 
 def test_runs_list_and_timelines_of_completed_retried_failed_and_sleeping_runs(server: str, browser: Any) -> None:
     tag = f"doomed-{time.time_ns()}"
     completed, retried = flows.sequence.start(3), flows.retrying.start(f"retry-{time.time_ns()}")
     failed, sleeping = dashboard_flows.doomed.start(tag), flows.sleeper.start(600)
-    fanned = flows.fan_out.start(3)
+    fanned, parent, parent_of_one = (flows.fan_out.start(3), flows.parent_of_children.start(2),
+                                     flows.parent_of_sleeper.start(0.2))
     assert completed.result(timeout=45) == 3
     assert retried.result(timeout=45) == "ok after 2"
     assert fanned.result(timeout=45) == [0, 2, 4]
+    assert parent.result(timeout=45) == [0, 2]
+    assert parent_of_one.result(timeout=45)["woke_at"] > 0
     wait_status(failed, RunStatus.FAILED)
     wait_status(sleeping, RunStatus.SUSPENDED)
 
@@ -209,6 +212,17 @@ def test_runs_list_and_timelines_of_completed_retried_failed_and_sleeping_runs(s
     lanes = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.timeline text.lane")]
     assert len([label for label in lanes if label.startswith("#0.")]) == 3
     shot(browser, "run-fan-out")
+
+    browser.get(f"{server}/runs/{parent.run_id}")
+    children = [c.run_id for c in parent.children()]
+    assert len(children) == 2 and len(rects(browser, "wait")) == 2  # waiting for each child's result
+    for child in children:
+        assert browser.find_elements(By.CSS_SELECTOR, f'dl.links a[href$="/runs/{child}"]')
+    browser.get(f"{server}/runs/{parent_of_one.run_id}")
+    [only_child] = [c.run_id for c in parent_of_one.children()]
+    assert browser.find_elements(By.CSS_SELECTOR, f'svg.timeline a[href$="/runs/{only_child}"] rect.wait')
+    browser.get(f"{server}/runs/{children[0]}")
+    assert browser.find_elements(By.CSS_SELECTOR, f'dl.links a[href$="/runs/{parent.run_id}"]')  # back to the parent
 
 
 def test_cancelling_from_the_page_asks_first_then_cancels(server: str, browser: Any) -> None:

@@ -39,6 +39,10 @@ def test_a_wait_starts_where_the_op_before_ended_and_links_its_child() -> None:
     sleep, child = [s for s in found if s.kind == "wait"]
     assert (sleep.start - T0, sleep.end - T0, sleep.status) == (1, 4, "fired")
     assert (child.start - T0, child.end - T0, child.link) == (4.5, 7, "r.2")
+    two = [event(0, 999, "child", "started", 1, name="sub", data=json.dumps({"run_id": "r.0"})),
+           event(1, 999, "child", "started", 2, name="sub", data=json.dumps({"run_id": "r.1"})),
+           event(2, 999, "child_result", "completed", 3, name="sub")]
+    assert [s.link for s in spans(run(), two, now=T0 + 10)] == [None]  # which child is not recorded
 
 
 def test_the_current_op_is_drawn_until_now_or_the_runs_end() -> None:
@@ -65,6 +69,7 @@ def test_fan_out_branches_get_a_lane_each() -> None:
         ("#0.2 branch", "failed")]
     [retried] = [s for s in found if s.lane == "#0.1 reserve" and s.status == "completed"]
     assert retried.start == T0 + 1 and retried.end == T0 + 5  # from its failed attempt's end to the join
+    assert retried.approx and not [s for s in found if s.status == "failed" and s.lane == "#0.1 reserve"][0].approx
 
 
 def test_layout_places_lanes_and_bars_on_one_axis() -> None:

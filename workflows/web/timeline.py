@@ -35,6 +35,7 @@ class Span:
         start / end: epoch seconds; ``end`` None while it is still going.
         title: the tooltip text.
         link: a run id the span links to (a child run), or None.
+        approx: its times are not recorded (a branch's last attempt), only bounded.
     """
 
     lane: str
@@ -44,6 +45,7 @@ class Span:
     end: float | None
     title: str
     link: str | None = None
+    approx: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,8 @@ def spans(run: RunRecord, history: list[EventRecord], now: float,
     out: list[Span] = []
     prev_end = run.created_at
     recorded: set[int] = set()
-    children: dict[str, str] = {}
+    children: dict[str, list[str]] = {}  # child runs started so far, by workflow name
+    awaited: set[str] = set()  # workflow names whose child result was recorded already
     for event in history:
         lane = f"#{event.pos} {event.name or event.kind}"
         if event.kind == OpKind.ATTEMPT.value:
@@ -115,12 +118,17 @@ def spans(run: RunRecord, history: list[EventRecord], now: float,
             out.append(_attempt(lane, event.status, event.started_at or prev_end, event.at, event.attempt,
                                 event.error))
         elif event.kind in WAIT_KINDS:
-            link = children.get(event.name or "") if event.kind == OpKind.CHILD_RESULT.value else None
+            link = None
+            if event.kind == OpKind.CHILD_RESULT.value:
+                # The record does not name its child: link only when it can be only one.
+                started = children.get(event.name or "", [])
+                link = started[0] if len(started) == 1 and event.name not in awaited else None
+                awaited.add(event.name or "")
             title = f"{lane} {WAIT_KINDS[event.kind]}: {event.status}, {_took(prev_end, event.at)}"
             out.append(Span(f"#{event.pos} {WAIT_KINDS[event.kind]} {event.name or ''}".rstrip(), "wait",
                             event.status, prev_end, event.at, title, link))
         elif event.kind == OpKind.CHILD.value:
-            children[event.name or ""] = json.loads(event.data or "{}").get("run_id", "")
+            children.setdefault(event.name or "", []).append(json.loads(event.data or "{}").get("run_id", ""))
         elif event.kind == OpKind.PARALLEL.value and branches and event.pos in branches:
             out.extend(_branch_spans(event.pos, prev_end, event.at, *branches[event.pos]))
         prev_end = max(prev_end, event.at)
@@ -142,7 +150,9 @@ def _branch_spans(pos: int, start: float, end: float | None, attempts: list[Even
     for result in results:
         lane = f"#{pos}.{result.index} {names.get(result.index) or 'branch'}"
         status = "failed" if result.error is not None else "completed"
-        out.append(_attempt(lane, status, last_end.get(result.index, start), end, None, result.error))
+        span = _attempt(lane, status, last_end.get(result.index, start), end, None, result.error)
+        out.append(Span(span.lane, span.kind, span.status, span.start, span.end,
+                        span.title + " (within these bounds; its times are not recorded)", approx=True))
     return out
 
 
@@ -212,7 +222,8 @@ def layout(items: list[Span], start: float, now: float, *, width: float = 900.0,
     for span in items:
         x0, x1 = x_of(span.start), x_of(span.end if span.end is not None else now)
         y = lanes[span.lane] * lane_height + (lane_height - bar_height) / 2
-        css = f"bar {span.kind} {span.status}" + (" open" if span.end is None else "")
+        css = f"bar {span.kind} {span.status}" + (" open" if span.end is None else "") + \
+            (" approx" if span.approx else "")
         chart.bars.append(Bar(x0, y, max(x1 - x0, MIN_BAR_WIDTH), bar_height, css, span.title, span.link))
     step = nice_step(total)
     chart.ticks = [Tick(x_of(start + i * step), tick_label(i * step)) for i in range(int(total / step) + 1)]

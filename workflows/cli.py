@@ -179,6 +179,22 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_web(args: argparse.Namespace) -> int:
+    from .settings import get_settings
+
+    if not get_settings().dashboard_token:
+        raise ConfigurationError("the dashboard is off: set WORKFLOWS_DASHBOARD_TOKEN (16 bytes or more) to serve it")
+    try:
+        import uvicorn
+    except ImportError:
+        raise ConfigurationError("workflows web needs the 'web' extra: "
+                                 "pip install 'celery-durable-workflows[web]'") from None
+    from .web import create_app
+
+    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
 def cmd_runs_list(args: argparse.Namespace) -> int:
     from .client import list_runs
 
@@ -313,6 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=_int_in(1, 65535), default=5000)
     p = add("demo", cmd_demo, "run an example workflow end to end on an embedded local stack")
     p.add_argument("--sleep", type=_seconds, default=3.0, help="seconds of the demo's durable sleep")
+    p = add("web", cmd_web, "serve the web dashboard and the hook endpoint (needs WORKFLOWS_DASHBOARD_TOKEN)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=_int_in(1, 65535), default=8000)
     add("reconcile", cmd_reconcile, "resume runs whose lease expired (beat also does this)")
 
     runs = add("runs", lambda a: EXIT_USAGE, "start, inspect and cancel runs").add_subparsers(

@@ -73,7 +73,7 @@ class HttpError(Exception):
         self.status, self.kind, self.message, self.headers = status, kind, message, list(headers)
 
 
-def _route_path(scope: Scope) -> str:
+def route_path(scope: Scope) -> str:
     """The path below the mount point (``root_path``), as Starlette's ``Mount`` passes it."""
     path: str = scope.get("path", "")
     root: str = scope.get("root_path", "")
@@ -196,7 +196,7 @@ class HooksApp:
             return
         if scope["type"] != "http":
             raise RuntimeError(f"workflows.http serves HTTP only, not {scope['type']!r}")
-        method, path = scope.get("method", "GET"), _route_path(scope)
+        method, path = scope.get("method", "GET"), route_path(scope)
         try:
             if path == "/healthz":
                 if method not in ("GET", "HEAD"):

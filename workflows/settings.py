@@ -14,6 +14,7 @@ DYNAMODB_ITEM_LIMIT = 400 * 1024
 #: botocore retries for SQS calls: throttles and 5xx are retried with backoff, up to 10 attempts.
 SQS_RETRIES = {"mode": "standard", "max_attempts": 10}
 MIN_HOOK_SECRET_BYTES = 32
+MIN_DASHBOARD_TOKEN_BYTES = 16
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class Settings:
         hook_secret: the key that hook tokens are derived from (``WORKFLOWS_HOOK_SECRET``,
             at least 32 bytes). A secret: set it identically on every worker, never log it;
             needed by any process that runs workflows creating hooks.
+        dashboard_token: the credential of the web dashboard (``WORKFLOWS_DASHBOARD_TOKEN``, at
+            least 16 bytes). A secret; the dashboard is off while it is unset.
         access_key_id / secret_access_key: taken from the standard AWS variables when set;
             otherwise boto3's credential chain applies.
     """
@@ -64,6 +67,7 @@ class Settings:
     poll_wait_seconds: int = 1
     in_place_seconds: float = 10.0
     hook_secret: str | None = field(default=None, repr=False)
+    dashboard_token: str | None = field(default=None, repr=False)
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
 
@@ -78,6 +82,9 @@ class Settings:
                 raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
         if self.hook_secret is not None and len(self.hook_secret.encode()) < MIN_HOOK_SECRET_BYTES:
             raise ConfigurationError(f"WORKFLOWS_HOOK_SECRET must be at least {MIN_HOOK_SECRET_BYTES} bytes "
+                                     "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+        if self.dashboard_token is not None and len(self.dashboard_token.encode()) < MIN_DASHBOARD_TOKEN_BYTES:
+            raise ConfigurationError(f"WORKFLOWS_DASHBOARD_TOKEN must be at least {MIN_DASHBOARD_TOKEN_BYTES} bytes "
                                      "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
         if not self.in_place_seconds >= 0:
             raise ConfigurationError(f"in_place_seconds must be 0 or more, got {self.in_place_seconds}")
@@ -104,6 +111,7 @@ class Settings:
                 poll_wait_seconds=int(env.get("WORKFLOWS_POLL_WAIT_SECONDS", "1")),
                 in_place_seconds=float(env.get("WORKFLOWS_IN_PLACE_SECONDS", "10")),
                 hook_secret=env.get("WORKFLOWS_HOOK_SECRET") or None,
+                dashboard_token=env.get("WORKFLOWS_DASHBOARD_TOKEN") or None,
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             )

@@ -1,0 +1,324 @@
+"""The dashboard in a real headless Chromium, against the real stack: the moto server, a
+worker and beat process, and the dashboard served by uvicorn on a free port.
+
+Screenshots go to tests/artifacts/ (ignored by git); with WORKFLOWS_DOC_SCREENSHOTS=1 the
+ones docs/dashboard.md shows are written to docs/img/ too.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import secrets
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlencode
+
+import pytest
+
+from tests.conftest import IN_CI
+from tests.e2e import dashboard_flows, flows
+from tests.e2e.flows import counter_dir
+from workflows import RunStatus, get_schedule
+from workflows.runtime import get_engine
+
+uvicorn = pytest.importorskip("uvicorn", reason="SKIPPED LOUDLY: uvicorn is not installed (pip install -e '.[dev]')")
+webdriver = pytest.importorskip("selenium.webdriver",
+                                reason="SKIPPED LOUDLY: selenium is not installed (pip install -e '.[dev]')")
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.expected_conditions import staleness_of  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+DOC_IMAGES = ROOT / "docs" / "img"
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+TOKEN = secrets.token_urlsafe(24)
+
+
+@pytest.fixture(scope="module")
+def server(cluster) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The dashboard (with the hook endpoint) served by uvicorn in a thread; its base URL."""
+    from workflows.web import create_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    srv = uvicorn.Server(uvicorn.Config(create_app(TOKEN), log_config=None, lifespan="on"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not srv.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    host, port = sock.getsockname()
+    yield f"http://{host}:{port}"
+    srv.should_exit = True
+    thread.join(timeout=10)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser(server: str) -> Iterator[Any]:
+    """Headless Chromium driven through the system chromedriver, signed in to the dashboard."""
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        message = "chromium and chromium-driver are not installed (apt-get install -y chromium chromium-driver)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(f"SKIPPED LOUDLY: {message}")
+    profile = tempfile.mkdtemp(prefix="dash-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1280,1000", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        driver.get(f"{server}/login")
+        driver.find_element(By.NAME, "token").send_keys(TOKEN)
+        submit(driver, "sign-in")
+        assert driver.current_url.endswith("/runs"), driver.page_source[:500]
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def shot(driver: Any, name: str, doc: bool = False) -> None:
+    """Save a screenshot of the whole page (and, on request, the docs' copy)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    height = driver.execute_script("return document.body.scrollHeight")
+    driver.set_window_size(1280, min(max(height + 40, 600), 3000))
+    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+    if doc and os.environ.get("WORKFLOWS_DOC_SCREENSHOTS") == "1":
+        DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(DOC_IMAGES / f"{name}.png"))
+
+
+def wait_status(run: Any, *statuses: RunStatus, timeout: float = 45) -> None:
+    deadline = time.monotonic() + timeout
+    while run.status() not in statuses:
+        assert time.monotonic() < deadline, f"run {run.run_id} is {run.status()}, not {statuses}"
+        time.sleep(0.2)
+
+
+def submit(driver: Any, element_id: str) -> None:
+    """Click a form's button and wait until the next page has loaded."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    driver.find_element(By.ID, element_id).click()
+    WebDriverWait(driver, 30).until(staleness_of(old))
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def rects(driver: Any, css: str) -> list[Any]:
+    return list(driver.find_elements(By.CSS_SELECTOR, f"svg.timeline rect.{css}"))
+
+
+def request(server: str, method: str, path: str, body: dict[str, str] | None = None,
+            headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """One plain HTTP request (no browser); the status and the body."""
+    host, port = server.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=15)
+    data = urlencode(body).encode() if body is not None else None
+    conn.request(method, path, body=data, headers={"Content-Type": "application/x-www-form-urlencoded",
+                                                   **(headers or {})})
+    response = conn.getresponse()
+    text = response.read().decode()
+    conn.close()
+    return response.status, text
+
+
+def test_every_page_and_action_needs_the_credential(server: str, browser: Any) -> None:
+    run = flows.sequence.start(2)
+    for method, path in (("GET", "/runs"), ("GET", f"/runs/{run.run_id}"), ("GET", "/schedules"),
+                         ("POST", f"/runs/{run.run_id}/cancel"), ("GET", "/")):
+        status, text = request(server, method, path, {"confirm": "yes"} if method == "POST" else None)
+        assert status == 401 and 'name="token"' in text and run.run_id not in text, (method, path)
+    status, text = request(server, "POST", "/login", {"token": TOKEN[:-1] + "x"})
+    assert status == 401 and "not the dashboard token" in text
+    status, _ = request(server, "GET", "/runs", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert status == 200
+    # A signed-in browser session still needs the form's CSRF token for an action.
+    cookie = browser.get_cookie("workflows_dashboard")["value"]
+    status, text = request(server, "POST", f"/runs/{run.run_id}/cancel", {"confirm": "yes", "csrf": "forged"},
+                           headers={"Cookie": f"workflows_dashboard={cookie}"})
+    assert status == 403
+    assert run.result(timeout=30) == 1
+    # A browser without the cookie sees the sign-in form.
+    browser.delete_all_cookies()
+    try:
+        browser.get(f"{server}/runs/{run.run_id}")
+        assert browser.find_elements(By.NAME, "token") and run.run_id not in browser.page_source
+        shot(browser, "sign-in")
+    finally:
+        browser.get(f"{server}/login")
+        browser.find_element(By.NAME, "token").send_keys(TOKEN)
+        submit(browser, "sign-in")
+
+
+def test_runs_list_and_timelines_of_completed_retried_failed_and_sleeping_runs(server: str, browser: Any) -> None:
+    tag = f"doomed-{time.time_ns()}"
+    completed, retried = flows.sequence.start(3), flows.retrying.start(f"retry-{time.time_ns()}")
+    failed, sleeping = dashboard_flows.doomed.start(tag), flows.sleeper.start(600)
+    fanned, parent, parent_of_one = (flows.fan_out.start(3), flows.parent_of_children.start(2),
+                                     flows.parent_of_sleeper.start(0.2))
+    assert completed.result(timeout=45) == 3
+    assert retried.result(timeout=45) == "ok after 2"
+    assert fanned.result(timeout=45) == [0, 2, 4]
+    assert parent.result(timeout=45) == [0, 2]
+    assert parent_of_one.result(timeout=45)["woke_at"] > 0
+    wait_status(failed, RunStatus.FAILED)
+    wait_status(sleeping, RunStatus.SUSPENDED)
+
+    browser.get(f"{server}/runs")
+    listed = {row.get_attribute("data-run-id") for row in browser.find_elements(By.CSS_SELECTOR, "tr.run")}
+    assert {completed.run_id, retried.run_id, failed.run_id, sleeping.run_id} <= listed
+    browser.get(f"{server}/runs?status=failed")
+    failed_rows = {row.get_attribute("data-run-id") for row in browser.find_elements(By.CSS_SELECTOR, "tr.run")}
+    assert failed.run_id in failed_rows and completed.run_id not in failed_rows
+    shot(browser, "runs")
+
+    browser.get(f"{server}/runs/{completed.run_id}")
+    assert len(rects(browser, "attempt")) == 3 and len(rects(browser, "attempt.completed")) == 3
+
+    browser.get(f"{server}/runs/{retried.run_id}")
+    assert len(rects(browser, "attempt")) == 3
+    assert len(rects(browser, "attempt.failed")) == 2 and len(rects(browser, "attempt.completed")) == 1
+    shot(browser, "run-retried", doc=True)
+
+    browser.get(f"{server}/runs/{failed.run_id}")
+    assert len(rects(browser, "attempt.failed")) == 3 and not rects(browser, "attempt.completed")
+    error = browser.find_element(By.ID, "error").text
+    assert "<b>boom</b>" in error  # shown as text, escaped: not a bold element
+    assert not browser.find_elements(By.CSS_SELECTOR, "#error b")
+    shot(browser, "run-failed")
+
+    browser.get(f"{server}/runs/{sleeping.run_id}")
+    assert len(rects(browser, "wait")) == 1 and len(rects(browser, "attempt")) == 1
+    assert browser.find_element(By.ID, "run-status").text == "suspended"
+
+    browser.get(f"{server}/runs/{fanned.run_id}")
+    assert len(rects(browser, "attempt")) == 3  # one lane per branch
+    lanes = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.timeline text.lane")]
+    assert len([label for label in lanes if label.startswith("#0.")]) == 3
+    shot(browser, "run-fan-out")
+
+    browser.get(f"{server}/runs/{parent.run_id}")
+    children = [c.run_id for c in parent.children()]
+    assert len(children) == 2 and len(rects(browser, "wait")) == 2  # waiting for each child's result
+    for child in children:
+        assert browser.find_elements(By.CSS_SELECTOR, f'dl.links a[href$="/runs/{child}"]')
+    browser.get(f"{server}/runs/{parent_of_one.run_id}")
+    [only_child] = [c.run_id for c in parent_of_one.children()]
+    assert browser.find_elements(By.CSS_SELECTOR, f'svg.timeline a[href$="/runs/{only_child}"] rect.wait')
+    browser.get(f"{server}/runs/{children[0]}")
+    assert browser.find_elements(By.CSS_SELECTOR, f'dl.links a[href$="/runs/{parent.run_id}"]')  # back to the parent
+
+
+def test_cancelling_from_the_page_asks_first_then_cancels(server: str, browser: Any) -> None:
+    run = flows.sleeper.start(600)
+    wait_status(run, RunStatus.SUSPENDED)
+    browser.get(f"{server}/runs/{run.run_id}")
+    submit(browser, "cancel")
+    assert run.run_id in browser.find_element(By.TAG_NAME, "h1").text  # the confirmation page
+    shot(browser, "cancel-confirm")
+    assert run.status() == RunStatus.SUSPENDED  # nothing happened yet
+    submit(browser, "confirm")
+    assert "Cancellation requested" in browser.find_element(By.CLASS_NAME, "notice").text, browser.current_url
+    wait_status(run, RunStatus.CANCELLED)
+    browser.refresh()
+    assert browser.find_element(By.ID, "run-status").text == "cancelled"
+
+
+def test_a_signal_sent_from_the_page_reaches_the_run(server: str, browser: Any) -> None:
+    run = flows.signal_collector.start(1)
+    wait_status(run, RunStatus.SUSPENDED)
+    browser.get(f"{server}/runs/{run.run_id}")
+    browser.find_element(By.NAME, "name").send_keys("item")
+    payload = browser.find_element(By.NAME, "payload")
+    payload.clear()
+    payload.send_keys('{"sku": "<i>A</i>"}')
+    browser.find_element(By.CSS_SELECTOR, "form.signal button").click()
+    assert '{"sku": "<i>A</i>"}' in browser.find_element(By.CSS_SELECTOR, "pre.detail").text
+    submit(browser, "confirm")
+    assert "Signal sent" in browser.find_element(By.CLASS_NAME, "notice").text
+    assert run.result(timeout=30) == [{"sku": "<i>A</i>"}]
+
+
+def test_html_in_a_payload_is_shown_escaped(server: str, browser: Any) -> None:
+    text = "<script>document.title='owned'</script><b id=\"injected\">bold</b>"
+    run = dashboard_flows.echo.start(text)
+    assert run.result(timeout=30) == text
+    browser.get(f"{server}/runs/{run.run_id}")
+    assert not browser.find_elements(By.ID, "injected")
+    assert "owned" not in browser.title
+    assert json.dumps(text) in browser.find_element(By.ID, "result").text  # the result is shown as JSON
+    assert "&lt;script&gt;" in browser.page_source
+
+
+def test_no_hook_token_or_nonce_appears_in_the_page(server: str, browser: Any) -> None:
+    tag = f"hook-{time.time_ns()}"
+    run = dashboard_flows.quiet_approval.start(tag)
+    token_file = counter_dir() / f"token-{tag}"
+    deadline = time.monotonic() + 30
+    while not token_file.exists():
+        assert time.monotonic() < deadline, "the run never handed over its token"
+        time.sleep(0.1)
+    token = token_file.read_text()
+    wait_status(run, RunStatus.SUSPENDED)
+    [hook_record] = [e for e in get_engine().store.read_history(run.run_id) if e.kind == "hook"]
+    secrets_of_hook = [token, json.loads(hook_record.data or "{}")["nonce"]]
+
+    browser.get(f"{server}/runs/{run.run_id}")
+    assert "approve" in browser.find_element(By.CSS_SELECTOR, "table.hooks").text
+    assert not [s for s in secrets_of_hook if s in browser.page_source]
+    # The hook endpoint is served by the same app, at its usual path.
+    host, port = server.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=15)
+    conn.request("POST", f"/hooks/{token}", body=b'{"approved": true}', headers={"Content-Type": "application/json"})
+    assert conn.getresponse().status == 202
+    conn.close()
+    assert run.result(timeout=30) == {"approved": True}
+    browser.get(f"{server}/runs/{run.run_id}")
+    assert "resumed" in browser.find_element(By.CSS_SELECTOR, "table.hooks").text
+    assert not [s for s in secrets_of_hook if s in browser.page_source]
+    shot(browser, "run-hook")
+
+
+def test_schedules_page_pauses_resumes_and_triggers(server: str, browser: Any) -> None:
+    from workflows import create_schedule, delete_schedule
+
+    schedule_id = f"dash-{time.time_ns()}"
+    create_schedule("scheduled_tick", every="1h", args=[f"tick-{schedule_id}"], schedule_id=schedule_id,
+                    overlap="allow_all")
+    try:
+        def act(label: str) -> None:
+            browser.get(f"{server}/schedules")
+            row = browser.find_element(By.CSS_SELECTOR, f'tr.schedule[data-schedule-id="{schedule_id}"]')
+            [button] = [b for b in row.find_elements(By.TAG_NAME, "button") if b.text == label]
+            button.click()
+            submit(browser, "confirm")
+
+        browser.get(f"{server}/schedules")
+        row = browser.find_element(By.CSS_SELECTOR, f'tr.schedule[data-schedule-id="{schedule_id}"]')
+        assert "every 3600s" in row.text and "allow_all" in row.text and row.text.count("Z") >= 3
+        shot(browser, "schedules", doc=True)
+        act("Pause")
+        assert get_schedule(schedule_id).paused
+        act("Resume")
+        assert not get_schedule(schedule_id).paused
+        act("Trigger now")
+        assert "a run started" in browser.page_source
+        assert get_schedule(schedule_id).fired == 1
+    finally:
+        delete_schedule(schedule_id)

@@ -1,0 +1,323 @@
+"""The dashboard's ASGI app: server-rendered pages and confirmed actions, with the hook endpoint.
+
+Routes (below wherever the app is mounted)::
+
+    GET  /runs                    runs, newest first (filters: status, workflow; cursor paging)
+    GET  /runs/{run_id}           a run: timeline, arguments, result, steps, hooks, history, links
+    POST /runs/{run_id}/cancel    cancel (a confirmation page first)
+    POST /runs/{run_id}/signal    send a signal: name + JSON payload (a confirmation page first)
+    GET  /schedules               schedules: timetable, next fires, overlap policy, state
+    POST /schedules/action        pause, resume or trigger a schedule (a confirmation page first)
+    GET|POST /login, POST /logout the credential form and the session cookie
+    POST /hooks/{token}, GET /healthz   the hook endpoint (``workflows.http``), unchanged
+
+Every dashboard page and action needs the credential (see ``auth``); without
+``WORKFLOWS_DASHBOARD_TOKEN`` the dashboard answers 404 and only the hook endpoint works.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs, urlencode
+
+from jinja2 import Environment, FileSystemLoader
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from ..client import STATUSES, cancel, send_signal
+from ..errors import InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
+from ..http import HooksApp, Receive, Scope, Send, route_path
+from ..http import create_app as create_hooks_app
+from ..schedules import pause_schedule, resume_schedule, trigger_schedule
+from .auth import SESSION_COOKIE, Credentials
+from .views import run_view, runs_page, schedules_page, when
+
+FORM_LIMIT = 300 * 1024  # a signal payload up to the default payload limit, form-encoded
+SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+                               "frame-ancestors 'none'; base-uri 'none'",
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+#: Messages shown after an action, by key (a redirect never carries text of its own).
+NOTICES = {"cancelled": "Cancellation requested.", "signalled": "Signal sent.", "paused": "Schedule paused.",
+           "resumed": "Schedule resumed.", "triggered": "Schedule fired: a run started.",
+           "not-started": "Not started now: the overlap policy skipped or buffered the fire."}
+#: HTTP status of a refused action, most specific first.
+ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (NotFound, 404), (RunEnded, 409), (SerializationError, 422), (InvalidSchedule, 422), (WorkflowError, 409),
+)
+SCHEDULE_ACTIONS = {"pause": "Pause", "resume": "Resume", "trigger": "Trigger now"}
+
+Handler = Callable[[Request, "Auth"], Awaitable[Response]]
+
+
+class Auth:
+    """Who a request is: how it proved the credential, and its CSRF token."""
+
+    def __init__(self, session_id: str | None, csrf: str) -> None:
+        self.session_id, self.csrf = session_id, csrf
+
+
+class Refused(Exception):
+    """A request answered with an error page of ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")), autoescape=True)
+    env.filters["when"] = when
+    env.globals["statuses"] = STATUSES
+    return env
+
+
+class Dashboard:
+    """The pages and actions; ``credentials`` None means the dashboard is off."""
+
+    def __init__(self, credentials: Credentials | None, hooks: HooksApp) -> None:
+        self.credentials = credentials
+        self.hooks = hooks
+        self.templates = _environment()
+
+    def render(self, request: Request, name: str, code: int = 200, auth: Auth | None = None,
+               **context: Any) -> HTMLResponse:
+        """A page from a template; every payload in it is HTML-escaped (autoescape)."""
+        base = request.scope.get("root_path", "")
+        html = self.templates.get_template(name).render(base=base, csrf=auth.csrf if auth else "",
+                                                        signed_in=auth is not None, **context)
+        return HTMLResponse(html, status_code=code, headers=SECURITY_HEADERS)
+
+    def redirect(self, request: Request, path: str, notice: str | None = None) -> RedirectResponse:
+        """A 303 to a dashboard path (below the mount point)."""
+        query = f"?{urlencode({'notice': notice})}" if notice else ""
+        return RedirectResponse(request.scope.get("root_path", "") + path + query, status_code=303,
+                                headers=SECURITY_HEADERS)
+
+    # -- credentials ---------------------------------------------------------------------------
+
+    def authenticate(self, request: Request) -> Auth | None:
+        """The request's proof of the credential: a session cookie or a bearer header."""
+        if self.credentials is None:
+            raise Refused(404, "The dashboard is off: set WORKFLOWS_DASHBOARD_TOKEN to turn it on.")
+        if self.credentials.bearer_matches(request.headers.get("authorization")):
+            return Auth(None, "")
+        session_id = self.credentials.session_id(request.cookies.get(SESSION_COOKIE))
+        return None if session_id is None else Auth(session_id, self.credentials.csrf_token(session_id))
+
+    def guarded(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        """Wrap a handler: refuse a request without the credential, and a form without its CSRF token."""
+        async def endpoint(request: Request) -> Response:
+            try:
+                auth = self.authenticate(request)
+                if auth is None:
+                    return self.render(request, "login.html", 401, message="Sign in to see this page.")
+                if request.method == "POST":
+                    form = await read_form(request)
+                    request.state.form = form
+                    if auth.session_id is not None and not self.credentials_ok(auth, form.get("csrf")):
+                        raise Refused(403, "This form has expired or did not come from the dashboard. "
+                                           "Open the page again and retry.")
+                return await handler(request, auth)
+            except Refused as exc:
+                return self.render(request, "error.html", exc.status, message=exc.message)
+        return endpoint
+
+    def credentials_ok(self, auth: Auth, csrf: str | None) -> bool:
+        """Whether a form's CSRF token belongs to the request's session."""
+        return (self.credentials is not None and auth.session_id is not None
+                and self.credentials.csrf_matches(auth.session_id, csrf))
+
+    async def login_form(self, request: Request) -> Response:
+        """GET /login."""
+        if self.credentials is None:
+            return self.render(request, "error.html", 404, message="The dashboard is off.")
+        return self.render(request, "login.html")
+
+    async def login(self, request: Request) -> Response:
+        """POST /login: a right token gets a session cookie."""
+        if self.credentials is None:
+            return self.render(request, "error.html", 404, message="The dashboard is off.")
+        try:
+            form = await read_form(request)
+        except Refused as exc:
+            return self.render(request, "error.html", exc.status, message=exc.message)
+        if not self.credentials.token_matches(form.get("token")):
+            return self.render(request, "login.html", 401, message="That is not the dashboard token.")
+        response = self.redirect(request, "/runs")
+        response.set_cookie(SESSION_COOKIE, self.credentials.new_session(),
+                            max_age=int(self.credentials.session_seconds), path=request.scope.get("root_path") or "/",
+                            httponly=True, samesite="strict", secure=request.url.scheme == "https")
+        return response
+
+    async def logout(self, request: Request, auth: Auth) -> Response:
+        """POST /logout: forget the session cookie."""
+        response = self.redirect(request, "/login")
+        response.delete_cookie(SESSION_COOKIE, path=request.scope.get("root_path") or "/")
+        return response
+
+    # -- pages ---------------------------------------------------------------------------------
+
+    async def home(self, request: Request, auth: Auth) -> Response:
+        """GET /: the runs."""
+        return self.redirect(request, "/runs")
+
+    async def runs(self, request: Request, auth: Auth) -> Response:
+        """GET /runs."""
+        query = request.query_params
+        status, workflow, cursor = query.get("status") or "", query.get("workflow") or "", query.get("cursor") or ""
+        data = await self.call(runs_page, status, workflow, cursor)
+        next_query = urlencode({k: v for k, v in (("status", status), ("workflow", workflow),
+                                                  ("cursor", data["next_cursor"])) if v})
+        return self.render(request, "runs.html", auth=auth, status=status, workflow=workflow, cursor=cursor,
+                           next_query=next_query if data["next_cursor"] else "", runs=data["runs"],
+                           notice=NOTICES.get(query.get("notice", "")))
+
+    async def run(self, request: Request, auth: Auth) -> Response:
+        """GET /runs/{run_id}."""
+        data = await self.call(run_view, request.path_params["run_id"])
+        return self.render(request, "run.html", auth=auth, notice=NOTICES.get(request.query_params.get("notice", "")),
+                           **data)
+
+    async def schedules(self, request: Request, auth: Auth) -> Response:
+        """GET /schedules."""
+        data = await self.call(schedules_page, request.query_params.get("cursor"))
+        return self.render(request, "schedules.html", auth=auth, actions=SCHEDULE_ACTIONS,
+                           notice=NOTICES.get(request.query_params.get("notice", "")), **data)
+
+    # -- actions: a confirmation page, then the action ------------------------------------------
+
+    def confirm(self, request: Request, auth: Auth, question: str, fields: dict[str, str],
+                detail: str | None = None) -> Response:
+        """The confirmation page of an action: the same form again, with ``confirm=yes``."""
+        return self.render(request, "confirm.html", auth=auth, question=question, detail=detail,
+                           action=request.url.path, fields=fields)
+
+    async def cancel_run(self, request: Request, auth: Auth) -> Response:
+        """POST /runs/{run_id}/cancel."""
+        run_id = request.path_params["run_id"]
+        if request.state.form.get("confirm") != "yes":
+            return self.confirm(request, auth, f"Cancel run {run_id}?", {})
+        await self.call(cancel, run_id)
+        return self.redirect(request, f"/runs/{run_id}", "cancelled")
+
+    async def signal_run(self, request: Request, auth: Auth) -> Response:
+        """POST /runs/{run_id}/signal: ``name`` and ``payload`` (JSON text)."""
+        run_id, form = request.path_params["run_id"], request.state.form
+        name, text = form.get("name", "").strip(), form.get("payload", "").strip() or "null"
+        payload = parse_json(text)
+        if not name:
+            raise Refused(422, "A signal needs a name.")
+        if form.get("confirm") != "yes":
+            return self.confirm(request, auth, f"Send signal {name!r} to run {run_id}?",
+                                {"name": name, "payload": text}, detail=text)
+        await self.call(send_signal, run_id, name, payload)
+        return self.redirect(request, f"/runs/{run_id}", "signalled")
+
+    async def schedule_action(self, request: Request, auth: Auth) -> Response:
+        """POST /schedules/action: ``schedule_id`` and ``action`` (pause, resume, trigger)."""
+        form = request.state.form
+        schedule_id, action = form.get("schedule_id", ""), form.get("action", "")
+        if action not in SCHEDULE_ACTIONS:
+            raise Refused(422, "Unknown schedule action.")
+        if form.get("confirm") != "yes":
+            return self.confirm(request, auth, f"{SCHEDULE_ACTIONS[action]} schedule {schedule_id}?",
+                                {"schedule_id": schedule_id, "action": action})
+        if action == "pause":
+            await self.call(pause_schedule, schedule_id)
+            return self.redirect(request, "/schedules", "paused")
+        await run_in_threadpool(self.hooks.load_workflows)  # firing needs the workflow's definition
+        if action == "resume":
+            await self.call(resume_schedule, schedule_id)
+            return self.redirect(request, "/schedules", "resumed")
+        run = await self.call(trigger_schedule, schedule_id)
+        return self.redirect(request, "/schedules", "triggered" if run is not None else "not-started")
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a blocking library call in a thread; a refused one becomes an error page."""
+        try:
+            return await run_in_threadpool(fn, *args)
+        except WorkflowError as exc:
+            status = next(code for kind, code in ERROR_STATUS if isinstance(exc, kind))
+            raise Refused(status, f"{type(exc).__name__}: {exc}") from None
+
+    def routes(self) -> list[Route]:
+        """The dashboard's routes."""
+        g = self.guarded
+        return [
+            Route("/", g(self.home)),
+            Route("/login", self.login_form, methods=["GET"]),
+            Route("/login", self.login, methods=["POST"]),
+            Route("/logout", g(self.logout), methods=["POST"]),
+            Route("/runs", g(self.runs)),
+            Route("/runs/{run_id}", g(self.run)),
+            Route("/runs/{run_id}/cancel", g(self.cancel_run), methods=["POST"]),
+            Route("/runs/{run_id}/signal", g(self.signal_run), methods=["POST"]),
+            Route("/schedules", g(self.schedules)),
+            Route("/schedules/action", g(self.schedule_action), methods=["POST"]),
+        ]
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """A url-encoded form body (the last value of each field), refused over ``FORM_LIMIT``."""
+    declared = request.headers.get("content-length", "0")
+    if not declared.isdigit() or int(declared) > FORM_LIMIT:
+        raise Refused(413, "The form is too large.")
+    body = await request.body()
+    if len(body) > FORM_LIMIT:
+        raise Refused(413, "The form is too large.")
+    try:
+        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=20)
+    except (UnicodeDecodeError, ValueError):
+        raise Refused(400, "The form could not be read.") from None
+    return {key: values[-1] for key, values in fields.items()}
+
+
+def parse_json(text: str) -> Any:
+    """A signal payload typed into the form; refused when it is not JSON."""
+    from ..http import parse_body
+
+    try:
+        return parse_body(text.encode())
+    except SerializationError:
+        raise Refused(422, "The payload is not valid JSON.") from None
+
+
+class WebApp:
+    """One ASGI app: the hook endpoint's paths go to ``workflows.http``, the rest to the dashboard."""
+
+    def __init__(self, dashboard: Starlette, hooks: HooksApp) -> None:
+        self.dashboard, self.hooks = dashboard, hooks
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = route_path(scope)
+            if path == "/healthz" or path.startswith("/hooks/"):
+                await self.hooks(scope, receive, send)
+                return
+        await self.dashboard(scope, receive, send)
+
+
+def create_app(token: str | None = None, *, hooks: HooksApp | None = None) -> WebApp:
+    """Build the dashboard together with the hook endpoint.
+
+    Args:
+        token: the dashboard credential; default ``WORKFLOWS_DASHBOARD_TOKEN``. Without one
+            the dashboard is off (404) and only the hook endpoint answers.
+        hooks: the hooks app to serve under ``/hooks/`` (default: a new ``workflows.http`` app).
+    """
+    if token is None:
+        from ..settings import get_settings
+
+        token = get_settings().dashboard_token
+    hooks = hooks or create_hooks_app()
+    dashboard = Dashboard(Credentials(token) if token else None, hooks)
+    return WebApp(Starlette(routes=dashboard.routes()), hooks)

@@ -1,0 +1,170 @@
+"""What the dashboard's pages show, read through the client API and the Store port.
+
+Every read is a GetItem or a Query (the listing indexes, a run's history, its hooks by
+run); nothing scans. Nothing returned here holds a hook token, a nonce or a token hash.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from beat.cron import ScheduleSpec, next_fire
+
+from .. import codec
+from ..client import STATUSES, get_run, list_runs
+from ..core.fanout import join_id
+from ..core.records import BranchRecord, EventRecord, OpKind, RunRecord
+from ..errors import SerializationError
+from ..inspect import step_rows, timeline
+from ..runtime import get_engine
+from ..schedules import ScheduleInfo, list_schedules
+from .timeline import Chart, branch_positions, chart_for
+
+PAGE_SIZE = 50
+MAX_SHOWN = 4000  # characters of one payload shown in a page
+NEXT_FIRES = 3
+
+
+def pretty(value: Any) -> str:
+    """A payload as indented JSON, cut to ``MAX_SHOWN`` characters."""
+    text = json.dumps(value, indent=2, default=str, ensure_ascii=False)
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + f"\n... ({len(text)} characters in all)"
+
+
+def pretty_text(text: str | None) -> str:
+    """Stored JSON text as indented JSON (the text itself if it is not JSON)."""
+    if text is None:
+        return ""
+    try:
+        return pretty(json.loads(text))
+    except ValueError:
+        return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
+
+
+def runs_page(status: str | None, workflow: str | None, cursor: str | None) -> dict[str, Any]:
+    """One page of runs, newest first, with the cursor of the next page.
+
+    With a filter this is one page of ``list_runs`` (one index Query). Without one,
+    ``list_runs`` walks status by status; the dashboard instead merges the newest page of
+    every status (one Query each, bounded by the cursor's creation time).
+    """
+    if status or workflow:
+        page = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None)
+        return {"runs": list(page), "next_cursor": page.next_cursor}
+    return newest_runs(cursor or None)
+
+
+def _merge_cursor(cursor: str | None) -> tuple[float | None, set[str]]:
+    if not cursor:
+        return None, set()
+    text, _, ids = cursor.partition("|")
+    try:
+        until = float(text)
+    except ValueError:
+        raise SerializationError(f"invalid cursor {cursor[:40]!r}: pass the next_cursor of an earlier page") from None
+    return until, set(filter(None, ids.split(",")))
+
+
+def newest_runs(cursor: str | None, limit: int = PAGE_SIZE) -> dict[str, Any]:
+    """The newest runs of every status, merged; the cursor holds the creation time of the
+    last run shown and the ids shown at exactly that time (the time bound is inclusive)."""
+    until, seen = _merge_cursor(cursor)
+    merged = [run for status in STATUSES
+              for run in list_runs(status=status, limit=min(limit + len(seen), 1000), until=until)
+              if run.run_id not in seen]
+    merged.sort(key=lambda run: (run.created_at, run.run_id), reverse=True)
+    page = merged[:limit]
+    if len(merged) <= limit:
+        return {"runs": page, "next_cursor": None}
+    last = page[-1].created_at
+    shown = {run.run_id for run in page if run.created_at == last} | (seen if last == until else set())
+    return {"runs": page, "next_cursor": f"{last!r}|{','.join(sorted(shown))}"}
+
+
+@dataclass(frozen=True)
+class HookRow:
+    """A hook as the dashboard shows it: never its token, nor its hash."""
+
+    pos: int
+    name: str
+    status: str
+    created_at: float
+    expires_at: float | None
+    resumed_at: float | None
+
+
+def _branches(run: RunRecord, history: list[EventRecord]) -> dict[int, tuple[list[EventRecord], list[BranchRecord]]]:
+    store = get_engine().store
+    return {pos: (store.read_history(join_id(run.run_id, pos)), store.branch_results(join_id(run.run_id, pos)))
+            for pos in branch_positions(history, run)}
+
+
+def _event_rows(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]:
+    rows = []
+    for event in timeline(run, history):  # hook records (nonce, hash) are left out there
+        detail = {k: v for k, v in event.items() if k in ("data", "result") and v is not None}
+        rows.append({**event, "detail": "\n".join(pretty_text(v) for v in detail.values())})
+    return rows
+
+
+def run_view(run_id: str) -> dict[str, Any]:
+    """Everything the run page shows: the run, its links, timeline, steps, hooks and history.
+
+    Raises:
+        RunNotFound: no run has this id.
+    """
+    handle = get_run(run_id)
+    run = handle.record()
+    history = handle.history()
+    now = time.time()
+    chart: Chart = chart_for(run, history, now, _branches(run, history))
+    hooks = [HookRow(h.pos, h.name, h.status, h.created_at, h.expires_at, h.resumed_at)
+             for h in get_engine().store.hooks_for_run(run_id)]
+    children = [json.loads(e.data or "{}").get("run_id") for e in history
+                if e.kind == OpKind.CHILD.value and e.is_outcome]
+    waiting = run.waiting or {}
+    return {
+        "run": run,
+        "args": pretty(codec.loads(run.args)),
+        "result": pretty_text(run.result) if run.result is not None else None,
+        "chart": chart,
+        "steps": step_rows(run, history),
+        "hooks": hooks,
+        "events": _event_rows(run, history),
+        "children": [c for c in children if c],
+        "chain": [h.run_id for h in handle.chain()] if run.continued_from or run.continued_to else [],
+        "waiting": {k: waiting[k] for k in ("kind", "name", "due", "since") if waiting.get(k) is not None},
+    }
+
+
+def upcoming(info: ScheduleInfo, count: int = NEXT_FIRES) -> list[datetime]:
+    """The next fire times of a schedule: the stored next one, then its timetable's (without jitter)."""
+    if info.paused or info.next_fire_at is None:
+        return []
+    spec = ScheduleSpec(cron=info.cron, every=info.every, timezone=info.timezone, start_at=info.start_at,
+                        end_at=info.end_at)
+    fires = [info.next_fire_at]
+    while len(fires) < count:
+        following = next_fire(spec, fires[-1])
+        if following is None:
+            break
+        fires.append(following)
+    return fires
+
+
+def schedules_page(cursor: str | None) -> dict[str, Any]:
+    """One page of schedules sorted by id, each with its next fire times."""
+    page = list_schedules(limit=PAGE_SIZE, cursor=cursor or None)
+    return {"schedules": [(info, upcoming(info)) for info in page], "next_cursor": page.next_cursor}
+
+
+def when(value: float | datetime | None) -> str:
+    """A time in UTC to the millisecond, or ``-``."""
+    if value is None:
+        return "-"
+    moment = value if isinstance(value, datetime) else datetime.fromtimestamp(value, timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"

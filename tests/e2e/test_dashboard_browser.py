@@ -12,9 +12,7 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -25,6 +23,7 @@ import pytest
 from tests.conftest import IN_CI
 from tests.e2e import dashboard_flows, flows
 from tests.e2e.flows import counter_dir
+from tests.serving import serve
 from workflows import RunStatus, get_schedule
 from workflows.runtime import get_engine
 
@@ -50,20 +49,8 @@ def server(cluster) -> Iterator[str]:  # type: ignore[no-untyped-def]
     """The dashboard (with the hook endpoint) served by uvicorn in a thread; its base URL."""
     from workflows.web import create_app
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    srv = uvicorn.Server(uvicorn.Config(create_app(TOKEN), log_config=None, lifespan="on"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    host, port = sock.getsockname()
-    yield f"http://{host}:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serve(create_app(TOKEN)) as (host, port):
+        yield f"http://{host}:{port}"
 
 
 @pytest.fixture(scope="module")

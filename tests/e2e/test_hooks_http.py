@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import socket
 import threading
 import time
 from typing import Any, Iterator
@@ -13,6 +12,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.e2e import hook_flows
+from tests.serving import serve
 from workflows import HookAlreadyResumed, RunStatus, resume_hook
 from workflows.core.tokens import new_token
 from workflows.runtime import get_engine
@@ -47,20 +47,8 @@ def server(cluster, access_log: Collect) -> Iterator[tuple[str, int]]:  # type: 
     """uvicorn on a free port in a background thread, serving the real app."""
     from workflows.http import app
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(app, log_config=None, lifespan="on", access_log=True)
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield sock.getsockname()
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serve(app, access_log=True) as address:
+        yield address
 
 
 def post(server: tuple[str, int], token: str, body: bytes | Any, headers: dict[str, str] | None = None,

@@ -22,6 +22,7 @@ from .. import codec
 from ..errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
 from ..registry import StepDef
 from .embed import embed
+from .observer import StepAttempt
 from .records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
 from .storage import check_item_size
 
@@ -172,7 +173,17 @@ def lease_heartbeat(engine: Engine, run_id: str, pos: int | None) -> Iterator[No
 
 
 def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
-                *, in_flight_pos: int | None = None) -> Attempt:
+                *, in_flight_pos: int | None = None, workflow: str = "", branch: int | None = None) -> Attempt:
+    """Run one attempt of ``step``, told to the engine's observer, and classify its outcome."""
+    op = StepAttempt(run_id, workflow, step.name, pos, attempt, branch)
+    with engine.observer.attempt(op):
+        outcome = _run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos)
+        engine.observer.attempt_ended(op, outcome.status, outcome.error)
+    return outcome
+
+
+def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
+                 in_flight_pos: int | None) -> Attempt:
     """Run one attempt of ``step`` and classify its outcome by the retry policy."""
     args, kwargs = codec.loads(args_json)
     started = engine.now()

@@ -30,6 +30,7 @@ from ..settings import Settings
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
 from .history_cache import HistoryCache, RunHistory
 from .in_place import InPlace
+from .observer import NullObserver, Observer
 from .ports import Clock, Store, SystemClock, Transport
 from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
 
@@ -44,9 +45,11 @@ RunEndListener = Callable[[RunRecord], None]
 class Engine:
     """Resumes runs; one per process and settings."""
 
-    def __init__(self, store: Store, transport: Transport, settings: Settings, clock: Clock | None = None) -> None:
+    def __init__(self, store: Store, transport: Transport, settings: Settings, clock: Clock | None = None,
+                 observer: Observer | None = None) -> None:
         self.store, self.transport, self.settings = store, transport, settings
         self.clock: Clock = clock or SystemClock()
+        self.observer: Observer = observer or NullObserver()
         self.cache = HistoryCache(store)
         self.run_end_listeners: list[RunEndListener] = []
         self.in_place = InPlace()
@@ -97,6 +100,11 @@ class Engine:
             fresh: the first delivery of the run's first resume: if the stored run is
                 still as created, it has no history to read.
         """
+        with self.observer.resume(run_id, recovering):
+            self._resume(run_id, run, recovering, known_through, fresh)
+
+    def _resume(self, run_id: str, run: RunRecord | None, recovering: bool, known_through: int | None,
+                fresh: bool) -> None:
         resume_id = uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
         for _ in range(MAX_CONTENDED_REPLAYS):
             run = run or self.store.find_run(run_id)
@@ -114,6 +122,7 @@ class Engine:
             if run.deadline is not None and self.now() >= run.deadline:
                 self.time_out(run, owner=resume_id)
                 return
+            self.observer.replaying(run)
             history = self.cache.load(run_id, known_through=known_through)
             if self._replay(run, history, recovering, resume_id):
                 return
@@ -194,7 +203,10 @@ class Engine:
                                          if ctx.recovering else message)
             return True
         if isinstance(action, Wait):
-            return self.store.suspend_run(run.run_id, action.pos, action.waiting, run.wake_seq, action.timers)
+            suspended = self.store.suspend_run(run.run_id, action.pos, action.waiting, run.wake_seq, action.timers)
+            if suspended:
+                self.observer.waiting(run, action.pos, action.waiting)
+            return suspended
         raise TypeError(f"unknown action {action!r}")
 
     # -- endings ------------------------------------------------------------------------
@@ -240,6 +252,7 @@ class Engine:
             self.resume_if_suspended(ended.parent_run_id)  # the end woke it (one transaction)
         for listener in self.run_end_listeners:
             listener(ended)
+        self.observer.run_ended(ended)
 
     def _children(self, run_id: str) -> list[str]:
         history = self.cache.load(run_id)

@@ -30,7 +30,7 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
     if not ctx.owns_run:
         ctx.claim(pos, waiting)
     attempt = ctx.history.attempts.get(pos, 0) + 1
-    outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos)
+    outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos, workflow=ctx.run.workflow)
     if outcome.retry_in is None:
         event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
                            error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
@@ -83,7 +83,8 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
         return
     if run.cursor > pos or (redelivered and _recorded(engine, run, message)):
         return  # a repeat of a step whose result (or this attempt's failure) is recorded: never run it again
-    outcome = run_attempt(engine, step, message.args, attempt, run_id, pos, in_flight_pos=pos)
+    outcome = run_attempt(engine, step, message.args, attempt, run_id, pos, in_flight_pos=pos,
+                          workflow=run.workflow, branch=None if branch is None else branch.index)
     if outcome.retry_in is not None:
         schedule_retry(engine, message, step, outcome)
         return

@@ -28,7 +28,8 @@ def fire_due_timers(engine: Engine, limit: int = 500) -> int:
     fired = 0
     for timer in engine.store.due_timers(limit=limit):
         try:
-            fire_timer(engine, timer)
+            with engine.observer.timer(timer, engine.now() - timer.due_at):
+                fire_timer(engine, timer)
             fired += 1
         except Exception:
             log.exception("timer %s failed to fire; it stays due", timer.timer_id)
@@ -91,6 +92,7 @@ def reconcile(engine: Engine, limit: int = 100) -> int:
             engine.end(run, RunStatus.FAILED, error=f"recovery attempts exhausted ({cap})")
             continue
         log.warning("run %s: lease expired, resuming (recovery %d)", run_id, run.recoveries)
+        engine.observer.recovered(run)
         engine.transport.send_resume(ResumeMessage(run_id, recovering=True))
         recovered += 1
     return recovered

@@ -16,6 +16,7 @@ from . import registry
 from .celery_config import RESUME_QUEUE, STEP_QUEUE
 from .core.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
 from .errors import UnknownStep
+from .observe import propagation
 from .task_steps import STEP_HEADER
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ class CeleryTransport:
         task = step_task(message.step)
         if task is not None:  # under the task's name, on its app, routed like the task
             options = {"queue": message.queue} if message.queue else {}
-            task.app.send_task(task.name, args=[], kwargs={}, headers={STEP_HEADER: step_header(message)},
+            headers = {STEP_HEADER: step_header(message), **propagation.outgoing()}
+            task.app.send_task(task.name, args=[], kwargs={}, headers=headers,
                                serializer=SERIALIZER, ignore_result=True,
                                argsrepr=f"<step {message.step} of run {message.run_id} at {message.pos}>",
                                **options)
@@ -72,7 +74,8 @@ class CeleryTransport:
         branch = None if message.branch is None else message.branch.to_dict()
         self.celery.send_task(step_task_name(message.step),
                               args=[message.run_id, message.pos, message.attempt, message.args, branch],
-                              kwargs=kwargs, queue=message.queue or STEP_QUEUE, serializer=SERIALIZER)
+                              kwargs=kwargs, queue=message.queue or STEP_QUEUE, serializer=SERIALIZER,
+                              headers=propagation.outgoing())
 
     def send_resume(self, message: ResumeMessage) -> None:
         kwargs: dict[str, Any] = {"recovering": message.recovering}
@@ -80,7 +83,7 @@ class CeleryTransport:
         if fresh is not None and len(fresh.args) <= FRESH_ARGS_LIMIT:
             kwargs["fresh"] = {k: v for k, v in dataclasses.asdict(fresh).items() if v is not None}
         self.celery.send_task(RESUME_TASK, args=[message.run_id], kwargs=kwargs, queue=RESUME_QUEUE,
-                              serializer=SERIALIZER)
+                              serializer=SERIALIZER, headers=propagation.outgoing())
 
     def runs_here(self, step: str, queue: str | None) -> bool:
         if self.keeper is None or self.keeper.stopping:

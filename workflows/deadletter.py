@@ -36,12 +36,22 @@ def dead_letter(reason: str, body: Any, **detail: Any) -> None:
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
     envelope = {"reason": reason, "at": time.time(), "body": str(body)[:MAX_BODY], **detail}
+    _count(reason)
     try:
         client = sqs_client(get_settings())
         client.send_message(QueueUrl=_queue_url(client), MessageBody=json.dumps(envelope, default=str))
         log.error("dead-lettered a message: %s", reason)
     except Exception:
         log.exception("could not dead-letter a message (%s)", reason)
+
+
+def _count(reason: str) -> None:
+    try:
+        from .runtime import observer
+
+        observer().dead_lettered(reason)
+    except Exception:  # noqa: BLE001 - counting must not stop a dead letter
+        log.warning("could not count a dead letter", exc_info=True)
 
 
 REDRIVEN = "moved by SQS: received more times than the queue's redrive policy allows"

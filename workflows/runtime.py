@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 from .core.engine import Engine
+from .core.observer import Observer, Observers
 from .core.ports import Transport
 from .settings import Settings, get_settings
 
@@ -38,9 +39,31 @@ def build_engine(settings: Settings) -> Engine:
     from beat.schedules import ensure_listener
     from persistence import get_store
 
-    engine = Engine(get_store(settings), _worker_transport or _producer_transport(settings), settings)
+    engine = Engine(get_store(settings), _worker_transport or _producer_transport(settings), settings,
+                    observer=build_observer(settings))
     ensure_listener(engine)
     return engine
+
+
+def build_observer(settings: Settings) -> Observer:
+    """The observers ``settings`` enable: run fields on log lines always; metrics and traces if asked."""
+    from .observe.logs import LogContext
+
+    observers: list[Observer] = [LogContext()]
+    if settings.metrics:
+        from .observe.metrics import Metrics
+
+        observers.append(Metrics())
+    if settings.traces:
+        from .observe.otel import tracing
+
+        observers.append(tracing(settings))
+    return Observers(observers)
+
+
+def observer() -> Observer:
+    """The observer of this process's engine (for adapters that report events, e.g. dead letters)."""
+    return get_engine().observer
 
 
 def _producer_transport(settings: Settings) -> Transport:

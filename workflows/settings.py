@@ -48,6 +48,14 @@ class Settings:
             needed by any process that runs workflows creating hooks.
         dashboard_token: the credential of the web dashboard (``WORKFLOWS_DASHBOARD_TOKEN``, at
             least 16 bytes). A secret; the dashboard is off while it is unset.
+        log_format: ``text`` (the handler's own line, followed by the run fields) or ``json``
+            (one object a line) (``WORKFLOWS_LOG_FORMAT``).
+        metrics: record Prometheus metrics (``WORKFLOWS_METRICS=1``; implied by a metrics port).
+            Needs the ``metrics`` extra.
+        metrics_port: the port a worker or beat serves ``/metrics`` on (``WORKFLOWS_METRICS_PORT``).
+        traces: OpenTelemetry tracing (``WORKFLOWS_TRACES``): ``otel`` (the process's tracer
+            provider, or else one exporting over OTLP/HTTP as the standard ``OTEL_*`` variables say),
+            ``file:PATH`` (spans as JSON lines appended to PATH), unset: off. Needs the ``otel`` extra.
         access_key_id / secret_access_key: taken from the standard AWS variables when set;
             otherwise boto3's credential chain applies.
     """
@@ -68,6 +76,10 @@ class Settings:
     in_place_seconds: float = 10.0
     hook_secret: str | None = field(default=None, repr=False)
     dashboard_token: str | None = field(default=None, repr=False)
+    log_format: str = "text"
+    metrics: bool = False
+    metrics_port: int | None = None
+    traces: str | None = None
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
 
@@ -86,6 +98,10 @@ class Settings:
         if self.dashboard_token is not None and len(self.dashboard_token.encode()) < MIN_DASHBOARD_TOKEN_BYTES:
             raise ConfigurationError(f"WORKFLOWS_DASHBOARD_TOKEN must be at least {MIN_DASHBOARD_TOKEN_BYTES} bytes "
                                      "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+        if self.log_format not in ("text", "json"):
+            raise ConfigurationError(f"WORKFLOWS_LOG_FORMAT must be 'text' or 'json', got {self.log_format!r}")
+        if self.traces is not None and self.traces != "otel" and not self.traces.startswith("file:"):
+            raise ConfigurationError(f"WORKFLOWS_TRACES must be 'otel' or 'file:PATH', got {self.traces!r}")
         if not self.in_place_seconds >= 0:
             raise ConfigurationError(f"in_place_seconds must be 0 or more, got {self.in_place_seconds}")
 
@@ -112,6 +128,11 @@ class Settings:
                 in_place_seconds=float(env.get("WORKFLOWS_IN_PLACE_SECONDS", "10")),
                 hook_secret=env.get("WORKFLOWS_HOOK_SECRET") or None,
                 dashboard_token=env.get("WORKFLOWS_DASHBOARD_TOKEN") or None,
+                log_format=env.get("WORKFLOWS_LOG_FORMAT", "text").lower() or "text",
+                metrics=env.get("WORKFLOWS_METRICS", "").lower() in ("1", "true", "yes", "on")
+                or bool(env.get("WORKFLOWS_METRICS_PORT")),
+                metrics_port=int(env["WORKFLOWS_METRICS_PORT"]) if env.get("WORKFLOWS_METRICS_PORT") else None,
+                traces=env.get("WORKFLOWS_TRACES") or None,
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             )

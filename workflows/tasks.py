@@ -18,6 +18,8 @@ from . import registry, visibility
 from .celery_transport import RESUME_TASK, CeleryTransport, fresh_run, step_message, step_task_name
 from .core.records import ResumeMessage
 from .core.steps import execute_step, run_worker_task
+from .observe import propagation
+from .observe import worker as observe_worker
 from .runtime import get_engine, use_worker_transport
 from .task_steps import ORIGINAL_RUN, STEP_HEADER, original_run, real_task
 from .visibility import VisibilityKeeper
@@ -39,6 +41,7 @@ def install(celery: Celery) -> CeleryTransport:
         use_worker_transport(known)
         return known
     keeper = visibility.install(celery, "workflows.", STEP_HEADER)
+    observe_worker.install()
 
     @celery.task(name=RESUME_TASK, **TASK_OPTIONS)
     def resume(task: Any, run_id: str, recovering: bool = False, fresh: dict[str, Any] | None = None) -> None:
@@ -46,7 +49,8 @@ def install(celery: Celery) -> CeleryTransport:
         carried = None if fresh is None else fresh_run(run_id, fresh)
         message = ResumeMessage(run_id, recovering=recovering, fresh=carried)
         first = keeper.first_delivery(task.request.id)
-        run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=first))
+        with propagation.incoming(getattr(task.request, propagation.HEADER, None)):
+            run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=first))
 
     transport = CeleryTransport(celery, keeper)
 
@@ -58,7 +62,7 @@ def install(celery: Celery) -> CeleryTransport:
 
         def run_step(task: Any, run_id: str, pos: int, attempt: int, args: str,
                      branch: dict[str, Any] | None = None, resent: bool = False) -> None:
-            run_step_message(keeper, task.request.id, {"step": name, "run_id": run_id, "pos": pos,
+            run_step_message(keeper, task.request, {"step": name, "run_id": run_id, "pos": pos,
                                                        "attempt": attempt, "args": args, "branch": branch,
                                                        "resent": resent})
 
@@ -71,14 +75,15 @@ def install(celery: Celery) -> CeleryTransport:
     return transport
 
 
-def run_step_message(keeper: VisibilityKeeper, task_id: str, fields: dict[str, Any]) -> None:
-    """Run one step message (its fields as sent) in this worker task."""
+def run_step_message(keeper: VisibilityKeeper, request: Any, fields: dict[str, Any]) -> None:
+    """Run one step message (its fields as sent) in this worker task (``request``: Celery's)."""
     engine = get_engine()
     resent = bool(fields.get("resent"))
-    redelivered = resent or not keeper.first_delivery(task_id)
+    redelivered = resent or not keeper.first_delivery(request.id)
     message = step_message(fields["step"], fields["run_id"], fields["pos"], fields["attempt"], fields["args"],
                            fields.get("branch"), resent)
-    run_worker_task(engine, lambda: execute_step(engine, message, redelivered=redelivered))
+    with propagation.incoming(getattr(request, propagation.HEADER, None)):
+        run_worker_task(engine, lambda: execute_step(engine, message, redelivered=redelivered))
 
 
 def adopt_task(celery: Celery, task: Any, keeper: VisibilityKeeper) -> None:
@@ -93,7 +98,7 @@ def adopt_task(celery: Celery, task: Any, keeper: VisibilityKeeper) -> None:
         fields = getattr(task.request, STEP_HEADER, None)
         if not isinstance(fields, dict):
             return own(*args, **kwargs)
-        run_step_message(keeper, task.request.id, fields)
+        run_step_message(keeper, task.request, fields)
         return None
 
     setattr(run, ORIGINAL_RUN, own)

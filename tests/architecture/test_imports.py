@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ["workflows", "persistence", "beat"]
-ADAPTER_LIBRARIES = ["celery", "kombu", "boto3", "botocore", "pynamodb"]
+ADAPTER_LIBRARIES = ["celery", "kombu", "boto3", "botocore", "pynamodb", "opentelemetry", "prometheus_client"]
 #: Modules that start something when imported, by design (the console entry point).
 SKIP = {"workflows.__main__"}
 

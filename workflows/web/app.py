@@ -8,6 +8,7 @@ Routes (below wherever the app is mounted)::
     POST /runs/{run_id}/signal    send a signal: name + JSON payload (a confirmation page first)
     GET  /schedules               schedules: timetable, next fires, overlap policy, state
     POST /schedules/action        pause, resume or trigger a schedule (a confirmation page first)
+    GET  /metrics                 Prometheus metrics (when ``WORKFLOWS_METRICS`` is on)
     GET|POST /login, POST /logout the credential form and the session cookie
     POST /hooks/{token}, GET /healthz   the hook endpoint (``workflows.http``), unchanged
 
@@ -263,7 +264,19 @@ class Dashboard:
             Route("/runs/{run_id}/signal", g(self.signal_run), methods=["POST"]),
             Route("/schedules", g(self.schedules)),
             Route("/schedules/action", g(self.schedule_action), methods=["POST"]),
+            Route("/metrics", g(self.metrics)),
         ]
+
+    async def metrics(self, request: Request, auth: Auth) -> Response:
+        """The Prometheus metrics of this process (of every process sharing ``PROMETHEUS_MULTIPROC_DIR``)."""
+        from ..settings import get_settings
+
+        if not get_settings().metrics:
+            raise Refused(404, "Metrics are off: set WORKFLOWS_METRICS=1 (pip install '.[metrics]').")
+        from ..observe.metrics import exposition
+
+        body, content_type = exposition()
+        return Response(body, headers={"content-type": content_type})
 
 
 async def read_form(request: Request) -> dict[str, str]:

@@ -105,7 +105,7 @@ def test_one_run_is_one_trace_with_metrics_and_json_logs(proc_env, spawn, tmp_pa
         attempts = sorted(s["attributes"]["workflows.attempt"] for s in spans if s["name"] == "step observed_flaky")
         assert attempts == [1, 2]
         flaky = next(s for s in spans if s["name"] == "step observed_flaky")
-        assert flaky["attributes"]["workflows.position"] == 1 and flaky["attributes"]["workflows.workflow"] == "observed"
+        assert (flaky["attributes"]["workflows.position"], flaky["attributes"]["workflows.workflow"]) == (1, "observed")
         (root,) = [s for s in spans if s["name"] == "run observed"]
         assert root["context"]["span_id"] == f"0x{root_id:016x}" and root["parent_id"] is None
         by_id = {s["context"]["span_id"]: s for s in spans}

@@ -8,8 +8,8 @@ import json
 from typing import Any, ContextManager, Iterator
 
 from tests.replay import replay_flows as flows  # noqa: F401 - registers the workflows
-from tests.replay.test_replay import drain
 from tests.replay.ports import memory_engine
+from tests.replay.test_replay import drain
 from workflows.core.observer import NullObserver, Observers, StepAttempt
 from workflows.core.records import RunRecord, RunStatus, TimerRecord
 from workflows.registry import get_workflow

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     **dict.fromkeys(["EnvRunHandle", "StepView", "WorkflowEnv"], "workflows.testing.env"),
     "FailureInjection": "workflows.testing.faults",
-    **dict.fromkeys(["ReplayReport", "replay"], "workflows.testing.replay"),
-    "redefinable": "workflows.testing.replay",
+    **dict.fromkeys(["ReplayReport", "replay"], "workflows.testing.replayer"),
+    "redefinable": "workflows.testing.replayer",
 }
 
 __all__ = ["EnvRunHandle", "FailureInjection", "ReplayReport", "StepView", "WorkflowEnv", "redefinable", "replay"]
@@ -22,7 +22,7 @@ __all__ = ["EnvRunHandle", "FailureInjection", "ReplayReport", "StepView", "Work
 if TYPE_CHECKING:
     from .env import EnvRunHandle, StepView, WorkflowEnv
     from .faults import FailureInjection
-    from .replay import ReplayReport, redefinable, replay
+    from .replayer import ReplayReport, redefinable, replay
 
 
 def __getattr__(name: str) -> Any:

@@ -85,8 +85,7 @@ def replay(source: str | Path | dict[str, Any]) -> ReplayReport:
         run = dataclasses.replace(export.run, lease_expires_at=env.clock.now() + env.settings.lease_seconds)
         ctx = WorkflowContext(env.engine, run, history)
         args, kwargs = codec.loads(run.args)
-        value, raised = _run_once(ctx, definition.fn, args, kwargs)
-    del value
+        _, raised = _run_once(ctx, definition.fn, args, kwargs)
     return _judge(export, history, ctx, raised)
 
 

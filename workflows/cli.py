@@ -260,6 +260,40 @@ def cmd_runs_start(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs_export(args: argparse.Namespace) -> int:
+    from .client import get_run
+    from .export import export_run
+    from .runtime import get_engine
+
+    get_run(args.run_id)
+    text = json.dumps(export_run(get_engine().store, args.run_id), indent=2) + "\n"
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(text)
+        print(f"run {args.run_id} exported to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .errors import NonDeterminismError, SuspensionSwallowed
+    from .testing.replayer import replay
+
+    _imports()
+    failed = 0
+    for path in args.files:
+        try:
+            report = replay(path)
+        except (NonDeterminismError, SuspensionSwallowed) as exc:
+            failed += 1
+            print(f"FAIL  {path}: {type(exc).__name__}: {exc}")
+            continue
+        print(f"ok    {path}: run {report.run_id} ({report.workflow}, {report.status}): "
+              f"{report.ops} op(s) replayed, {report.ending}")
+    return EXIT_ERROR if failed else 0
+
+
 def cmd_runs_cancel(args: argparse.Namespace) -> int:
     from .client import cancel
 
@@ -346,6 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_id")
     p.add_argument("--json", action="store_true")
     add("cancel", cmd_runs_cancel, "cancel a run", runs).add_argument("run_id")
+    p = add("export", cmd_runs_export, "write a run and its history as JSON, for 'workflows replay'", runs)
+    p.add_argument("run_id")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p = add("start", cmd_runs_start, "start a run of a registered workflow; prints its id", runs)
     p.add_argument("workflow")
     p.add_argument("--args", default="[]", help="positional arguments, a JSON list")
@@ -362,6 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("list", cmd_dlq_list, "show dead letters (they stay queued)", dlq).add_argument(
         "--limit", type=_int_in(1, 1000), default=20)
     add("purge", cmd_dlq_purge, "delete every dead letter", dlq)
+    p = add("replay", cmd_replay, "replay exported runs against the current code; exit 1 on non-determinism")
+    p.add_argument("files", nargs="+", metavar="FILE")
     add_schedule_commands(sub, add)
     add_aws_commands(sub, add)
     return parser

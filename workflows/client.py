@@ -12,6 +12,7 @@ from typing import Any, Iterator
 from . import codec
 from .core.engine import Engine
 from .core.hooks import refusal
+from .core.ports import Store
 from .core.records import EventRecord, Page, RunRecord, RunStatus
 from .core.tokens import hash_token
 from .durations import to_seconds
@@ -90,20 +91,10 @@ class RunHandle:
             InvalidDuration: ``timeout`` is not a duration.
         """
         deadline = None if timeout is None else time.monotonic() + to_seconds(timeout, what="result timeout")
-        run_id = self.run_id
         while True:
-            run = get_engine().store.get_run(run_id)
-            if run.status == RunStatus.CONTINUED and run.continued_to:
-                run_id = run.continued_to
-                continue
-            if run.status == RunStatus.COMPLETED:
-                return codec.loads(run.result)
-            if run.status == RunStatus.FAILED:
-                raise RunFailed(run.run_id, run.error)
-            if run.status == RunStatus.CANCELLED:
-                raise RunCancelled(run.run_id)
-            if run.status == RunStatus.TIMED_OUT:
-                raise RunTimedOut(run.run_id)
+            run = last_of_chain(get_engine().store, self.run_id)
+            if has_ended(run):
+                return outcome(run)
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"run {self.run_id} did not end within {timeout}s (status {run.status})")
             time.sleep(poll)
@@ -150,6 +141,36 @@ class RunHandle:
             run = store.get_run(run.continued_to)
             chain.append(RunHandle(run.run_id))
         return chain
+
+
+def last_of_chain(store: Store, run_id: str) -> RunRecord:
+    """The run, or the last run of the continue-as-new chain it started."""
+    run = store.get_run(run_id)
+    while run.status == RunStatus.CONTINUED and run.continued_to:
+        run = store.get_run(run.continued_to)
+    return run
+
+
+def has_ended(run: RunRecord) -> bool:
+    """Whether a run (the last of its chain) has ended with an outcome."""
+    return run.is_terminal and run.status != RunStatus.CONTINUED
+
+
+def outcome(run: RunRecord) -> Any:
+    """The result of a run that has ended; raise how it ended otherwise.
+
+    Raises:
+        RunFailed, RunCancelled, RunTimedOut: how the run ended.
+    """
+    if run.status == RunStatus.COMPLETED:
+        return codec.loads(run.result)
+    if run.status == RunStatus.FAILED:
+        raise RunFailed(run.run_id, run.error)
+    if run.status == RunStatus.CANCELLED:
+        raise RunCancelled(run.run_id)
+    if run.status == RunStatus.TIMED_OUT:
+        raise RunTimedOut(run.run_id)
+    raise ValueError(f"run {run.run_id} has not ended ({run.status})")
 
 
 def get_run(run_id: str) -> RunHandle:

@@ -9,7 +9,8 @@ Tree::
     ├── UnknownWorkflow / UnknownStep
     ├── InvalidArguments             arguments that do not fit the function (also TypeError)
     ├── SerializationError           value is not JSON data
-    │   └── PayloadTooLarge
+    │   ├── PayloadTooLarge
+    │   └── InvalidExport            a run export that cannot be read or replayed
     ├── InvalidDuration
     ├── InvalidSchedule              bad cron, time zone, interval or policy
     ├── NotFound
@@ -38,7 +39,8 @@ Tree::
     ├── ParallelError                a branch failed
     ├── RunFailed / RunCancelled / RunTimedOut
     ├── RunEnded                     a signal or cancel sent to an ended run
-    └── ChildFailed
+    ├── ChildFailed
+    └── Stalled                      the testing kit cannot make a run go on
 
 Control flow that user code must not swallow derives from ``BaseException``:
 ``Suspend`` (the run waits), ``Cancelled`` (the run was cancelled) and
@@ -169,8 +171,8 @@ class HookError(WorkflowError):
 class HookNotFound(HookError, NotFound):
     """No hook has this token."""
 
-    def __init__(self) -> None:
-        super().__init__("no hook matches this token")
+    def __init__(self, message: str = "no hook matches this token") -> None:
+        super().__init__(message)
 
 
 class HookExpired(HookError):
@@ -288,6 +290,15 @@ class ChildFailed(WorkflowError):
     def __init__(self, run_id: str, status: str, error: str | None) -> None:
         super().__init__(f"child run {run_id} ended {status}: {error}")
         self.run_id, self.status, self.error = run_id, status, error
+
+
+class InvalidExport(SerializationError):
+    """A run export (``workflows runs export``) that cannot be read or replayed."""
+
+
+class Stalled(WorkflowError):
+    """The testing kit cannot make a run go on: it waits for something only the test can do
+    (resume a hook, send a signal) and no timer is due, or it did not settle."""
 
 
 class Suspend(BaseException):  # control flow, not an error

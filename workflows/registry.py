@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .errors import InvalidArguments, RegistrationError, UnknownStep, UnknownWorkflow
 
@@ -68,6 +69,7 @@ _lock = threading.Lock()
 _workflows: dict[str, WorkflowDef] = {}
 _steps: dict[str, StepDef] = {}
 _step_listeners: list[Callable[[StepDef], None]] = []
+_redefine = False  # inside scope(redefine=True): a new function may take a registered name
 
 
 def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
@@ -80,7 +82,7 @@ def add_workflow(definition: WorkflowDef) -> None:
     """Register a workflow; a different function under a taken name is an error."""
     with _lock:
         known = _workflows.get(definition.name)
-        if known is not None and not _same_function(known.fn, definition.fn):
+        if known is not None and not _redefine and not _same_function(known.fn, definition.fn):
             raise RegistrationError(
                 f"workflow name {definition.name!r} is already used by {known.fn.__module__}.{known.fn.__qualname__}")
         _workflows[definition.name] = definition
@@ -90,7 +92,7 @@ def add_step(definition: StepDef) -> None:
     """Register a step; a different function under a taken name is an error."""
     with _lock:
         known = _steps.get(definition.name)
-        if known is not None and not _same_function(known.fn, definition.fn):
+        if known is not None and not _redefine and not _same_function(known.fn, definition.fn):
             raise RegistrationError(
                 f"step name {definition.name!r} is already used by {known.fn.__module__}.{known.fn.__qualname__}")
         _steps[definition.name] = definition
@@ -121,6 +123,41 @@ def get_step(name: str) -> StepDef:
         return _steps[name]
     except KeyError:
         raise UnknownStep(name) from None
+
+
+def find_step(name: str) -> StepDef | None:
+    """Return the step registered under ``name``, or None."""
+    return _steps.get(name)
+
+
+def replace_step(definition: StepDef) -> None:
+    """Put ``definition`` in place of the step of its name (the testing kit's fault injection;
+    use it inside :func:`scope`, which restores the original)."""
+    with _lock:
+        _steps[definition.name] = definition
+
+
+@contextlib.contextmanager
+def scope(*, redefine: bool = False) -> Iterator[None]:
+    """Forget, when the block ends, every registration and replacement made in it (tests).
+
+    ``redefine``: inside the block a different function may take a registered name
+    (a test's second version of a workflow); the first one is back after the block.
+    """
+    global _redefine
+    with _lock:
+        saved = dict(_workflows), dict(_steps), list(_step_listeners), _redefine
+        _redefine = _redefine or redefine
+    try:
+        yield
+    finally:
+        with _lock:
+            _workflows.clear()
+            _workflows.update(saved[0])
+            _steps.clear()
+            _steps.update(saved[1])
+            _step_listeners[:] = saved[2]
+            _redefine = saved[3]
 
 
 def workflows() -> list[WorkflowDef]:

@@ -10,7 +10,9 @@ transport of its own app, which can also run steps in place.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from typing import Iterator
 
 from .core.engine import Engine
 from .core.observer import Observer, Observers
@@ -20,10 +22,14 @@ from .settings import Settings, get_settings
 _engines: dict[Settings, Engine] = {}
 _lock = threading.Lock()
 _worker_transport: Transport | None = None
+_override: Engine | None = None
 
 
 def get_engine(settings: Settings | None = None) -> Engine:
-    """Return this process's engine for ``settings`` (the active settings by default)."""
+    """Return this process's engine for ``settings`` (the active settings by default);
+    inside :func:`use_engine`, that engine whatever the settings."""
+    if _override is not None:
+        return _override
     settings = settings or get_settings()
     engine = _engines.get(settings)
     if engine is None:
@@ -78,6 +84,18 @@ def use_worker_transport(transport: Transport) -> None:
     _worker_transport = transport
     for engine in _engines.values():
         engine.transport = transport
+
+
+@contextlib.contextmanager
+def use_engine(engine: Engine) -> Iterator[Engine]:
+    """Make ``engine`` the process's engine while the block runs (the testing kit's
+    in-memory engine); the previous one is restored after it."""
+    global _override
+    previous, _override = _override, engine
+    try:
+        yield engine
+    finally:
+        _override = previous
 
 
 def reset() -> None:

@@ -199,7 +199,7 @@ def new_schedule_record(workflow: Any, *, cron: str | None = None, every: Durati
                             overlap=_check_overlap(overlap), args=_encode_args(name, args, kwargs),
                             state="paused" if paused else "active", catchup_window=_check_window(catchup_window),
                             declared=declared)
-    record.next_fire_at, record.next_due_at = _first_fire(spec, schedule_id, time.time())
+    record.next_fire_at, record.next_due_at = _first_fire(spec, schedule_id, get_engine().now())
     return record
 
 
@@ -277,7 +277,7 @@ def update_schedule(schedule_id: str, *, workflow: Any = _UNSET, cron: str | Non
             old_args, old_kwargs = codec.loads(current.args)
             changes["args"] = _encode_args(name, old_args if args is _UNSET else args,
                                            old_kwargs if kwargs is _UNSET else kwargs)
-        reschedule = _first_fire(spec, current.schedule_id, time.time()) if "spec" in changes else None
+        reschedule = _first_fire(spec, current.schedule_id, get_engine().now()) if "spec" in changes else None
         if store.update_schedule(current.schedule_id, current.version, changes, reschedule=reschedule,
                                  active=current.state == "active", seen_pending=current.pending is not None):
             return get_schedule(current.schedule_id)
@@ -308,7 +308,7 @@ def resume_schedule(schedule_id: str) -> ScheduleInfo:
         if current.state != "paused":
             return schedule_info(current)
         spec = ScheduleSpec.from_dict(current.spec)
-        next_fire, next_due = _first_fire(spec, current.schedule_id, time.time())
+        next_fire, next_due = _first_fire(spec, current.schedule_id, engine.now())
         resumed = engine.store.resume_schedule(current.schedule_id, next_fire=next_fire, next_due=next_due,
                                                seen_pending=current.pending is not None)
         if resumed is not None:
@@ -336,7 +336,7 @@ def _fire_by_hand(schedule_id: str, fires: list[float], overlap: str | None) -> 
     outcomes = []
     for fire in fires:
         for _ in range(20):  # a lost condition (a concurrent fire, a claim open for a moment): re-read, retry
-            outcome, after = apply_fire(engine, current, fire, policy, time.time())
+            outcome, after = apply_fire(engine, current, fire, policy, engine.now())
             current = after or engine.store.get_schedule(current.schedule_id)
             if outcome != LOST:
                 break
@@ -354,9 +354,9 @@ def trigger_schedule(schedule_id: str, *, overlap: str | None = None) -> RunHand
     Raises:
         ScheduleNotFound: no schedule has this id.
     """
-    from beat.schedules import STARTED, fire_run_id, to_epoch
+    from beat.schedules import STARTED, fire_run_id, to_datetime, to_epoch
 
-    fire = to_epoch(datetime.now(timezone.utc))
+    fire = to_epoch(to_datetime(get_engine().now()))  # exact to the microsecond, as fire keys are
     [(outcome, _)] = _fire_by_hand(schedule_id, [fire], overlap)
     return RunHandle(fire_run_id(schedule_id, fire)) if outcome == STARTED else None
 

@@ -496,6 +496,17 @@ class MemoryStore(ScheduleTables):
             "query due timers", self.timers, shard, index="by_due", where=lambda at: at <= now, limit=page_size))
         return [_timer_record(item) for item in items]
 
+    def next_due_at(self, *, schedules: bool = True) -> float | None:
+        """The earliest due time of any timer (and, with ``schedules``, of any schedule in
+        the due index), or None. Not a DynamoDB request: the testing kit asks it to know
+        how far it may skip the clock."""
+        with self._lock:
+            dues = [item["due_at"] for item in self.timers.items.values()]
+            if schedules:
+                dues += [item["due_at"] for item in self.schedules.items.values()
+                         if item.get("active_shard") is not None and item.get("due_at") is not None]
+        return min(dues, default=None)
+
     def claim_timer(self, timer_id: str, version: str | None = None) -> bool:
         """Take the firing of a timer for a lease (version ``version``, if given): True for
         the one caller that took it (a retry of its own lost request too)."""

@@ -1,0 +1,67 @@
+"""What workers and beat would do, done in process: deliver queued messages, fire what is due,
+and move the virtual clock to the next due moment."""
+
+from __future__ import annotations
+
+import functools
+
+from beat.schedules import fire_due_schedules
+
+from ..core.engine import Engine
+from ..core.records import StepMessage
+from ..core.steps import execute_step, run_worker_task
+from ..core.sweeper import fire_due_timers, reconcile
+from ..errors import Stalled
+from ..memory import ManualClock, MemoryStore
+from .transport import Message, QueueTransport
+
+#: Rounds of delivering and firing at one moment before the kit gives up (a run that never settles).
+MAX_ROUNDS = 10_000
+
+
+class Driver:
+    """Delivers the messages of one engine on the in-memory ports and fires its timers."""
+
+    def __init__(self, engine: Engine, store: MemoryStore, transport: QueueTransport, clock: ManualClock) -> None:
+        self.engine, self.store, self.transport, self.clock = engine, store, transport, clock
+
+    def deliver(self) -> int:
+        """Deliver every queued message (and those they queue), oldest first; return how many."""
+        delivered = 0
+        while (message := self.transport.take()) is not None:
+            delivered += 1
+            if delivered > MAX_ROUNDS:
+                raise Stalled(f"more than {MAX_ROUNDS} messages at one moment: a run never suspends")
+            run_worker_task(self.engine, functools.partial(self._run_task, message))
+        return delivered
+
+    def _run_task(self, message: Message) -> None:
+        """The body of the worker task that a message starts."""
+        if isinstance(message, StepMessage):
+            execute_step(self.engine, message, redelivered=message.resent)
+        else:
+            self.engine.receive_resume(message, first_delivery=True)
+
+    def tick(self) -> int:
+        """One beat tick at the current time: due timers, due schedules, expired leases."""
+        return fire_due_timers(self.engine) + fire_due_schedules(self.engine) + reconcile(self.engine)
+
+    def settle(self) -> None:
+        """Deliver and fire until nothing is queued and nothing is due now."""
+        for _ in range(MAX_ROUNDS):
+            if not self.deliver() and not self.tick() and not self.transport.queue:
+                return
+        raise Stalled(f"nothing settled after {MAX_ROUNDS} rounds at one moment")
+
+    def next_due(self, *, schedules: bool) -> float | None:
+        """When the next timer (and schedule, if asked) comes due; a timer still due now that
+        did not fire is an error (its firing fails: see the log)."""
+        due = self.store.next_due_at(schedules=schedules)
+        if due is not None and due <= self.clock.now():
+            raise Stalled("a timer or schedule stays due after it was fired: its firing failed (see the log)")
+        return due
+
+    def jump_to(self, moment: float) -> None:
+        """Move the virtual clock forward to ``moment`` (never back)."""
+        if moment > self.clock.now():
+            self.clock.advance(moment - self.clock.now())

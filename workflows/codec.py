@@ -31,7 +31,8 @@ not a well-formed tag stays the dict it is (as it did before the escape existed)
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta
+import re
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from .errors import PayloadTooLarge, SerializationError
@@ -143,6 +144,22 @@ def _pairs(value: Any) -> bool:
         isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) for pair in value)
 
 
+#: A UTC offset with seconds and microseconds, which ``datetime.fromisoformat`` of Python
+#: 3.11 drops (it reads ``+00:00:00.000001`` as UTC).
+_FINE_OFFSET = re.compile(r"([+-])(\d\d):(\d\d):(\d\d)(?:\.(\d{6}))?$")
+
+
+def _datetime(text: str) -> datetime:
+    """A datetime from ``isoformat()`` text, its UTC offset kept to the microsecond."""
+    fine = _FINE_OFFSET.search(text) if isinstance(text, str) and "T" in text else None
+    if fine is None:
+        return datetime.fromisoformat(text)
+    sign, hours, minutes, seconds, micros = fine.groups()
+    offset = timedelta(hours=int(hours), minutes=int(minutes), seconds=int(seconds), microseconds=int(micros or 0))
+    naive = datetime.fromisoformat(text[:fine.start()])
+    return naive.replace(tzinfo=timezone(-offset if sign == "-" else offset))
+
+
 def _hook(obj: dict[str, Any]) -> Any:
     kind = obj.get(_TAG)
     if kind is None or len(obj) != 2 or "v" not in obj:
@@ -150,7 +167,7 @@ def _hook(obj: dict[str, Any]) -> Any:
     value = obj["v"]
     try:
         if kind == "datetime":
-            return datetime.fromisoformat(value)
+            return _datetime(value)
         if kind == "date":
             return date.fromisoformat(value)
         if kind == "timedelta":

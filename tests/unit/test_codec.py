@@ -87,6 +87,15 @@ def test_tag_shaped_dict_inside_a_pydantic_model_comes_back_as_a_dict() -> None:
     assert round_trip(Model(extra={TAG: "date", "v": "2020-01-01"})) == {"extra": {TAG: "date", "v": "2020-01-01"}}
 
 
+@pytest.mark.parametrize("offset", [timedelta(microseconds=1), -timedelta(hours=3, seconds=7, microseconds=9),
+                                    timedelta(hours=5, minutes=30), timedelta(seconds=59)])
+def test_a_utc_offset_comes_back_to_the_microsecond(offset: timedelta) -> None:
+    """Python 3.11's fromisoformat reads ``+00:00:00.000001`` as UTC (found by hypothesis in CI)."""
+    value = datetime(2000, 1, 1, 12, tzinfo=timezone(offset))
+    back = codec.loads(codec.dumps(value))
+    assert back == value and back.utcoffset() == offset
+
+
 def test_timedelta_beyond_float_precision_comes_back_exactly() -> None:
     for value in (timedelta(days=999_999_999, hours=23, microseconds=999_999), timedelta(days=99_421, microseconds=1),
                   timedelta.max, timedelta.min, timedelta(microseconds=-1)):

@@ -20,19 +20,37 @@ import pytest
 from tests.conftest import ROOT
 from tests.processes import stop
 from workflows import get_run
+from workflows.runtime import build_engine, use_engine
 
 EXAMPLE = ROOT / "examples" / "celery_app"
 
 
 @pytest.fixture(scope="module")
-def proj_env(settings, proc_env, tmp_path_factory) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    from persistence.provision import create_queues
+def proj_settings(settings):  # type: ignore[no-untyped-def]
+    """The project's own queues and tables: the test cluster's beat, sweeping shared tables,
+    would send the project's timers and recoveries to a worker that knows none of its code."""
+    from persistence.provision import create_queues, create_tables
 
-    prefix = settings.queue_prefix + "proj-"
-    create_queues(settings.with_(queue_prefix=prefix), ["default", "payments", "emails"])
+    proj = settings.with_(queue_prefix=settings.queue_prefix + "proj-", table_prefix=settings.table_prefix + "proj-")
+    create_tables(proj)
+    create_queues(proj, ["default", "payments", "emails"])
+    return proj
+
+
+@pytest.fixture(autouse=True)
+def proj_engine(proj_settings) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """This process reads the project's runs from its tables."""
+    with use_engine(build_engine(proj_settings)):
+        yield
+
+
+@pytest.fixture(scope="module")
+def proj_env(proj_settings, proc_env, tmp_path_factory) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    prefix = proj_settings.queue_prefix
     outbox = tmp_path_factory.mktemp("proj-outbox")
-    return {**proc_env, "WORKFLOWS_QUEUE_PREFIX": prefix, "PROJ_QUEUE_PREFIX": prefix,
-            "PROJ_BROKER_URL": settings.broker_url(), "PROJ_OUTBOX": str(outbox), "WORKFLOWS_IMPORTS": "proj.flows",
+    return {**proc_env, "WORKFLOWS_QUEUE_PREFIX": prefix, "WORKFLOWS_TABLE_PREFIX": proj_settings.table_prefix,
+            "PROJ_QUEUE_PREFIX": prefix, "PROJ_BROKER_URL": proj_settings.broker_url(), "PROJ_OUTBOX": str(outbox),
+            "WORKFLOWS_IMPORTS": "proj.flows",
             "PYTHONPATH": f"{EXAMPLE}:{ROOT}"}
 
 

@@ -99,12 +99,18 @@ def wait_status(run: Any, *statuses: RunStatus, timeout: float = 45) -> None:
         time.sleep(0.2)
 
 
-def submit(driver: Any, element_id: str) -> None:
-    """Click a form's button and wait until the next page has loaded."""
+def follow(driver: Any, button: Any) -> None:
+    """Click ``button`` (of a form or a link) and wait until the next page has loaded."""
     old = driver.find_element(By.TAG_NAME, "html")
-    driver.find_element(By.ID, element_id).click()
+    button.click()
     WebDriverWait(driver, 30).until(staleness_of(old))
     WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def submit(driver: Any, element_id: str) -> None:
+    """Click a form's button by its id and wait until the next page has loaded."""
+    WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.ID, element_id))
+    follow(driver, driver.find_element(By.ID, element_id))
 
 
 def rects(driver: Any, css: str) -> list[Any]:
@@ -235,7 +241,7 @@ def test_a_signal_sent_from_the_page_reaches_the_run(server: str, browser: Any) 
     payload = browser.find_element(By.NAME, "payload")
     payload.clear()
     payload.send_keys('{"sku": "<i>A</i>"}')
-    browser.find_element(By.CSS_SELECTOR, "form.signal button").click()
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "form.signal button"))  # the confirmation page
     assert '{"sku": "<i>A</i>"}' in browser.find_element(By.CSS_SELECTOR, "pre.detail").text
     submit(browser, "confirm")
     assert "Signal sent" in browser.find_element(By.CLASS_NAME, "notice").text
@@ -293,7 +299,7 @@ def test_schedules_page_pauses_resumes_and_triggers(server: str, browser: Any) -
             browser.get(f"{server}/schedules")
             row = browser.find_element(By.CSS_SELECTOR, f'tr.schedule[data-schedule-id="{schedule_id}"]')
             [button] = [b for b in row.find_elements(By.TAG_NAME, "button") if b.text == label]
-            button.click()
+            follow(browser, button)  # the confirmation page
             submit(browser, "confirm")
 
         browser.get(f"{server}/schedules")

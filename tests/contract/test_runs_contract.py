@@ -287,3 +287,43 @@ def test_oversize_run_fields_are_refused_before_any_write(store) -> None:  # typ
     with pytest.raises(ItemTooLarge):
         store.finish_run(run_id, "completed", result="x" * 500_000)
     assert store.get_run(run_id).status == "pending"
+
+
+def counts(run) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    return run.ddb_reads, run.ddb_writes, run.sqs_sends
+
+
+def test_run_writes_carry_the_requests_counted_for_the_run(store) -> None:  # type: ignore[no-untyped-def]
+    from workflows.core.metering import Tally, meter
+
+    run_id = start(store)
+    assert counts(store.get_run(run_id)) == (0, 0, 0)
+    meter.count(run_id, Tally(ddb_reads=2, ddb_writes=1, sqs_sends=1))
+    assert store.advance_run(run_id, 0, {"kind": "step"}) is True
+    assert counts(store.get_run(run_id)) == (2, 1, 1) and not meter.waiting(run_id)
+    meter.count(run_id, Tally(ddb_reads=1))
+    assert store.advance_run(run_id, 0, {}) is False  # a write that did not apply keeps the counts waiting
+    assert counts(store.get_run(run_id)) == (2, 1, 1) and meter.waiting(run_id) == Tally(ddb_reads=1)
+    seen = store.get_run(run_id).wake_seq
+    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, seen) is True
+    meter.count(run_id, Tally(ddb_writes=2))
+    woken = store.wake_run(run_id)
+    assert woken is not None and counts(woken) == (3, 3, 1)
+    meter.count(run_id, Tally(sqs_sends=2))
+    assert store.claim_run(run_id, 1, "me", {}) is True
+    meter.count(run_id, Tally(ddb_writes=1))
+    ended = store.finish_run(run_id, "completed", result="1", owner="me")
+    assert ended is not None and counts(ended) == (3, 4, 3) == counts(store.get_run(run_id))
+    meter.count(run_id, Tally(ddb_reads=5))
+    assert store.finish_run(run_id, "failed", error="late") is None
+    assert counts(store.get_run(run_id)) == (3, 4, 3) and meter.take(run_id) == Tally(ddb_reads=5)
+
+
+def test_continue_run_carries_the_counts_of_the_ended_run(store) -> None:  # type: ignore[no-untyped-def]
+    from workflows.core.metering import Tally, meter
+
+    run_id = start(store)
+    meter.count(run_id, Tally(ddb_reads=1, ddb_writes=2, sqs_sends=3))
+    ended = store.continue_run(run_id, run_record(store))
+    assert ended is not None and counts(ended) == (1, 2, 3) and not meter.waiting(run_id)
+    assert counts(store.get_run(ended.continued_to)) == (0, 0, 0)

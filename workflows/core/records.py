@@ -112,6 +112,10 @@ class RunRecord:
     continued_to: str | None = None
     schedule_id: str | None = None
     fire_time: float | None = None
+    #: Requests counted for this run so far (see ``core.metering``): DynamoDB reads and writes, SQS sends.
+    ddb_reads: int = 0
+    ddb_writes: int = 0
+    sqs_sends: int = 0
 
     @property
     def is_terminal(self) -> bool:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.hooks import refusal
+from ..core.metering import Tally, flush
 from ..core.records import (
     LIVE,
     RUN_RESULT_SEQ,
@@ -39,6 +40,7 @@ from ..settings import Settings
 from .base import decode_cursor, encode_cursor, to_json
 from .schedules import ScheduleTables
 from .tables import (
+    Change,
     Check,
     Index,
     Item,
@@ -75,7 +77,15 @@ def _run_record(item: Item) -> RunRecord:
         parent_pos=None if item.get("parent_pos") is None else int(item["parent_pos"]),
         continued_from=item.get("continued_from"), continued_to=item.get("continued_to"),
         schedule_id=item.get("schedule_id"), fire_time=item.get("fire_time"),
+        ddb_reads=int(item.get("ddb_reads") or 0), ddb_writes=int(item.get("ddb_writes") or 0),
+        sqs_sends=int(item.get("sqs_sends") or 0),
     )
+
+
+def _count_changes(tally: Tally) -> list[Change]:
+    """``ADD`` the requests counted for a run (none when nothing was counted)."""
+    return [add(name, n) for name, n in (("ddb_reads", tally.ddb_reads), ("ddb_writes", tally.ddb_writes),
+                                         ("sqs_sends", tally.sqs_sends)) if n]
 
 
 def _event_record(item: Item) -> EventRecord:
@@ -268,11 +278,13 @@ class MemoryStore(ScheduleTables):
                     and item.get("cancel_requested") is False)
 
         req = new_request()
-        change = actions(set_("status", "running"), set_("cursor", pos), set_("waiting", to_json(waiting)),
-                         set_("lease_expires_at", self.lease_until()), set_("updated_at", self.now()), set_("req", req),
-                         remove("owner"))
-        return self._write("advance run", lambda: self.runs.update((run_id,), change, cond),
-                           own=self._carries("read run", self.runs, (run_id,), req))
+        with flush(run_id) as counts:
+            change = actions(set_("status", "running"), set_("cursor", pos), set_("waiting", to_json(waiting)),
+                             set_("lease_expires_at", self.lease_until()), set_("updated_at", self.now()),
+                             set_("req", req), remove("owner"), *_count_changes(counts.tally))
+            counts.applied = self._write("advance run", lambda: self.runs.update((run_id,), change, cond),
+                                         own=self._carries("read run", self.runs, (run_id,), req))
+        return counts.applied
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
                     timers: list[TimerRecord] = ()) -> bool:  # type: ignore[assignment]
@@ -283,19 +295,25 @@ class MemoryStore(ScheduleTables):
         def cond(item: Item) -> bool:
             return item.get("wake_seq") == seen_wake and _live(item) and item.get("cursor", math.inf) <= pos
 
-        change = actions(set_("status", "suspended"), set_("cursor", pos), set_("waiting", to_json(waiting)),
-                         remove("lease_expires_at"), remove("owner"), set_("updated_at", self.now()))
-        ops: list[Write] = [Update(self.runs, (run_id,), change, cond)]
-        ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
-        return self._transact("suspend run", ops)
+        with flush(run_id) as counts:
+            change = actions(set_("status", "suspended"), set_("cursor", pos), set_("waiting", to_json(waiting)),
+                             remove("lease_expires_at"), remove("owner"), set_("updated_at", self.now()),
+                             *_count_changes(counts.tally))
+            ops: list[Write] = [Update(self.runs, (run_id,), change, cond)]
+            ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
+            counts.applied = self._transact("suspend run", ops)
+        return counts.applied
 
     def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
         """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel).
 
         Returns the run after the update, or None if it does not exist or has ended.
         """
-        change = actions(self._wake_change(), *([set_("cancel_requested", True)] if cancel else []))
-        after = self._update("wake run", self.runs, (run_id,), change, _live)
+        with flush(run_id) as counts:
+            change = actions(self._wake_change(), *([set_("cancel_requested", True)] if cancel else []),
+                             *_count_changes(counts.tally))
+            after = self._update("wake run", self.runs, (run_id,), change, _live)
+            counts.applied = after is not None
         return None if after is None else _run_record(after)
 
     def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any]) -> bool:
@@ -307,11 +325,13 @@ class MemoryStore(ScheduleTables):
             return (item.get("cursor", math.inf) <= pos and _live(item) and item.get("cancel_requested") is False
                     and free)
 
-        change = actions(set_("status", "running"), set_("cursor", pos), set_("owner", owner),
-                         set_("waiting", to_json(waiting)), set_("lease_expires_at", self.lease_until()),
-                         set_("updated_at", now))
         own = lambda: (self._request("read run", lambda: self.runs.get(run_id)) or {}).get("owner") == owner  # noqa: E731
-        return self._write("claim run", lambda: self.runs.update((run_id,), change, cond), own=own)
+        with flush(run_id) as counts:
+            change = actions(set_("status", "running"), set_("cursor", pos), set_("owner", owner),
+                             set_("waiting", to_json(waiting)), set_("lease_expires_at", self.lease_until()),
+                             set_("updated_at", now), *_count_changes(counts.tally))
+            counts.applied = self._write("claim run", lambda: self.runs.update((run_id,), change, cond), own=own)
+        return counts.applied
 
     def _wake_change(self) -> Any:
         """``ADD wake_seq 1`` and a short lease if the run has none."""
@@ -333,9 +353,19 @@ class MemoryStore(ScheduleTables):
         """End a live run; exactly one caller wins (a retry of the winning request too).
         ``wake``: a run woken in the same transaction, unless it has ended; ``fence``: an
         op position whose outcome slot the end takes. Returns the ended run, or None."""
+        with flush(run_id) as counts:
+            ended = self._finish_run(run_id, status, result, error, continued_to, wake, owner, fence,
+                                     _count_changes(counts.tally))
+            counts.applied = ended is not None
+        return ended
+
+    def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
+                    continued_to: str | None, wake: str | None, owner: str | None, fence: int | None,
+                    counted: list[Change]) -> RunRecord | None:
         check_item_size({"result": result})
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         change, req = self._end_change(status, None if outside else result, error, continued_to)
+        change = actions(change, *counted)
         if outside:
             change = actions(change, set_("result_in_history", True))
         own = self._carries("read run", self.runs, (run_id,), req)
@@ -376,12 +406,13 @@ class MemoryStore(ScheduleTables):
         transaction; None if the run had ended."""
         check_item_size({"args": successor.args})
         change, req = self._end_change("continued", None, None, successor.run_id)
-        ops: list[Write] = [Update(self.runs, (run_id,), change, _live),
-                            Put(self.runs, self._run_item(successor), absent("run_id"))]
-        ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
-        if self._transact("continue run", ops, own=self._carries("read run", self.runs, (run_id,), req)):
-            return self.find_run(run_id)
-        return None
+        with flush(run_id) as counts:
+            ops: list[Write] = [Update(self.runs, (run_id,), actions(change, *_count_changes(counts.tally)), _live),
+                                Put(self.runs, self._run_item(successor), absent("run_id"))]
+            ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
+            counts.applied = self._transact("continue run", ops,
+                                            own=self._carries("read run", self.runs, (run_id,), req))
+        return self.find_run(run_id) if counts.applied else None
 
     def _end_change(self, status: str, result: str | None, error: str | None,
                     continued_to: str | None) -> tuple[Any, str]:

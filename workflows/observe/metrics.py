@@ -17,6 +17,7 @@ from typing import Any, ContextManager, Iterator
 
 from ..core.observer import NullObserver, StepAttempt
 from ..core.records import RunRecord, TimerRecord
+from ..pricing import estimate_cost
 from . import require
 
 prometheus_client = require("prometheus_client", "metrics")
@@ -47,6 +48,10 @@ RECOVERIES = Counter("workflows_recoveries", "Runs whose lease expired, taken ov
 RUNS_ENDED = Counter("workflows_runs_ended", "Runs ended, by final status.", ["workflow", "status"])
 RUN_SECONDS = Histogram("workflows_run_duration_seconds", "From a run's creation to its end.",
                         ["workflow", "status"], buckets=RUN_BUCKETS)
+RUN_REQUESTS = Counter("workflows_run_requests", "AWS requests counted for ended runs (docs/observability.md).",
+                       ["workflow", "service"])
+RUN_COST = Counter("workflows_run_cost_dollars", "Estimated on-demand cost of the requests counted for ended runs.",
+                   ["workflow"])
 DEAD_LETTERS = Counter("workflows_dead_letters", "Messages set aside on the dead-letter queue.", ["reason"])
 
 _attempt_started: contextvars.ContextVar[float] = contextvars.ContextVar("workflows_attempt_started", default=0.0)
@@ -93,6 +98,9 @@ class Metrics(NullObserver):
         RUNS_ENDED.labels(run.workflow, run.status).inc()
         if run.ended_at is not None:
             RUN_SECONDS.labels(run.workflow, run.status).observe(max(0.0, run.ended_at - run.created_at))
+        RUN_REQUESTS.labels(run.workflow, "dynamodb").inc(run.ddb_reads + run.ddb_writes)
+        RUN_REQUESTS.labels(run.workflow, "sqs").inc(run.sqs_sends)
+        RUN_COST.labels(run.workflow).inc(estimate_cost(run.ddb_reads, run.ddb_writes, run.sqs_sends))
 
     def dead_lettered(self, reason: str) -> None:
         DEAD_LETTERS.labels(reason.split(":", 1)[0]).inc()  # the kind, not the detail

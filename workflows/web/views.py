@@ -20,6 +20,7 @@ from ..core.fanout import join_id
 from ..core.records import BranchRecord, EventRecord, OpKind, RunRecord
 from ..errors import SerializationError
 from ..inspect import step_rows, timeline
+from ..pricing import estimate_cost
 from ..runtime import get_engine
 from ..schedules import ScheduleInfo, list_schedules
 from .timeline import Chart, branch_positions, chart_for
@@ -111,6 +112,12 @@ def _event_rows(run: RunRecord, history: list[EventRecord]) -> list[dict[str, An
     return rows
 
 
+def requests_line(run: RunRecord) -> str:
+    """The requests counted for a run and their estimated cost, e.g. ``12 DynamoDB, 3 SQS; est. $0.000004``."""
+    cost = estimate_cost(run.ddb_reads, run.ddb_writes, run.sqs_sends)
+    return f"{run.ddb_reads + run.ddb_writes} DynamoDB, {run.sqs_sends} SQS; est. ${cost:.6f}"
+
+
 def run_view(run_id: str) -> dict[str, Any]:
     """Everything the run page shows: the run, its links, timeline, steps, hooks and history.
 
@@ -129,6 +136,7 @@ def run_view(run_id: str) -> dict[str, Any]:
     waiting = run.waiting or {}
     return {
         "run": run,
+        "requests": requests_line(run),
         "args": pretty(codec.loads(run.args)),
         "result": pretty_text(run.result) if run.result is not None else None,
         "chart": chart,

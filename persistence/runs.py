@@ -172,6 +172,21 @@ class RunStore(StoreBase):
         records = self.get_runs(ids)
         return Page(items=records, next_cursor=_encode_cursor(last) if len(ids) >= limit or last else None)
 
+    def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
+                   cap: int = 10_000) -> tuple[int, bool]:
+        """How many runs have ``status`` (created within the bounds), counting at most ``cap``:
+        Queries of the status index with Select COUNT, paged, stopping past the cap."""
+        lo, hi = since if since is not None else 0, until if until is not None else 1e12
+        Run, found, start = self.m.Run, 0, None
+        with self.errors("count runs"):
+            while True:  # each page evaluates at most what is left to pass the cap (and at most 1 MB)
+                page = Run._get_connection().query(
+                    status, range_key_condition=Run.created_at.between(lo, hi), index_name="by_status",
+                    select="COUNT", limit=cap + 1 - found, exclusive_start_key=start)
+                found, start = found + page["Count"], page.get("LastEvaluatedKey")
+                if found > cap or start is None:
+                    return min(found, cap), found > cap
+
     def get_runs(self, run_ids: list[str]) -> list[RunRecord]:
         """Return runs by id, in the order given (BatchGet)."""
         if not run_ids:

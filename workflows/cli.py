@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import math
 import sys
+import time
 from typing import Any, Callable, Sequence
 
 from .cli_aws import add_aws_commands
@@ -207,6 +208,16 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs_count(args: argparse.Namespace) -> int:
+    from .client import count_runs
+
+    until = time.time() if args.until is None else args.until
+    since = None if args.since is None else until - args.since
+    for status, (count, capped) in count_runs(args.status, since=since, until=until, cap=args.cap).items():
+        print(f"{status:10} {count}{'+' if capped else ''}")
+    return 0
+
+
 def cmd_runs_show(args: argparse.Namespace) -> int:
     from .client import get_run
 
@@ -375,6 +386,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workflow")
     p.add_argument("--limit", type=_int_in(1, 1000), default=20)
     p.add_argument("--cursor")
+    p = add("count", cmd_runs_count, "count runs by status (one index Query per status, Select COUNT)", runs)
+    p.add_argument("--status", choices=STATUSES)
+    p.add_argument("--since", type=_seconds, help="only runs created this long ago or later (e.g. 24h)")
+    p.add_argument("--until", type=float, help="only runs created at or before these epoch seconds")
+    p.add_argument("--cap", type=_int_in(1, 1_000_000), default=10_000, help="stop counting a status here")
     add("show", cmd_runs_show, "show a run, its steps and its timeline", runs).add_argument("run_id")
     p = add("events", cmd_runs_events, "print a run's history", runs)
     p.add_argument("run_id")

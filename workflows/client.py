@@ -249,6 +249,25 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
     return Page([], None)
 
 
+def count_runs(status: str | RunStatus | None = None, since: float | None = None, until: float | None = None,
+               cap: int = 10_000) -> dict[str, tuple[int, bool]]:
+    """How many runs there are of ``status`` (of every status if None), created within
+    ``since``..``until``: ``{status: (count, capped)}``, ``capped`` when counting stopped at ``cap``.
+
+    One Query (Select COUNT) of the status index per status and page; the read cost grows with
+    the count, so ``cap`` bounds it.
+
+    Raises:
+        SerializationError: a status, a bound or the cap is invalid (naming which).
+    """
+    if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= 1_000_000:
+        raise SerializationError(f"cap must be an int in 1..1000000, got {reprlib.repr(cap)}")
+    status = _check_status(status)
+    since, until = _check_time(since, "since"), _check_time(until, "until")
+    store = get_engine().store
+    return {s: store.count_runs(s, since=since, until=until, cap=cap) for s in ([status] if status else STATUSES)}
+
+
 def iter_runs(**filters: Any) -> Iterator[RunRecord]:
     """Every run matching ``filters``, across pages."""
     cursor = None

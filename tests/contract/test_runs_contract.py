@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 
 import pytest
 
@@ -327,3 +328,17 @@ def test_continue_run_carries_the_counts_of_the_ended_run(store) -> None:  # typ
     ended = store.continue_run(run_id, run_record(store))
     assert ended is not None and counts(ended) == (1, 2, 3) and not meter.waiting(run_id)
     assert counts(store.get_run(ended.continued_to)) == (0, 0, 0)
+
+
+def test_count_runs_by_status_within_a_window_up_to_a_cap(store) -> None:  # type: ignore[no-untyped-def]
+    base = 1e8 + uuid.uuid4().int % 10**6 * 10  # a window of its own: other tests' runs are not in it
+    ids = [start(store, created_at=base + i) for i in range(5)]
+    store.finish_run(ids[0], "completed")
+    store.finish_run(ids[1], "completed")
+    window = {"since": base, "until": base + 10}
+    assert store.count_runs("pending", **window) == (3, False)
+    assert store.count_runs("completed", **window) == (2, False)
+    assert store.count_runs("failed", **window) == (0, False)
+    assert store.count_runs("pending", since=base + 3, until=base + 4) == (2, False)
+    assert store.count_runs("pending", **window, cap=2) == (2, True)
+    assert store.count_runs("pending", **window, cap=3) == (3, False)

@@ -110,4 +110,7 @@ def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, err
         return
     if engine.store.record_event_while_live(outcome):  # once per fan-out: never after a cancel ended the run
         engine.cache.remember(outcome)  # a process that saw the earlier ops then replays with no history Query
+        since = (run.waiting or {}).get("since") if run.cursor == pos else None
+        if outcome.status == "completed" and isinstance(since, (int, float)):
+            engine.observer.joined(run, pos, branch.total, max(0.0, outcome.at - since))
         engine.resume(run.run_id, run=run, known_through=pos)

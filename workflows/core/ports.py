@@ -100,6 +100,11 @@ class RunStore(Protocol):
                   until: float | None = None) -> Page[RunRecord]:
         """One page of runs, newest first, by status or by workflow (an index Query)."""
 
+    def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
+                   cap: int = 10_000) -> tuple[int, bool]:
+        """How many runs have ``status`` (created within ``since``..``until``), counting at most
+        ``cap``: returns the count and whether it stopped at the cap (an index Query, Select COUNT)."""
+
     def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
         """Mark op ``pos`` in flight and renew the lease. Condition: the run is live, not
         cancel-requested, and its cursor is below ``pos`` (at most ``pos`` when recovering).

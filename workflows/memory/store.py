@@ -270,6 +270,14 @@ class MemoryStore(ScheduleTables):
         ids = [item["run_id"] for item in items]
         return Page(items=self.get_runs(ids), next_cursor=encode_cursor(last))
 
+    def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
+                   cap: int = 10_000) -> tuple[int, bool]:
+        """How many runs have ``status`` (created within the bounds), counting at most ``cap``."""
+        lo, hi = since if since is not None else 0, until if until is not None else 1e12
+        items, _ = self._limited("count runs", self.runs, status, cap + 1, None, index="by_status",
+                                 where=lambda at: lo <= at <= hi, forward=False)
+        return min(len(items), cap), len(items) > cap
+
     def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
         """Mark op ``pos`` in flight and renew the lease; False if the run moved on, ended or must cancel."""
         def cond(item: Item) -> bool:

@@ -45,6 +45,9 @@ TIMERS = Counter("workflows_timers_fired", "Due timers fired by beat.", ["kind"]
 TIMER_LAG = Histogram("workflows_timer_lag_seconds", "Seconds between a timer's due time and its firing.",
                       ["kind"], buckets=LAG_BUCKETS)
 RECOVERIES = Counter("workflows_recoveries", "Runs whose lease expired, taken over by the reconciler.", ["workflow"])
+JOIN_SECONDS = Histogram("workflows_join_latency_seconds",
+                         "From a fan-out's dispatch to the branch that completed its join.",
+                         ["workflow"], buckets=DURATION_BUCKETS)
 RUNS_ENDED = Counter("workflows_runs_ended", "Runs ended, by final status.", ["workflow", "status"])
 RUN_SECONDS = Histogram("workflows_run_duration_seconds", "From a run's creation to its end.",
                         ["workflow", "status"], buckets=RUN_BUCKETS)
@@ -93,6 +96,9 @@ class Metrics(NullObserver):
 
     def recovered(self, run: RunRecord) -> None:
         RECOVERIES.labels(run.workflow).inc()
+
+    def joined(self, run: RunRecord, pos: int, branches: int, seconds: float) -> None:
+        JOIN_SECONDS.labels(run.workflow).observe(seconds)
 
     def run_ended(self, run: RunRecord) -> None:
         RUNS_ENDED.labels(run.workflow, run.status).inc()

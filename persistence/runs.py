@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any, cast
 from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.metering import Tally, flush
-from workflows.core.records import RUN_RESULT_SEQ, TERMINAL, OpKind, Page, RunRecord, TimerRecord, event_seq
+from workflows.core.records import (
+    RUN_RESULT_SEQ,
+    TERMINAL,
+    OpKind,
+    Page,
+    RunRecord,
+    RunSummary,
+    TimerRecord,
+    event_seq,
+)
 from workflows.core.storage import inline_result_limit, refuse_taken_fence
 from workflows.errors import PayloadTooLarge, RunNotFound, SerializationError
 
@@ -155,6 +164,21 @@ class RunStore(StoreBase):
                   cursor: str | None = None, since: float | None = None,
                   until: float | None = None) -> Page[RunRecord]:
         """Return one page of runs, newest first, by status or by workflow (Query, never Scan)."""
+        items, cursor_out = self._index_page(status, workflow, limit, cursor, since, until)
+        return Page(items=self.get_runs([item.run_id for item in items]), next_cursor=cursor_out)
+
+    def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+                           cursor: str | None = None, since: float | None = None,
+                           until: float | None = None) -> Page[RunSummary]:
+        """``list_runs`` from the index's projected fields alone: one Query a page."""
+        items, cursor_out = self._index_page(status, workflow, limit, cursor, since, until)
+        return Page(items=[RunSummary(item.run_id, item.workflow, item.status, item.created_at, item.ended_at,
+                                      item.parent_run_id, item.schedule_id) for item in items],
+                    next_cursor=cursor_out)
+
+    def _index_page(self, status: str | None, workflow: str | None, limit: int, cursor: str | None,
+                    since: float | None, until: float | None) -> tuple[list[Any], str | None]:
+        """One page of a listing index's items, newest first, and the cursor of the next."""
         if status is None and workflow is None:
             raise ValueError("list_runs needs status= or workflow=")
         index = self.m.Run.by_status if status is not None else self.m.Run.by_workflow
@@ -167,10 +191,9 @@ class RunStore(StoreBase):
                                       {"run_id", "created_at", "status" if status is not None else "workflow"})),
                                   filter_condition=(self.m.Run.workflow == workflow)
                                   if status is not None and workflow is not None else None)
-            ids = [item.run_id for item in results]
+            items = list(results)
             last = results.last_evaluated_key
-        records = self.get_runs(ids)
-        return Page(items=records, next_cursor=_encode_cursor(last) if len(ids) >= limit or last else None)
+        return items, _encode_cursor(last) if len(items) >= limit or last else None
 
     def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
                    cap: int = 10_000) -> tuple[int, bool]:

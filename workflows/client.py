@@ -13,7 +13,7 @@ from . import codec
 from .core.engine import Engine
 from .core.hooks import refusal
 from .core.ports import Store
-from .core.records import EventRecord, Page, RunRecord, RunStatus
+from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
 from .core.tokens import hash_token
 from .durations import to_seconds
 from .errors import (
@@ -205,9 +205,10 @@ def _bad_cursor(cursor: Any) -> SerializationError:
     return SerializationError(f"invalid cursor {reprlib.repr(cursor)}: pass the next_cursor of an earlier page")
 
 
-def _page(given_cursor: str | None, **query: Any) -> Page[RunRecord]:
+def _page(given_cursor: str | None, summaries: bool = False, **query: Any) -> Page[Any]:
+    store = get_engine().store
     try:
-        return get_engine().store.list_runs(**query)
+        return store.list_run_summaries(**query) if summaries else store.list_runs(**query)
     except (ValueError, SerializationError) as exc:  # the store could not decode the cursor
         raise _bad_cursor(given_cursor) from exc
 
@@ -221,6 +222,23 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
     Raises:
         SerializationError: a filter, the limit or the cursor is invalid (naming which).
     """
+    return _listing(False, status, workflow, limit, cursor, since, until)
+
+
+def list_run_summaries(status: str | RunStatus | None = None, workflow: Any = None, limit: int = 50,
+                       cursor: str | None = None, since: float | None = None,
+                       until: float | None = None) -> Page[RunSummary]:
+    """:func:`list_runs` from the listing index alone: each item a :class:`RunSummary` (id, workflow,
+    status, created and ended times, parent, schedule), one Query a page and no read of the runs.
+
+    Raises:
+        SerializationError: a filter, the limit or the cursor is invalid (naming which).
+    """
+    return _listing(True, status, workflow, limit, cursor, since, until)
+
+
+def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: Any, since: Any,
+             until: Any) -> Page[Any]:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise SerializationError(f"limit must be an int in 1..1000, got {reprlib.repr(limit)}")
     name = getattr(workflow, "name", workflow)
@@ -231,7 +249,8 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
     if cursor is not None and not isinstance(cursor, str):
         raise _bad_cursor(cursor)
     if status is not None or name is not None:
-        return _page(cursor, status=status, workflow=name, limit=limit, cursor=cursor, since=since, until=until)
+        return _page(cursor, summaries, status=status, workflow=name, limit=limit, cursor=cursor, since=since,
+                     until=until)
     index, inner = 0, None
     if cursor:
         index_text, _, inner_text = cursor.partition(":")
@@ -239,7 +258,7 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
             raise _bad_cursor(cursor)
         index, inner = int(index_text), inner_text or None
     while index < len(STATUSES):
-        page = _page(cursor, status=STATUSES[index], limit=limit, cursor=inner, since=since, until=until)
+        page = _page(cursor, summaries, status=STATUSES[index], limit=limit, cursor=inner, since=since, until=until)
         if page.next_cursor:
             return Page(page.items, f"{index}:{page.next_cursor}")
         if page.items or index == len(STATUSES) - 1:

@@ -342,3 +342,17 @@ def test_count_runs_by_status_within_a_window_up_to_a_cap(store) -> None:  # typ
     assert store.count_runs("pending", since=base + 3, until=base + 4) == (2, False)
     assert store.count_runs("pending", **window, cap=2) == (2, True)
     assert store.count_runs("pending", **window, cap=3) == (3, False)
+
+
+def test_run_summaries_come_from_the_listing_index(store) -> None:  # type: ignore[no-untyped-def]
+    workflow, base = uid("wf"), store.now()
+    ids = [start(store, workflow=workflow, created_at=base + i, schedule_id="s-1") for i in range(3)]
+    store.finish_run(ids[0], "failed", error="boom")
+    page = store.list_run_summaries(workflow=workflow, limit=2)
+    assert [(s.run_id, s.workflow, s.status, s.created_at, s.schedule_id) for s in page] == [
+        (ids[2], workflow, "pending", base + 2, "s-1"), (ids[1], workflow, "pending", base + 1, "s-1")]
+    rest = store.list_run_summaries(workflow=workflow, limit=2, cursor=page.next_cursor)
+    [oldest] = list(rest)
+    assert oldest.run_id == ids[0] and oldest.status == "failed" and oldest.ended_at is not None
+    by_status = store.list_run_summaries(status="failed", workflow=workflow)
+    assert [(s.run_id, s.workflow) for s in by_status] == [(ids[0], workflow)]

@@ -33,6 +33,7 @@ from .records import (
     Page,
     ResumeMessage,
     RunRecord,
+    RunSummary,
     ScheduleRecord,
     SignalRecord,
     StepMessage,
@@ -99,6 +100,11 @@ class RunStore(Protocol):
                   cursor: str | None = None, since: float | None = None,
                   until: float | None = None) -> Page[RunRecord]:
         """One page of runs, newest first, by status or by workflow (an index Query)."""
+
+    def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+                           cursor: str | None = None, since: float | None = None,
+                           until: float | None = None) -> Page[RunSummary]:
+        """``list_runs`` from the listing index alone (its projected fields): one Query a page, no run read."""
 
     def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
                    cap: int = 10_000) -> tuple[int, bool]:

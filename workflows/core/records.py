@@ -123,6 +123,19 @@ class RunRecord:
         return self.status in TERMINAL
 
 
+@dataclass(frozen=True)
+class RunSummary:
+    """What a listing index holds of a run: enough for a list of runs, without a read of the run."""
+
+    run_id: str
+    workflow: str
+    status: str
+    created_at: float
+    ended_at: float | None = None
+    parent_run_id: str | None = None
+    schedule_id: str | None = None
+
+
 @dataclass
 class EventRecord:
     """One history record: an op's outcome (sub 999) or a failed attempt."""

@@ -22,6 +22,7 @@ from ..core.records import (
     OpKind,
     Page,
     RunRecord,
+    RunSummary,
     SignalRecord,
     TimerRecord,
     event_seq,
@@ -257,6 +258,21 @@ class MemoryStore(ScheduleTables):
                   cursor: str | None = None, since: float | None = None,
                   until: float | None = None) -> Page[RunRecord]:
         """One page of runs, newest first, by status or by workflow (an index Query)."""
+        items, next_cursor = self._index_page(status, workflow, limit, cursor, since, until)
+        return Page(items=self.get_runs([item["run_id"] for item in items]), next_cursor=next_cursor)
+
+    def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+                           cursor: str | None = None, since: float | None = None,
+                           until: float | None = None) -> Page[RunSummary]:
+        """``list_runs`` from the index's projected fields alone: one Query a page."""
+        items, next_cursor = self._index_page(status, workflow, limit, cursor, since, until)
+        return Page(items=[RunSummary(item["run_id"], item["workflow"], item["status"], item["created_at"],
+                                      item.get("ended_at"), item.get("parent_run_id"), item.get("schedule_id"))
+                           for item in items], next_cursor=next_cursor)
+
+    def _index_page(self, status: str | None, workflow: str | None, limit: int, cursor: str | None,
+                    since: float | None, until: float | None) -> tuple[list[Item], str | None]:
+        """One page of a listing index's items, newest first, and the cursor of the next."""
         if status is None and workflow is None:
             raise ValueError("list_runs needs status= or workflow=")
         by_status = status is not None
@@ -267,8 +283,7 @@ class MemoryStore(ScheduleTables):
         only = (lambda item: item.get("workflow") == workflow) if by_status and workflow is not None else None
         items, last = self._limited("list runs", self.runs, key, limit, start, index=index,
                                     where=lambda at: lo <= at <= hi, forward=False, filter=only)
-        ids = [item["run_id"] for item in items]
-        return Page(items=self.get_runs(ids), next_cursor=encode_cursor(last))
+        return items, encode_cursor(last)
 
     def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
                    cap: int = 10_000) -> tuple[int, bool]:

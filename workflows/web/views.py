@@ -16,7 +16,7 @@ from typing import Any
 from beat.cron import ScheduleSpec, next_fire
 
 from .. import codec
-from ..client import STATUSES, get_run, list_runs
+from ..client import STATUSES, get_run, list_run_summaries
 from ..core.fanout import join_id
 from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
 from ..errors import SerializationError
@@ -51,13 +51,14 @@ def runs_page(status: str | None, workflow: str | None, cursor: str | None,
               since: float | None = None, until: float | None = None) -> dict[str, Any]:
     """One page of runs created within ``since``..``until``, newest first, with the cursor of the next page.
 
-    With a filter this is one page of ``list_runs`` (one index Query). Without one,
-    ``list_runs`` walks status by status; the dashboard instead merges the newest page of
-    every status (one Query each, bounded by the cursor's creation time).
+    Runs are read as the listing index holds them (``list_run_summaries``: no read of the runs).
+    With a filter this is one index Query. Without one, the listing walks status by status;
+    the dashboard instead merges the newest page of every status (one Query each, bounded by
+    the cursor's creation time).
     """
     if status or workflow:
-        page = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None,
-                         since=since, until=until)
+        page = list_run_summaries(status=status or None, workflow=workflow or None, limit=PAGE_SIZE,
+                                  cursor=cursor or None, since=since, until=until)
         return {"runs": list(page), "next_cursor": page.next_cursor}
     return newest_runs(cursor or None, since=since, until=until)
 
@@ -99,7 +100,8 @@ def newest_runs(cursor: str | None, limit: int = PAGE_SIZE, since: float | None 
     after, seen = _merge_cursor(cursor)
     until = after if until is None or (after is not None and after < until) else until
     merged = [run for status in STATUSES
-              for run in list_runs(status=status, limit=min(limit + len(seen), 1000), since=since, until=until)
+              for run in list_run_summaries(status=status, limit=min(limit + len(seen), 1000), since=since,
+                                            until=until)
               if run.run_id not in seen]
     merged.sort(key=lambda run: (run.created_at, run.run_id), reverse=True)
     page = merged[:limit]

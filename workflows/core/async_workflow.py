@@ -138,10 +138,11 @@ class StepAwaitable(DurableAwaitable):
 
 
 class ReplayLoop:
-    """The running loop while an async workflow is driven: it makes futures and nothing else."""
+    """The running loop while an async workflow is driven: it makes futures and nothing else.
 
-    def __init__(self, driver: Driver) -> None:
-        self.driver = driver
+    One for the process: what it refuses fails the run of the driver current in the
+    caller's context (greenlets of one thread may interleave several drivers).
+    """
 
     def get_debug(self) -> bool:
         return False
@@ -162,13 +163,26 @@ class ReplayLoop:
         described = _describe(coro)
         if inspect.iscoroutine(coro):
             coro.close()  # never run: no "never awaited" warning for it
-        self.driver.fail(f"a task of {described} (asyncio.gather and tasks in a workflow take step calls only)")
+        _refuse(f"a task of {described} (asyncio.gather and tasks in a workflow take step calls only)")
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+
         def refuse(*args: Any, **kwargs: Any) -> NoReturn:
-            self.driver.fail(f"the event loop's {name}() (asyncio I/O, timers or threads)")
+            _refuse(f"the event loop's {name}() (asyncio I/O, timers or threads)")
 
         return refuse
+
+
+REPLAY_LOOP = ReplayLoop()
+
+
+def _refuse(awaited: str) -> NoReturn:
+    driver = _driver.get()
+    if driver is None:
+        raise NonDurableAwait(awaited)
+    driver.fail(awaited)
 
 
 class Driver:
@@ -176,7 +190,7 @@ class Driver:
 
     def __init__(self, ctx: WorkflowContext) -> None:
         self.ctx = ctx
-        self.loop = ReplayLoop(self)
+        self.loop = REPLAY_LOOP
         self.created: list[DurableAwaitable] = []
 
     def fail(self, awaited: str) -> NoReturn:
@@ -189,6 +203,8 @@ class Driver:
         """Run ``coro`` until it returns (its value) or raises (a suspension, its error)."""
         token = _driver.set(self)
         outer = asyncio._get_running_loop()
+        if outer is REPLAY_LOOP:  # left by an interleaved driver (greenlets): it is no real loop
+            outer = None
         asyncio._set_running_loop(self.loop)  # type: ignore[arg-type]
         try:
             error: BaseException | None = None
@@ -204,7 +220,7 @@ class Driver:
                 except BaseException as exc:  # raised where the coroutine awaits
                     error = exc
         finally:
-            asyncio._set_running_loop(outer)
+            asyncio._set_running_loop(outer)  # type: ignore[arg-type]
             _driver.reset(token)
             coro.close()
 

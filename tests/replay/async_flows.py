@@ -153,7 +153,7 @@ async def _helper() -> int:
 
 @workflow
 async def async_gathers_coroutines() -> Any:
-    return await asyncio.gather(_helper(), _helper())
+    return await asyncio.gather(_helper())
 
 
 @workflow

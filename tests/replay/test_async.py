@@ -10,11 +10,12 @@ import threading
 import pytest
 
 from tests.replay import async_flows as flows
-from workflows import RunFailed
+from workflows import RunFailed, workflow
 from workflows.core.records import OpKind
 from workflows.core.step_loop import StepLoop
 from workflows.errors import StepTimeout
-from workflows.testing import WorkflowEnv
+from workflows.export import export_run
+from workflows.testing import WorkflowEnv, redefinable, replay
 
 
 @pytest.fixture(autouse=True)
@@ -154,3 +155,18 @@ def test_the_step_loop_times_out_with_step_timeout() -> None:
 
     with pytest.raises(StepTimeout, match="'f' ran longer than its timeout of 0.05s"):
         StepLoop().run(forever, [], {}, 0.05, "f")
+
+
+
+def test_an_exported_async_run_replays_clean_and_so_does_its_sync_twin_s_history() -> None:
+    with WorkflowEnv() as env:
+        run_id = run_every_op(env, flows.async_every_op, "k4")
+        export = export_run(env.store, run_id)
+    flows.RAN.clear()
+    report = replay(export)  # the testing kit's replayer drives the async function too
+    assert (report.ops, report.ending) == (11, "returned") and flows.RAN == {}  # no step body ran
+    with WorkflowEnv() as env:
+        twin = export_run(env.store, run_every_op(env, flows.sync_every_op, "k5"))
+    with redefinable():  # the sync workflow rewritten as an async one: the same history replays clean
+        workflow(name="sync_every_op")(flows.async_every_op.definition.fn)
+        assert replay(twin).ending == "returned"

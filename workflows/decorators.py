@@ -46,13 +46,15 @@ class Step(Generic[P, R]):
         ctx = current_workflow()
         if ctx is None:
             return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
-        if self.is_async:
-            from .core.async_workflow import StepAwaitable, current_driver
+        from .core.async_workflow import StepAwaitable, current_driver
 
-            driver = current_driver()
-            if driver is not None:  # an async step in an async workflow: the call runs when awaited
-                return StepAwaitable(driver, self, args, dict(kwargs))  # type: ignore[return-value]
-        return self.call_in_workflow(ctx, args, kwargs)  # type: ignore[no-any-return]
+        driver = current_driver()
+        if driver is None:
+            return self.call_in_workflow(ctx, args, kwargs)  # type: ignore[no-any-return]
+        if self.is_async:  # an async step in an async workflow: the call runs when awaited
+            return StepAwaitable(driver, self, args, dict(kwargs))  # type: ignore[return-value]
+        with driver.outside():  # a sync step in an async workflow: a plain call, as in a sync one
+            return self.call_in_workflow(ctx, args, kwargs)  # type: ignore[no-any-return]
 
     @property
     def is_async(self) -> bool:

@@ -63,6 +63,24 @@ async def async_slow() -> str:
     return "too late"
 
 
+@step(inline=True)
+def sync_runs_a_loop(x: int) -> int:
+    """A sync step that runs asyncio itself (as sync wrappers of async libraries do)."""
+    return asyncio.run(_plain_double(x))
+
+
+async def _plain_double(x: int) -> int:
+    await asyncio.sleep(0)
+    return 2 * x
+
+
+@workflow
+async def async_calls_loop_running_steps(x: int) -> list[int]:
+    direct = sync_runs_a_loop(x)  # a sync step's call in an async workflow
+    awaited = await async_fetch(x)
+    return [direct, awaited, sync_runs_a_loop(awaited)]
+
+
 @workflow
 async def async_every_op(key: str) -> dict[str, Any]:
     a = await async_fetch(1)

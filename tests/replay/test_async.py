@@ -122,6 +122,11 @@ def test_durable_calls_awaited_in_a_helper_coroutine_and_a_repeated_gathered_cal
     assert flows.RAN == {"fetch1": 1, "fetch3": 1}
 
 
+def test_a_sync_step_of_an_async_workflow_may_run_its_own_event_loop(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.async_calls_loop_running_steps, 2)
+    assert run.result() == [4, 20, 40]  # asyncio.run in an inline step: the workflow's loop is not its loop
+
+
 def test_an_async_step_called_outside_a_workflow_is_a_plain_coroutine() -> None:
     assert asyncio.run(flows.async_fetch(4)) == 40  # type: ignore[arg-type]
     assert flows.RAN == {"plain fetch4": 1}

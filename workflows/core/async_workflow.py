@@ -22,9 +22,10 @@ with ``NonDurableAwait``, and so does a coroutine that yields anything else to t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, NoReturn, cast
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Iterator, NoReturn, cast
 
 from ..errors import NonDurableAwait, NotAwaited, Suspend
 
@@ -66,7 +67,8 @@ class DurableAwaitable:
         if self.awaited:
             raise RuntimeError(f"{self.what} was awaited twice")
         self.awaited = True
-        return self.op()
+        with self.driver.outside():
+            return self.op()
         yield  # a generator that never yields: the op completes or raises at once
 
     def __repr__(self) -> str:
@@ -192,6 +194,16 @@ class Driver:
         self.ctx = ctx
         self.loop = REPLAY_LOOP
         self.created: list[DurableAwaitable] = []
+        self.outer: asyncio.AbstractEventLoop | None = None  # the thread's running loop before this one
+
+    @contextlib.contextmanager
+    def outside(self) -> Iterator[None]:
+        """Run an op as outside the workflow's coroutine: an inline step's body may run its own loop."""
+        asyncio._set_running_loop(self.outer)
+        try:
+            yield
+        finally:
+            asyncio._set_running_loop(self.loop)  # type: ignore[arg-type]
 
     def fail(self, awaited: str) -> NoReturn:
         """Fail the run: workflow code awaited something that is not a durable call."""
@@ -203,8 +215,7 @@ class Driver:
         """Run ``coro`` until it returns (its value) or raises (a suspension, its error)."""
         token = _driver.set(self)
         outer = asyncio._get_running_loop()
-        if outer is REPLAY_LOOP:  # left by an interleaved driver (greenlets): it is no real loop
-            outer = None
+        self.outer = None if outer is REPLAY_LOOP else outer  # REPLAY_LOOP: left by an interleaved driver
         asyncio._set_running_loop(self.loop)  # type: ignore[arg-type]
         try:
             error: BaseException | None = None
@@ -216,11 +227,12 @@ class Driver:
                     return stop.value
                 error = None
                 try:
-                    self._answer(yielded)
+                    with self.outside():
+                        self._answer(yielded)
                 except BaseException as exc:  # raised where the coroutine awaits
                     error = exc
         finally:
-            asyncio._set_running_loop(outer)  # type: ignore[arg-type]
+            asyncio._set_running_loop(self.outer)
             _driver.reset(token)
             coro.close()
 

@@ -34,6 +34,8 @@ Tree::
     │   ├── RetryableError           retry, optionally after ``retry_after``
     │   └── StepTimeout
     ├── NonDeterminismError
+    ├── NonDurableAwait              an async workflow awaited something that is not a durable call
+    ├── NotAwaited                   an async workflow ended with a durable call never awaited
     ├── SuspensionSwallowed          workflow code caught a durable call's Suspend
     ├── WaitTimeout (also TimeoutError)
     ├── ParallelError                a branch failed
@@ -230,6 +232,31 @@ class NonDeterminismError(WorkflowError):
             f"history has {recorded!r}, code called {found!r}"
         )
         self.position, self.recorded, self.found = position, recorded, found
+
+
+class NonDurableAwait(WorkflowError):
+    """An async workflow awaited something other than a durable call (I/O, ``asyncio.sleep``, a task).
+
+    Workflow code is replayed: it may await only steps, ``sleep``, hooks, signals, children,
+    ``parallel`` and ``asyncio.gather`` of step calls. Do I/O in a step.
+    """
+
+    def __init__(self, awaited: str) -> None:
+        super().__init__(
+            f"an async workflow awaited {awaited}, which is not a durable call: workflow code may await only "
+            "steps, sleep(), hook waits, wait_for_signal(), child results, parallel() and asyncio.gather() of "
+            "step calls; do I/O and asyncio work in a step"
+        )
+        self.awaited = awaited
+
+
+class NotAwaited(WorkflowError):
+    """An async workflow returned while a durable call it made was never awaited (a missing ``await``)."""
+
+    def __init__(self, calls: list[str]) -> None:
+        super().__init__(f"an async workflow returned without awaiting {', '.join(calls)}: a durable call in an "
+                         "async workflow runs only when awaited (missing 'await'?)")
+        self.calls = calls
 
 
 class SuspensionSwallowed(WorkflowError):

@@ -24,6 +24,7 @@ from ..registry import StepDef
 from .embed import embed
 from .observer import StepAttempt
 from .records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
+from .step_loop import is_async_callable, run_async_step
 from .storage import check_item_size
 
 if TYPE_CHECKING:
@@ -128,8 +129,11 @@ def call_with_timeout(fn: Callable[..., Any], args: list[Any], kwargs: dict[str,
     """Call ``fn``; past ``timeout`` seconds raise StepTimeout.
 
     Python cannot stop a thread: a timed-out call keeps running in the
-    background until it returns, and its result is discarded.
+    background until it returns, and its result is discarded. An async ``fn`` runs on
+    the process's step loop instead, where a timeout cancels it (see ``step_loop``).
     """
+    if is_async_callable(fn):
+        return run_async_step(fn, args, kwargs, timeout, name)
     if timeout is None:
         return fn(*args, **kwargs)
     box: dict[str, Any] = {}

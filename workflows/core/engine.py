@@ -27,6 +27,7 @@ from ..errors import (
 )
 from ..registry import WorkflowDef, get_workflow
 from ..settings import Settings
+from .async_workflow import call_workflow
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
 from .history_cache import HistoryCache, RunHistory
 from .in_place import InPlace
@@ -143,7 +144,7 @@ class Engine:
         value: Any = None
         raised: BaseException | None = None
         try:
-            value = definition.fn(*args, **kwargs)
+            value = call_workflow(ctx, definition.fn, args, kwargs)  # an async def one is driven
         except (Suspend, ReplayAborted, ReplayStopped, StaleHistory, ContinueAsNew, Exception) as exc:
             raised = exc
         finally:

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from .. import codec
 from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, ConfigurationError, RegistrationError, Suspend, WaitTimeout
+from .async_workflow import awaitable
 from .context import Wait, WorkflowContext
 from .embed import embed, unembed
 from .records import HookRecord, OpKind, RunStatus, TimerKind
@@ -52,11 +53,15 @@ class HookHandle:
     expires_at: float | None
 
     def wait(self) -> Any:
-        """Suspend until ``resume_hook(token, payload)``; return the payload.
+        """Suspend until ``resume_hook(token, payload)``; return the payload (in an async
+        workflow: an awaitable of it).
 
         Raises:
             WaitTimeout: the hook's timeout passed first.
         """
+        return awaitable(f"hook {self.name!r} wait()", self._wait)
+
+    def _wait(self) -> Any:
         ctx = self.ctx
         pos, event = ctx.next_op(OpKind.HOOK_WAIT, self.name)
         if event is None:
@@ -148,11 +153,15 @@ class ChildHandle:
     workflow: str
 
     def result(self) -> Any:
-        """Suspend until the child run (or the last run of its continue-as-new chain) ends.
+        """Suspend until the child run (or the last run of its continue-as-new chain) ends;
+        return its result (in an async workflow: an awaitable of it).
 
         Raises:
             ChildFailed: the child failed, was cancelled or timed out.
         """
+        return awaitable(f"result() of child {self.workflow!r}", self._result)
+
+    def _result(self) -> Any:
         ctx = self.ctx
         pos, event = ctx.next_op(OpKind.CHILD_RESULT, self.workflow)
         if event is None:

@@ -64,8 +64,8 @@ class RunStore(StoreBase):
             ``(run_id, created)``: the existing run's id and False for a known key or id.
         """
         size = len(run.args.encode())
-        if size > self.settings.max_payload_bytes:
-            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.max_payload_bytes)
+        if size > self.settings.inline_payload_bytes:  # a larger one is kept in the blob store
+            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.inline_payload_bytes)
         item = self.run_item(run)
         req = item.req
         new = self.m.Run.run_id.does_not_exist()

@@ -209,6 +209,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
     from .client import get_run
+    from .core.payloads import describe_payload
 
     handle = get_run(args.run_id)
     run = handle.record()
@@ -216,7 +217,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
     for label, value in (("parent", run.parent_run_id), ("continued from", run.continued_from),
                          ("continued to", run.continued_to), ("schedule", run.schedule_id),
-                         ("result", run.result), ("error", run.error)):
+                         ("result", describe_payload(run.result)), ("error", run.error)):
         if value:
             print(f"{label:9} {value}")
     children = handle.children()
@@ -266,7 +267,7 @@ def cmd_runs_export(args: argparse.Namespace) -> int:
     from .runtime import get_engine
 
     get_run(args.run_id)
-    text = json.dumps(export_run(get_engine().store, args.run_id), indent=2) + "\n"
+    text = json.dumps(export_run(get_engine().store, args.run_id, get_engine().payloads), indent=2) + "\n"
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:

@@ -54,8 +54,9 @@ def lease_expiry(now: float, settings: Settings, seconds: float | None = None) -
 
 
 def inline_result_limit(settings: Settings) -> int:
-    """The largest result kept in the run item, beside arguments of up to ``max_payload_bytes``."""
-    return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - settings.max_payload_bytes
+    """The largest result kept in the run item, beside inline arguments of up to
+    ``inline_payload_bytes`` (larger payloads are references to the blob store)."""
+    return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - settings.inline_payload_bytes
 
 
 def read_fairly(shards: int, limit: int, query: Callable[[str], Iterable[T]]) -> list[T]:

@@ -174,11 +174,11 @@ class MemoryStore(ScheduleTables):
             ``(run_id, created)``: the existing run's id and False for a known key or id.
 
         Raises:
-            PayloadTooLarge: the arguments are over ``max_payload_bytes``.
+            PayloadTooLarge: the arguments are over ``inline_payload_bytes``.
         """
         size = len(run.args.encode())
-        if size > self.settings.max_payload_bytes:
-            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.max_payload_bytes)
+        if size > self.settings.inline_payload_bytes:  # a larger one is kept in the blob store
+            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.inline_payload_bytes)
         item = self._run_item(run)
         now, req = item["updated_at"], item["req"]
         own = self._carries("read run", self.runs, (run.run_id,), req)

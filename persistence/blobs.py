@@ -9,7 +9,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from workflows.core.payloads import KEY_PREFIX
+from workflows.deploy.payloads import LIFECYCLE_RULE_ID, lifecycle_rule
 from workflows.errors import StorageError, Throttled
 from workflows.settings import Settings
 
@@ -17,7 +17,6 @@ from workflows.settings import Settings
 S3_RETRIES = {"mode": "standard", "max_attempts": 10}
 S3_THROTTLE_CODES = frozenset({"SlowDown", "ThrottlingException", "RequestLimitExceeded", "503"})
 MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
-LIFECYCLE_RULE_ID = "expire-workflow-payloads"
 
 
 @lru_cache(maxsize=8)
@@ -63,12 +62,6 @@ class S3Blobs:
             raise _error("get", key, exc) from exc
         except BotoCoreError as exc:
             raise _error("get", key, exc) from exc
-
-
-def lifecycle_rule(days: int) -> dict[str, Any]:
-    """The bucket's one lifecycle rule: payload objects expire ``days`` after they were written."""
-    return {"ID": LIFECYCLE_RULE_ID, "Status": "Enabled", "Filter": {"Prefix": KEY_PREFIX},
-            "Expiration": {"Days": days}, "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}}
 
 
 def ensure_bucket(settings: Settings) -> tuple[str, str]:

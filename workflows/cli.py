@@ -109,6 +109,7 @@ def _seconds(text: str) -> float:
 def cmd_init_aws(args: argparse.Namespace) -> int:
     _imports()  # first: the Celery app imports them too, and would fail with a traceback
     from beat.schedules import sync_declared_schedules
+    from persistence.blobs import ensure_bucket
     from persistence.provision import create_tables
 
     from .app import worker_queues
@@ -119,13 +120,14 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
     settings = get_settings()
     changed = 0
     tables = [(name, "created" if created else "exists") for name, created in create_tables(settings)]
-    for name, action in tables + ensure_queues(settings, queue_specs(worker_queues())):
+    bucket = [ensure_bucket(settings)]  # large payloads (docs/payloads.md), with its lifecycle rule
+    for name, action in tables + ensure_queues(settings, queue_specs(worker_queues())) + bucket:
         changed += action != "exists"
         print(f"{action:7}  {name}")
     declared = sync_declared_schedules()
     if declared:
         print(f"declared schedules synced: {declared}")
-    print("nothing to change: every table and queue exists" if not changed
+    print("nothing to change: every table, queue and bucket exists" if not changed
           else f"{changed} resource(s) created or updated")
     return 0
 
@@ -355,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=fn)
         return p
 
-    add("init-aws", cmd_init_aws, "create every table and queue (idempotent)")
+    add("init-aws", cmd_init_aws, "create every table and queue and the payload bucket (idempotent)")
     for name, fn, text in (("worker", cmd_worker, "run a Celery worker (extra args go to celery)"),
                            ("beat", cmd_beat, "run beat with the DynamoDB scheduler (timers, schedules, recovery)")):
         add(name, fn, text).add_argument("celery_args", nargs=argparse.REMAINDER)

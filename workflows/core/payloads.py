@@ -39,11 +39,12 @@ from ..errors import PayloadTooLarge, PayloadUnavailable
 from ..settings import Settings
 from .embed import embed, is_embedded, unembed
 from .ports import Blobs
+from .storage import REFERENCE_ROOM
 
 KIND = "blob"
 KEY_PREFIX = "payloads/"
-#: A reference is a few hundred bytes; longer text is never parsed as one.
-MAX_REFERENCE = 512
+#: A reference is about 150 bytes; longer text is never parsed as one.
+MAX_REFERENCE = REFERENCE_ROOM
 CACHE_BYTES = 64 * 1024 * 1024
 #: A payload this process wrote or read that recently is not written again (each write of a
 #: content address renews the object's age, which the lifecycle rule counts from).

@@ -5,13 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from typing import Any
 
 import pytest
 
 from tests.unit import payload_ref_flows as flows
 from workflows import codec
+from workflows.core.engine import Engine
 from workflows.core.payloads import Payloads, Reference, describe_payload, reference_of
 from workflows.errors import ConfigurationError, PayloadTooLarge, PayloadUnavailable
+from workflows.memory import RecordingTransport
 from workflows.memory.blobs import MemoryBlobs
 from workflows.settings import MAX_PAYLOAD_LIMIT, Settings
 from workflows.testing import WorkflowEnv
@@ -157,3 +160,34 @@ def test_a_run_with_large_payloads_everywhere_keeps_small_records() -> None:
         assert events[0]["args"] == [[text], {}]
         assert codec.loads(events[-1]["result"]) == result
         assert env.steps(run)[0].result == text * 2
+
+
+class CountingReads:
+    """A Blobs port that counts the reads it passes on."""
+
+    def __init__(self, blobs: Any) -> None:
+        self.blobs, self.keys = blobs, []  # type: list[str]
+
+    def put_blob(self, key: str, data: bytes) -> None:
+        self.blobs.put_blob(key, data)
+
+    def get_blob(self, key: str) -> bytes | None:
+        self.keys.append(key)
+        return self.blobs.get_blob(key)
+
+
+def test_a_fresh_process_replays_a_history_of_references_reading_each_object_once() -> None:
+    text = "q" * 20_000
+    with WorkflowEnv(settings=SMALL) as env:
+        run = env.start(flows.large_everything, text)
+        env.run_until_idle()  # waits for the signal: its history holds references
+        fresh = Engine(env.store, RecordingTransport(), SMALL, clock=env.clock)  # another worker
+        reads = CountingReads(fresh.payloads.blobs)
+        fresh.payloads.blobs = reads
+        signal = fresh.payloads.encode({"rows": ["t" * 10] * 1000}, "signal")
+        assert reference_of(signal) is not None
+        env.store.put_signal(run.run_id, "data", signal)
+        fresh.resume(run.run_id)
+        assert env.store.get_run(run.run_id).waiting["kind"] == "hook_wait"  # replayed up to the hook
+        # the arguments, and the doubled text (a step's result, an argument, a branch's result) once
+        assert sorted(reads.keys) == sorted({reads.keys[0], reads.keys[1]}) and len(reads.keys) == 2

@@ -18,8 +18,10 @@ from persistence.provision import create_queues, create_tables
 from tests.e2e import large_payload_flows as flows
 from workflows import get_run, send_signal
 from workflows.core.embed import is_embedded, unembed
+from workflows.core.engine import Engine
 from workflows.core.payloads import reference_of
-from workflows.runtime import build_engine, use_engine
+from workflows.producer import producer_transport
+from workflows.runtime import use_engine
 from workflows.settings import Settings
 
 pytestmark = pytest.mark.e2e
@@ -50,7 +52,9 @@ def big_worker(big_settings: Settings, spawn) -> Any:  # type: ignore[no-untyped
 
 @pytest.fixture()
 def big_engine(big_settings: Settings) -> Iterator[None]:
-    with use_engine(build_engine(big_settings)):
+    """This process starts and reads runs on the test's own tables and queues (a send-only
+    transport of its own: a worker transport an earlier test installed sends to the session's)."""
+    with use_engine(Engine(DynamoStore(big_settings), producer_transport(big_settings), big_settings)):
         yield
 
 

@@ -19,7 +19,7 @@ from workflows.core.records import (
     TimerRecord,
     event_seq,
 )
-from workflows.core.storage import inline_result_limit, refuse_taken_fence
+from workflows.core.storage import inline_payload_limit, inline_result_limit, refuse_taken_fence
 from workflows.errors import PayloadTooLarge, RunNotFound, SerializationError
 
 from .base import LEASE_SHARDS, LIVE_STATUSES, StoreBase, check_item_size, new_request, shard_of, to_json
@@ -75,8 +75,8 @@ class RunStore(StoreBase):
             ``(run_id, created)``: the existing run's id and False for a known key or id.
         """
         size = len(run.args.encode())
-        if size > self.settings.max_payload_bytes:
-            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.max_payload_bytes)
+        if size > inline_payload_limit(self.settings):  # a larger payload is a reference to the blob store
+            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, inline_payload_limit(self.settings))
         item = self.run_item(run)
         req = item.req
         new = self.m.Run.run_id.does_not_exist()

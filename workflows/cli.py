@@ -110,6 +110,7 @@ def _seconds(text: str) -> float:
 def cmd_init_aws(args: argparse.Namespace) -> int:
     _imports()  # first: the Celery app imports them too, and would fail with a traceback
     from beat.schedules import sync_declared_schedules
+    from persistence.blobs import ensure_bucket
     from persistence.provision import create_tables
 
     from .app import worker_queues
@@ -120,13 +121,14 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
     settings = get_settings()
     changed = 0
     tables = [(name, "created" if created else "exists") for name, created in create_tables(settings)]
-    for name, action in tables + ensure_queues(settings, queue_specs(worker_queues())):
+    bucket = [ensure_bucket(settings)]  # large payloads (docs/payloads.md), with its lifecycle rule
+    for name, action in tables + ensure_queues(settings, queue_specs(worker_queues())) + bucket:
         changed += action != "exists"
         print(f"{action:7}  {name}")
     declared = sync_declared_schedules()
     if declared:
         print(f"declared schedules synced: {declared}")
-    print("nothing to change: every table and queue exists" if not changed
+    print("nothing to change: every table, queue and bucket exists" if not changed
           else f"{changed} resource(s) created or updated")
     return 0
 
@@ -220,6 +222,7 @@ def cmd_runs_count(args: argparse.Namespace) -> int:
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
     from .client import get_run
+    from .core.payloads import describe_payload
 
     handle = get_run(args.run_id)
     run = handle.record()
@@ -227,7 +230,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
     for label, value in (("parent", run.parent_run_id), ("continued from", run.continued_from),
                          ("continued to", run.continued_to), ("schedule", run.schedule_id),
-                         ("result", run.result), ("error", run.error)):
+                         ("result", describe_payload(run.result)), ("error", run.error)):
         if value:
             print(f"{label:9} {value}")
     children = handle.children()
@@ -277,7 +280,7 @@ def cmd_runs_export(args: argparse.Namespace) -> int:
     from .runtime import get_engine
 
     get_run(args.run_id)
-    text = json.dumps(export_run(get_engine().store, args.run_id), indent=2) + "\n"
+    text = json.dumps(export_run(get_engine().store, args.run_id, get_engine().payloads), indent=2) + "\n"
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
@@ -365,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=fn)
         return p
 
-    add("init-aws", cmd_init_aws, "create every table and queue (idempotent)")
+    add("init-aws", cmd_init_aws, "create every table and queue and the payload bucket (idempotent)")
     for name, fn, text in (("worker", cmd_worker, "run a Celery worker (extra args go to celery)"),
                            ("beat", cmd_beat, "run beat with the DynamoDB scheduler (timers, schedules, recovery)")):
         add(name, fn, text).add_argument("celery_args", nargs=argparse.REMAINDER)

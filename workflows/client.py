@@ -46,8 +46,7 @@ def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[
     if idempotency_key is not None:
         _check_text(idempotency_key, "idempotency_key")
     check_arguments(definition.fn, args, kwargs, f"workflow {definition.name!r}")
-    payload = codec.dumps([list(args), kwargs], what=f"arguments of workflow {definition.name!r}",
-                          limit=get_engine().settings.max_payload_bytes)
+    payload = get_engine().payloads.encode([list(args), kwargs], f"arguments of workflow {definition.name!r}")
     run_id, _ = get_engine().create_run(definition, payload, idempotency_key=idempotency_key, **fields)
     return RunHandle(run_id)
 
@@ -108,13 +107,13 @@ class RunHandle:
         """The history as a timeline: run start, every op record in order, run end."""
         from .inspect import timeline
 
-        return timeline(self.record(), self.history())
+        return timeline(self.record(), self.history(), get_engine().payloads.resolve_record)
 
     def steps(self) -> list[dict[str, Any]]:
         """One record per step op: seq, name, status, attempts, started_at, finished_at, error."""
         from .inspect import step_rows
 
-        return step_rows(self.record(), self.history())
+        return step_rows(self.record(), self.history(), get_engine().payloads.resolve_record)
 
     def cancel(self) -> None:
         """Request cancellation (see :func:`cancel`)."""
@@ -163,7 +162,7 @@ def outcome(run: RunRecord) -> Any:
         RunFailed, RunCancelled, RunTimedOut: how the run ended.
     """
     if run.status == RunStatus.COMPLETED:
-        return codec.loads(run.result)
+        return get_engine().payloads.decode(run.result)
     if run.status == RunStatus.FAILED:
         raise RunFailed(run.run_id, run.error)
     if run.status == RunStatus.CANCELLED:
@@ -332,6 +331,7 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
     _check_text(name, "signal name", 256)
     data = codec.dumps(payload, what=f"payload of signal {name!r}", limit=engine.settings.max_payload_bytes)
     run = engine.store.get_run(_check_text(run_id, "run_id"))
+    data = engine.payloads.offload(data, f"payload of signal {name!r}")  # the object before its reference
     # The signal and the wake it implies are one write, so the run resumes even if this
     # process dies now.
     if not run.is_terminal and engine.store.put_signal(run_id, name, data) is None:
@@ -366,7 +366,9 @@ def resume_hook_on(engine: Engine, token: str, payload: Any = None) -> RunHandle
         engine.store.close_hooks(hook.run_id)
         raise HookClosed(f"the run of hook {hook.name!r} has ended")
     if hook.schema:
-        data = codec.dumps(validate_payload(hook.schema, codec.loads(data), hook.name), what="hook payload")
+        data = codec.dumps(validate_payload(hook.schema, codec.loads(data), hook.name), what="hook payload",
+                           limit=engine.settings.max_payload_bytes)
+    data = engine.payloads.offload(data, "hook payload")  # the object before the record that references it
     try:
         engine.store.resume_hook(token_hash, data)  # the hook resumed and its run woken, in one write
     except HookClosed:

@@ -20,8 +20,9 @@ Tree::
     ├── Duplicate                    a conditional write lost (already recorded)
     │   └── ScheduleAlreadyExists
     ├── ItemTooLarge                 a DynamoDB item over 400 KB
-    ├── StorageError                 DynamoDB / SQS failure, cause attached
-    │   └── Throttled
+    ├── StorageError                 DynamoDB / SQS / S3 failure, cause attached
+    │   ├── Throttled
+    │   └── PayloadUnavailable       a referenced large payload is missing or does not match its hash
     ├── DeploymentError              a CloudFormation stack could not be created or updated
     ├── HookError
     │   ├── HookExpired
@@ -160,6 +161,11 @@ class StorageError(WorkflowError):
 
 class Throttled(StorageError):
     """AWS kept throttling the request after the retries ran out."""
+
+
+class PayloadUnavailable(StorageError):
+    """A payload kept in the payload bucket is missing (expired, deleted) or its bytes do not
+    match the SHA-256 its reference holds; the message names the object."""
 
 
 class DeploymentError(WorkflowError):

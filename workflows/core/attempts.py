@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import logging
 import random
 import threading
@@ -183,13 +184,16 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
     with engine.observer.attempt(op):
         outcome = _run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos)
         engine.observer.attempt_ended(op, outcome.status, outcome.error)
+    if outcome.data is not None:  # outside the attempt: a failed write of the object is no step failure
+        data = engine.payloads.offload(outcome.data, f"result of step {step.name!r}")
+        outcome = dataclasses.replace(outcome, data=data)
     return outcome
 
 
 def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
                  in_flight_pos: int | None) -> Attempt:
     """Run one attempt of ``step`` and classify its outcome by the retry policy."""
-    args, kwargs = codec.loads(args_json)
+    args, kwargs = engine.payloads.decode(args_json)
     started = engine.now()
     token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
     try:

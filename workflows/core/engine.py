@@ -32,6 +32,7 @@ from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
 from .history_cache import HistoryCache, RunHistory
 from .in_place import InPlace
 from .observer import NullObserver, Observer
+from .payloads import Payloads
 from .ports import Clock, Store, SystemClock, Transport
 from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
 
@@ -54,6 +55,7 @@ class Engine:
         self.cache = HistoryCache(store)
         self.run_end_listeners: list[RunEndListener] = []
         self.in_place = InPlace()
+        self.payloads = Payloads(getattr(store, "blobs", None), settings)  # large payloads: core/payloads.py
 
     def now(self) -> float:
         """The engine's clock, in epoch seconds."""
@@ -139,7 +141,7 @@ class Engine:
             self.end(run, RunStatus.FAILED, error=describe(exc))
             return True
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
-        args, kwargs = codec.loads(run.args)
+        args, kwargs = self.payloads.decode(run.args)
         token = ctx.activate()
         value: Any = None
         raised: BaseException | None = None
@@ -179,6 +181,8 @@ class Engine:
         except Exception as exc:
             self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
             return True
+        # a failed write of a large result's object is the store's failure: the resume is retried
+        result = self.payloads.offload(result, f"result of workflow {run.workflow!r}")
         self.end(run, RunStatus.COMPLETED, result=result, ctx=ctx)
         return True
 
@@ -303,8 +307,7 @@ class Engine:
 
     def _continue_as_new(self, ctx: WorkflowContext, cont: ContinueAsNew) -> bool:
         run = ctx.run
-        args = codec.dumps([list(cont.args), cont.kwargs], what="continue_as_new arguments",
-                           limit=self.settings.max_payload_bytes)
+        args = self.payloads.encode([list(cont.args), cont.kwargs], "continue_as_new arguments")
         new_id = str(uuid.uuid5(RUN_NAMESPACE, f"{run.run_id}:continue"))
         definition = get_workflow(run.workflow)
         deadline = self.now() + definition.max_duration if definition.max_duration else None

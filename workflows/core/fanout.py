@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .. import codec
 from ..errors import ParallelError, StepFailed, Suspend
 from .context import Dispatch, InFlight, WorkflowContext
 from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_seq
@@ -86,7 +85,7 @@ def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, 
                 raise ParallelError(record.index, name, record.error)
             results.append(StepFailed(name, record.error))
         else:
-            results.append(codec.loads(record.data))
+            results.append(ctx.decode(record.data))
     return results
 
 

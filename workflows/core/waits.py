@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from .. import codec
 from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, ConfigurationError, RegistrationError, Suspend, WaitTimeout
 from .async_workflow import awaitable
@@ -76,7 +75,7 @@ class HookHandle:
             else:
                 event = ctx.record(pos, OpKind.HOOK_WAIT, "timed_out", name=self.name)
         if event.status == "resumed":
-            return codec.loads(event.data)
+            return ctx.decode(event.data)
         raise WaitTimeout(f"hook {self.name!r} timed out")
 
 
@@ -141,7 +140,7 @@ def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -
         raise WaitTimeout(f"no signal {name!r} arrived before the timeout")
     info, payload = unembed(event.data or "{}", "payload")
     ctx.consumed_signals.add(str(info.get("key", "")))
-    return codec.loads(payload)
+    return ctx.decode(payload)
 
 
 @dataclass
@@ -173,7 +172,7 @@ class ChildHandle:
             event = ctx.record(pos, OpKind.CHILD_RESULT, child.status, name=self.workflow, data=child.result,
                                error=None if child.status == RunStatus.COMPLETED else (child.error or child.status))
         if event.status == "completed":
-            return codec.loads(event.data)
+            return ctx.decode(event.data)
         raise ChildFailed(self.run_id, event.status, event.error)
 
 

@@ -31,6 +31,7 @@ from ..core.storage import (
     LEASE_SHARDS,
     TIMER_SHARDS,
     check_item_size,
+    inline_payload_limit,
     inline_result_limit,
     new_request,
     refuse_taken_fence,
@@ -185,11 +186,11 @@ class MemoryStore(ScheduleTables):
             ``(run_id, created)``: the existing run's id and False for a known key or id.
 
         Raises:
-            PayloadTooLarge: the arguments are over ``max_payload_bytes``.
+            PayloadTooLarge: the arguments are over ``inline_payload_bytes``.
         """
         size = len(run.args.encode())
-        if size > self.settings.max_payload_bytes:
-            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.max_payload_bytes)
+        if size > inline_payload_limit(self.settings):  # a larger payload is a reference to the blob store
+            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, inline_payload_limit(self.settings))
         item = self._run_item(run)
         now, req = item["updated_at"], item["req"]
         own = self._carries("read run", self.runs, (run.run_id,), req)

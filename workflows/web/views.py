@@ -18,6 +18,7 @@ from beat.cron import ScheduleSpec, next_fire
 from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries
 from ..core.fanout import join_id
+from ..core.payloads import describe_payload
 from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
 from ..errors import SerializationError
 from ..inspect import step_rows, timeline
@@ -165,7 +166,7 @@ def _branches(run: RunRecord, history: list[EventRecord]) -> dict[int, tuple[lis
 
 def _event_rows(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]:
     rows = []
-    for event in timeline(run, history):  # hook records (nonce, hash) are left out there
+    for event in timeline(run, history, describe_payload):  # hook records (nonce, hash) are left out there
         detail = {k: v for k, v in event.items() if k in ("data", "result") and v is not None}
         rows.append({**event, "detail": "\n".join(pretty_text(v) for v in detail.values())})
     return rows
@@ -196,10 +197,10 @@ def run_view(run_id: str) -> dict[str, Any]:
     return {
         "run": run,
         "requests": requests_line(run),
-        "args": pretty(codec.loads(run.args)),
-        "result": pretty_text(run.result) if run.result is not None else None,
+        "args": pretty(codec.loads(describe_payload(run.args))),  # never fetches a large payload
+        "result": pretty_text(describe_payload(run.result)) if run.result is not None else None,
         "chart": chart,
-        "steps": step_rows(run, history),
+        "steps": step_rows(run, history, describe_payload),
         "hooks": hooks,
         "events": _event_rows(run, history),
         "children": [c for c in children if c],

@@ -14,6 +14,7 @@ from pynamodb.attributes import (
     MapAttribute,
     NumberAttribute,
     NumberSetAttribute,
+    TTLAttribute,
     UnicodeAttribute,
 )
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
@@ -34,10 +35,12 @@ class Models:
     Join: Any
     Signal: Any
     Guard: Any
+    Tag: Any
 
     def all(self) -> list[Any]:
         """Return every model class, in creation order."""
-        return [self.Run, self.Event, self.Hook, self.Timer, self.Schedule, self.Join, self.Signal, self.Guard]
+        return [self.Run, self.Event, self.Hook, self.Timer, self.Schedule, self.Join, self.Signal, self.Guard,
+                self.Tag]
 
 
 def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per table
@@ -71,6 +74,13 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         lease_shard = UnicodeAttribute(hash_key=True)
         lease_expires_at = NumberAttribute(range_key=True)
 
+    class RunsByRetention(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        """Sparse: ended runs whose items are not yet stamped with their TTL (see core.retention)."""
+
+        Meta = index_meta("by_retention", KeysOnlyProjection())
+        retain_shard = UnicodeAttribute(hash_key=True)
+        ended_at = NumberAttribute(range_key=True)
+
     class Run(Model):
         Meta = meta("runs")
         run_id = UnicodeAttribute(hash_key=True)
@@ -101,9 +111,13 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         queue = UnicodeAttribute(null=True)
         req = UnicodeAttribute(null=True)  # id of the last request that decided something (see base.new_request)
         owner = UnicodeAttribute(null=True)  # the resume running inline steps (see claim_run)
+        tags = UnicodeAttribute(null=True)  # JSON object of the run's tags (see core.tags)
+        retain_shard = UnicodeAttribute(null=True)  # ended, items not yet stamped (the by_retention index)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute: set when the run ends
         by_status = RunsByStatus()
         by_workflow = RunsByWorkflow()
         by_lease = RunsByLease()
+        by_retention = RunsByRetention()
 
     class Event(Model):
         """One history record, written once: its key is derived from the op position."""
@@ -120,6 +134,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         error = UnicodeAttribute(null=True)
         attempt = NumberAttribute(null=True)
         started_at = NumberAttribute(null=True)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
         req = UnicodeAttribute(null=True)
 
     class HooksByRun(GlobalSecondaryIndex):  # type: ignore[type-arg]
@@ -139,6 +154,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         schema = UnicodeAttribute(null=True)
         payload = UnicodeAttribute(null=True)
         resumed_at = NumberAttribute(null=True)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
         req = UnicodeAttribute(null=True)
         by_run = HooksByRun()
 
@@ -159,6 +175,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         version = UnicodeAttribute(null=True)  # new on every write: a fired timer deletes only its own version
         claimed_at = NumberAttribute(null=True)  # a sweep took its firing (retry timers), for a lease
         req = UnicodeAttribute(null=True)  # the request id of that claim
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute (never set on this table's items)
         by_due = TimersByDue()
 
     class SchedulesByDue(GlobalSecondaryIndex):  # type: ignore[type-arg]
@@ -204,6 +221,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         updated_at = NumberAttribute()
         declared = BooleanAttribute(default=False)
         version = NumberAttribute(default=0)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute (never set on this table's items)
         by_due = SchedulesByDue()
         by_id = SchedulesById()
 
@@ -217,6 +235,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         error = UnicodeAttribute(null=True)
         total = NumberAttribute(null=True)
         done = NumberSetAttribute(null=True)  # type: ignore[var-annotated]
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
 
     class Signal(Model):
         Meta = meta("signals")
@@ -225,6 +244,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         name = UnicodeAttribute()
         payload = UnicodeAttribute(null=True)
         sent_at = NumberAttribute()
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
 
     class Guard(Model):
         """An idempotency key, written in the same transaction as its run."""
@@ -232,6 +252,18 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         Meta = meta("idempotency")
         key = UnicodeAttribute(hash_key=True)
         run_id = UnicodeAttribute()
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
         created_at = NumberAttribute()
 
-    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard)
+    class Tag(Model):
+        """The index item of one tag of one run: Queried by ``key=value``, newest first."""
+
+        Meta = meta("tags")
+        tag = UnicodeAttribute(hash_key=True)  # key=value
+        run_key = UnicodeAttribute(range_key=True)  # creation time (fixed width) # run id
+        run_id = UnicodeAttribute()
+        workflow = UnicodeAttribute()
+        created_at = NumberAttribute()
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
+
+    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard, Tag)

@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
                      "InvalidSchedule", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled",
                      "RunFailed", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleNotFound", "StepFailed",
                      "UnknownWorkflow", "WaitTimeout", "WorkflowError"], "workflows.errors"),
-    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "sleep", "wait_for_signal"],
+    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "set_tags", "sleep", "wait_for_signal"],
                     "workflows.core.ops"),
     **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
                      "list_schedules", "pause_schedule", "resume_schedule", "trigger_schedule", "update_schedule"],
@@ -31,12 +31,13 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidSchedule",
-    "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed", "RunHandle",
+    "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed", "RunHandle",
     "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step", "StepCall",
     "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule", "cancel",
     "cancel_requested", "continue_as_new", "create_schedule", "delete_schedule", "get_run", "get_schedule", "hook",
     "install", "list_runs", "list_schedules", "parallel", "pause_schedule", "resume_hook", "resume_schedule",
-    "send_signal", "sleep", "start", "step", "trigger_schedule", "update_schedule", "wait_for_signal", "workflow",
+    "send_signal", "set_tags", "sleep", "start", "step", "trigger_schedule", "update_schedule", "wait_for_signal",
+    "workflow",
 ]
 
 
@@ -56,7 +57,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from .celery_install import install
     from .client import RunHandle, cancel, get_run, list_runs, resume_hook, send_signal, start
-    from .core.ops import cancel_requested, continue_as_new, hook, parallel, sleep, wait_for_signal
+    from .core.ops import cancel_requested, continue_as_new, hook, parallel, set_tags, sleep, wait_for_signal
     from .core.records import RunStatus
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
         HookExpired,
         HookNotFound,
         InvalidSchedule,
+        InvalidTags,
         NonDeterminismError,
         PayloadTooLarge,
         RetryableError,

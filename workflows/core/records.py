@@ -45,6 +45,7 @@ class OpKind(str, enum.Enum):
     PARALLEL = "parallel"
     ATTEMPT = "attempt"  # a failed attempt of a step (not an outcome)
     END = "end"  # the run was ended (cancelled, timed out...) before this op had an outcome
+    TAGS = "tags"  # set_tags: the run's tags after the call
 
     def __str__(self) -> str:
         return self.value
@@ -112,6 +113,8 @@ class RunRecord:
     continued_to: str | None = None
     schedule_id: str | None = None
     fire_time: float | None = None
+    tags: dict[str, str] | None = None  # search attributes (see core.tags)
+    retain_until: float | None = None  # the TTL of an ended run's items, epoch seconds (see core.retention)
 
     @property
     def is_terminal(self) -> bool:

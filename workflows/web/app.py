@@ -2,7 +2,7 @@
 
 Routes (below wherever the app is mounted)::
 
-    GET  /runs                    runs, newest first (filters: status, workflow; cursor paging)
+    GET  /runs                    runs, newest first (filters: status, workflow, tag; cursor paging)
     GET  /runs/{run_id}           a run: timeline, arguments, result, steps, hooks, history, links
     POST /runs/{run_id}/cancel    cancel (a confirmation page first)
     POST /runs/{run_id}/signal    send a signal: name + JSON payload (a confirmation page first)
@@ -175,10 +175,11 @@ class Dashboard:
         """GET /runs."""
         query = request.query_params
         status, workflow, cursor = query.get("status") or "", query.get("workflow") or "", query.get("cursor") or ""
-        data = await self.call(runs_page, status, workflow, cursor)
-        next_query = urlencode({k: v for k, v in (("status", status), ("workflow", workflow),
+        tag = query.get("tag") or ""
+        data = await self.call(runs_page, status, workflow, cursor, tag)
+        next_query = urlencode({k: v for k, v in (("status", status), ("workflow", workflow), ("tag", tag),
                                                   ("cursor", data["next_cursor"])) if v})
-        return self.render(request, "runs.html", auth=auth, status=status, workflow=workflow, cursor=cursor,
+        return self.render(request, "runs.html", auth=auth, status=status, workflow=workflow, cursor=cursor, tag=tag,
                            next_query=next_query if data["next_cursor"] else "", runs=data["runs"],
                            notice=NOTICES.get(query.get("notice", "")))
 

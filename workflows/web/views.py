@@ -45,15 +45,17 @@ def pretty_text(text: str | None) -> str:
         return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
-def runs_page(status: str | None, workflow: str | None, cursor: str | None) -> dict[str, Any]:
+def runs_page(status: str | None, workflow: str | None, cursor: str | None, tag: str | None = None) -> dict[str, Any]:
     """One page of runs, newest first, with the cursor of the next page.
 
-    With a filter this is one page of ``list_runs`` (one index Query). Without one,
+    With a filter this is one page of ``list_runs`` (one index Query; ``tag``, ``key=value``,
+    Queries the tags index and combines with ``workflow``, not ``status``). Without one,
     ``list_runs`` walks status by status; the dashboard instead merges the newest page of
     every status (one Query each, bounded by the cursor's creation time).
     """
-    if status or workflow:
-        page = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None)
+    if status or workflow or tag:
+        page = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None,
+                         tag=tag or None)
         return {"runs": list(page), "next_cursor": page.next_cursor}
     return newest_runs(cursor or None)
 

@@ -8,6 +8,7 @@ from workflows.core.records import EventRecord, Page, RunRecord
 from workflows.core.tags import index_bound, index_key, index_sort_key, moved
 
 from .base import LIVE_STATUSES, StoreBase, to_json
+from .runs import _decode_cursor, _encode_cursor
 
 
 class TagStore(StoreBase):
@@ -43,8 +44,6 @@ class TagStore(StoreBase):
                     cursor: str | None = None, since: float | None = None,
                     until: float | None = None) -> Page[RunRecord]:
         """One page of the runs carrying ``tag``, newest first (a Query of its index items)."""
-        from .runs import _decode_cursor, _encode_cursor
-
         Tag = self.m.Tag
         lo = index_bound(since if since is not None else 0)
         hi = index_bound(until if until is not None else 1e12) + "~"  # after every run id of that instant

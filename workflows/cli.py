@@ -266,7 +266,9 @@ def cmd_runs_start(args: argparse.Namespace) -> int:
     positional = parse_json_option("--args", args.args, list)
     keywords = parse_json_option("--kwargs", args.kwargs, dict)
     _imports()
-    run = start(args.workflow, *positional, idempotency_key=args.key, tags=dict(args.tag or []) or None, **keywords)
+    if args.tag:
+        keywords = {**keywords, "tags": dict(args.tag)}
+    run = start(args.workflow, *positional, idempotency_key=args.key, **keywords)
     print(run.run_id)
     return 0
 

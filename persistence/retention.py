@@ -8,7 +8,7 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import TERMINAL, RunStatus
+from workflows.core.records import TERMINAL, RunStatus, TimerKind, op_timer_id
 from workflows.core.retention import fan_out_positions
 from workflows.core.storage import RETAIN_SHARDS
 from workflows.core.tags import index_key, index_sort_key
@@ -60,9 +60,12 @@ class RetentionStore(StoreBase):
         for signal in signals:
             stamp(signal, Signal.run_id)
         with self.errors("list hooks"):
-            hooks = [Hook(item.token_hash) for item in Hook.by_run.query(run_id)]
-        for hook in hooks:
+            hooks = [(Hook(item.token_hash), int(item.pos)) for item in Hook.by_run.query(run_id)]
+        for hook, pos in hooks:
             stamp(hook, Hook.token_hash, force=True)  # the index does not show the TTL
+            # A hook's timeout timer outlives the run's end when the run did not wait on the hook there.
+            timer = self.m.Timer(op_timer_id(run_id, pos, TimerKind.HOOK_TIMEOUT.value))
+            stamp(timer, self.m.Timer.timer_id, force=True)
         if run.idempotency_key is not None and run.status != RunStatus.CONTINUED:  # the chain's last run keeps it
             stamp(self.m.Guard(run.idempotency_key), self.m.Guard.key, force=True)
         for key, value in sorted(json.loads(run.tags or "{}").items()):

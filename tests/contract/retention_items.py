@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-#: Timers are deleted (by the run's end, or by the sweep that fires them), never expired.
+#: Timers are deleted (by the run's end, or by the sweep that fires them); only a hook's timeout
+#: timer can outlive its run (see ``timer_ttl``). Schedules never expire.
 NOT_EXPIRED = ("timers", "schedules")
 
 
@@ -47,3 +48,13 @@ def ttl_of(item: dict[str, Any]) -> int | None:
     """An item's TTL attribute as epoch seconds."""
     value = item.get("retain_until")
     return None if value is None else int(value)
+
+
+def timer_ttl(store: Any, timer_id: str) -> int | None:
+    """The TTL attribute of a timer item (KeyError if there is none)."""
+    from workflows.memory import MemoryStore
+
+    if isinstance(store, MemoryStore):
+        return ttl_of(store.timers.items[(timer_id,)])
+    item = store.m.Timer.get(timer_id, consistent_read=True)
+    return None if item.retain_until is None else int(item.retain_until.timestamp())

@@ -11,8 +11,8 @@ from workflows.core.records import EventRecord, HookRecord, attempt_seq, event_s
 from workflows.settings import DEFAULT_RETENTION_SECONDS
 
 from .conftest import LEASE_SECONDS
-from .retention_items import items_of_run, ttl_of
-from .support import run_record, start, uid
+from .retention_items import items_of_run, timer_ttl, ttl_of
+from .support import run_record, start, timer, uid
 
 
 def tagged(store, clock, value: str, count: int, **tags: str) -> list[str]:  # type: ignore[no-untyped-def]
@@ -97,7 +97,8 @@ def ended_run_with_every_kind_of_item(store, clock) -> str:  # type: ignore[no-u
                                               at=store.now(), data="[1,2]"))
     hook = HookRecord(token_hash=uid("h"), run_id=run_id, pos=3, name="approve", status="pending",
                       created_at=store.now())
-    assert store.create_hook(hook, None, run_id, 3, "{}") is not None
+    expiry = timer(run_id, 3, store.now() + 86400, kind="hook_timeout")  # never waited on: it outlives the run
+    assert store.create_hook(hook, expiry, run_id, 3, "{}") is not None
     assert store.put_signal(run_id, "go", "1") is not None
     clock.advance(100)
     assert store.finish_run(run_id, "completed", result="2", fence=4) is not None
@@ -119,6 +120,7 @@ def test_every_item_of_an_ended_run_gets_the_ttl_retention_after_its_end(store, 
     stamped = items_of_run(store, run_id)
     assert len(stamped) == len(items)  # nothing created, nothing lost
     assert {(t, ttl_of(i)) for t, i in stamped} == {(t, expected) for t, _ in items}
+    assert timer_ttl(store, f"{run_id}#3#hook_timeout") == expected
     assert run_id not in store.runs_to_retain(store.now(), limit=1_000_000)
     assert not store.retain_run(run_id)  # out of the index: a repeat writes nothing
 

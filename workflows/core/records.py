@@ -164,6 +164,11 @@ class HookRecord:
     resumed_at: float | None = None
 
 
+def op_timer_id(run_id: str, pos: int, kind: str) -> str:
+    """The id of op ``pos``'s timer of ``kind`` (derived, so re-suspending overwrites it)."""
+    return f"{run_id}#{pos}#{kind}"
+
+
 @dataclass
 class TimerRecord:
     """A durable timer: sleep, hook or signal timeout, retry backoff, deadline."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.records import TERMINAL, RunStatus
+from ..core.records import TERMINAL, RunStatus, TimerKind, op_timer_id
 from ..core.retention import fan_out_positions
 from ..core.storage import RETAIN_SHARDS
 from ..core.tags import index_key, index_sort_key
@@ -23,6 +23,7 @@ class RetentionTables(MemoryBase):
     hooks: Table
     guards: Table
     run_tags: Table
+    timers: Table
 
     def runs_to_retain(self, ended_before: float, limit: int = 100) -> list[str]:
         """Ended runs not yet stamped that ended before ``ended_before``, a fair share from every shard."""
@@ -51,6 +52,8 @@ class RetentionTables(MemoryBase):
             self._stamp(until, self.signal_items, signal)
         for hook in list(self._pages("list hooks", self.hooks, run_id, index="by_run")):
             self._stamp(until, self.hooks, {"token_hash": hook["token_hash"]})  # the index does not show the TTL
+            timer = op_timer_id(run_id, int(hook["pos"]), TimerKind.HOOK_TIMEOUT.value)
+            self._stamp(until, self.timers, {"timer_id": timer})
         if run.get("idempotency_key") is not None and run["status"] != RunStatus.CONTINUED:
             self._stamp(until, self.guards, {"key": run["idempotency_key"]})
         for key, value in sorted(json.loads(run.get("tags") or "{}").items()):

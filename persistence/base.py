@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, TypeVar, cast
 
 from pynamodb.connection import Connection
@@ -12,6 +13,7 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteEr
 from pynamodb.transactions import TransactWrite
 
 from workflows.core.records import LIVE, TimerRecord
+from workflows.core.retention import retain_until
 from workflows.core.storage import (  # noqa: F401 - the store's modules import these from here
     LEASE_SHARDS,
     SCHEDULE_SHARDS,
@@ -72,6 +74,11 @@ class StoreBase:
     def now(self) -> float:
         """Return the store's clock, in epoch seconds."""
         return self.clock()
+
+    def retention_of(self, ended_at: float) -> datetime | None:
+        """The TTL of the items of a run that ended at ``ended_at`` (None: retention is off)."""
+        until = retain_until(ended_at, self.settings)
+        return None if until is None else datetime.fromtimestamp(until, tz=timezone.utc)
 
     def lease_until(self, seconds: float | None = None) -> float:
         """Return a lease expiry, rounded up to a bucket so index writes stay rare."""

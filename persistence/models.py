@@ -14,6 +14,7 @@ from pynamodb.attributes import (
     MapAttribute,
     NumberAttribute,
     NumberSetAttribute,
+    TTLAttribute,
     UnicodeAttribute,
 )
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
@@ -34,10 +35,12 @@ class Models:
     Join: Any
     Signal: Any
     Guard: Any
+    Tag: Any
 
     def all(self) -> list[Any]:
         """Return every model class, in creation order."""
-        return [self.Run, self.Event, self.Hook, self.Timer, self.Schedule, self.Join, self.Signal, self.Guard]
+        return [self.Run, self.Event, self.Hook, self.Timer, self.Schedule, self.Join, self.Signal, self.Guard,
+                self.Tag]
 
 
 def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per table
@@ -70,6 +73,13 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         Meta = index_meta("by_lease", KeysOnlyProjection())
         lease_shard = UnicodeAttribute(hash_key=True)
         lease_expires_at = NumberAttribute(range_key=True)
+
+    class RunsByRetention(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        """Sparse: ended runs whose items are not yet stamped with their TTL (see core.retention)."""
+
+        Meta = index_meta("by_retention", KeysOnlyProjection())
+        retain_shard = UnicodeAttribute(hash_key=True)
+        ended_at = NumberAttribute(range_key=True)
 
     class Run(Model):
         Meta = meta("runs")
@@ -104,9 +114,13 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         ddb_reads = NumberAttribute(null=True)  # requests counted for the run (see core.metering)
         ddb_writes = NumberAttribute(null=True)
         sqs_sends = NumberAttribute(null=True)
+        tags = UnicodeAttribute(null=True)  # JSON object of the run's tags (see core.tags)
+        retain_shard = UnicodeAttribute(null=True)  # ended, items not yet stamped (the by_retention index)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute: set when the run ends
         by_status = RunsByStatus()
         by_workflow = RunsByWorkflow()
         by_lease = RunsByLease()
+        by_retention = RunsByRetention()
 
     class Event(Model):
         """One history record, written once: its key is derived from the op position."""
@@ -123,6 +137,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         error = UnicodeAttribute(null=True)
         attempt = NumberAttribute(null=True)
         started_at = NumberAttribute(null=True)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
         req = UnicodeAttribute(null=True)
 
     class HooksByRun(GlobalSecondaryIndex):  # type: ignore[type-arg]
@@ -142,6 +157,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         schema = UnicodeAttribute(null=True)
         payload = UnicodeAttribute(null=True)
         resumed_at = NumberAttribute(null=True)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
         req = UnicodeAttribute(null=True)
         by_run = HooksByRun()
 
@@ -162,6 +178,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         version = UnicodeAttribute(null=True)  # new on every write: a fired timer deletes only its own version
         claimed_at = NumberAttribute(null=True)  # a sweep took its firing (retry timers), for a lease
         req = UnicodeAttribute(null=True)  # the request id of that claim
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute (never set on this table's items)
         by_due = TimersByDue()
 
     class SchedulesByDue(GlobalSecondaryIndex):  # type: ignore[type-arg]
@@ -207,6 +224,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         updated_at = NumberAttribute()
         declared = BooleanAttribute(default=False)
         version = NumberAttribute(default=0)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute (never set on this table's items)
         by_due = SchedulesByDue()
         by_id = SchedulesById()
 
@@ -220,6 +238,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         error = UnicodeAttribute(null=True)
         total = NumberAttribute(null=True)
         done = NumberSetAttribute(null=True)  # type: ignore[var-annotated]
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
 
     class Signal(Model):
         Meta = meta("signals")
@@ -228,6 +247,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         name = UnicodeAttribute()
         payload = UnicodeAttribute(null=True)
         sent_at = NumberAttribute()
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
 
     class Guard(Model):
         """An idempotency key, written in the same transaction as its run."""
@@ -235,6 +255,18 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         Meta = meta("idempotency")
         key = UnicodeAttribute(hash_key=True)
         run_id = UnicodeAttribute()
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
         created_at = NumberAttribute()
 
-    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard)
+    class Tag(Model):
+        """The index item of one tag of one run: Queried by ``key=value``, newest first."""
+
+        Meta = meta("tags")
+        tag = UnicodeAttribute(hash_key=True)  # key=value
+        run_key = UnicodeAttribute(range_key=True)  # creation time (fixed width) # run id
+        run_id = UnicodeAttribute()
+        workflow = UnicodeAttribute()
+        created_at = NumberAttribute()
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute
+
+    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard, Tag)

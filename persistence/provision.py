@@ -1,4 +1,4 @@
-"""Create the tables and queues a deployment needs; idempotent."""
+"""Create the tables and queues a deployment needs, with TTL enabled on every table; idempotent."""
 
 from __future__ import annotations
 
@@ -31,6 +31,34 @@ def create_tables(settings: Settings) -> list[tuple[str, bool]]:
         if not exists:
             model.create_table(wait=True, billing_mode="PAY_PER_REQUEST")
         report.append((model.Meta.table_name, not exists))
+    return report
+
+
+@lru_cache(maxsize=8)
+def dynamodb_client(settings: Settings):  # type: ignore[no-untyped-def]
+    """Return a (shared, thread-safe) boto3 DynamoDB client for ``settings`` (table administration)."""
+    return boto3.client("dynamodb", region_name=settings.region, endpoint_url=settings.dynamodb_endpoint)
+
+
+def ensure_ttl(settings: Settings) -> list[tuple[str, bool]]:
+    """Enable TTL on the TTL attribute of every table where it is off; return (name, enabled now).
+
+    Idempotent: a table whose TTL is enabled (or being enabled) is left alone, since
+    UpdateTimeToLive refuses to enable it twice.
+    """
+    client = dynamodb_client(settings)
+    report = []
+    for model in build_models(settings).all():
+        attribute = model._ttl_attribute()
+        if attribute is None:
+            continue
+        name = model.Meta.table_name
+        described = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+        on = described.get("TimeToLiveStatus") in ("ENABLED", "ENABLING")
+        if not on:
+            client.update_time_to_live(TableName=name, TimeToLiveSpecification={
+                "Enabled": True, "AttributeName": attribute.attr_name})
+        report.append((name, not on))
     return report
 
 

@@ -19,7 +19,7 @@ from workflows.core.records import (
     TimerRecord,
     event_seq,
 )
-from workflows.core.storage import inline_payload_limit, inline_result_limit, refuse_taken_fence
+from workflows.core.storage import RETAIN_SHARDS, inline_payload_limit, inline_result_limit, refuse_taken_fence
 from workflows.errors import PayloadTooLarge, RunNotFound, SerializationError
 
 from .base import LEASE_SHARDS, LIVE_STATUSES, StoreBase, check_item_size, new_request, shard_of, to_json
@@ -41,6 +41,8 @@ def _run_record(item: Any) -> RunRecord:
         continued_from=item.continued_from, continued_to=item.continued_to,
         schedule_id=item.schedule_id, fire_time=item.fire_time, ddb_reads=int(item.ddb_reads or 0),
         ddb_writes=int(item.ddb_writes or 0), sqs_sends=int(item.sqs_sends or 0),
+        tags=json.loads(item.tags) if item.tags else None,
+        retain_until=None if item.retain_until is None else item.retain_until.timestamp(),
     )
 
 
@@ -80,7 +82,7 @@ class RunStore(StoreBase):
         item = self.run_item(run)
         req = item.req
         new = self.m.Run.run_id.does_not_exist()
-        if run.idempotency_key is None and not timers:
+        if run.idempotency_key is None and not timers and not run.tags:
             created = self.conditional("create run", lambda: item.save(condition=new),
                                        own=lambda: self._applied(run.run_id, req))
             return run.run_id, created
@@ -93,6 +95,8 @@ class RunStore(StoreBase):
                 tx.save(guard, condition=self.m.Guard.key.does_not_exist())
             for timer in timers:
                 tx.save(self.timer_item(timer))
+            for tag in self.tag_items(run):  # type: ignore[attr-defined]  # TagStore, mixed in
+                tx.save(tag)
 
         if not self.transact("create run", build, own=lambda: self._applied(run.run_id, req)):
             if run.idempotency_key is not None:
@@ -111,7 +115,7 @@ class RunStore(StoreBase):
             lease_shard=shard_of(run.run_id, LEASE_SHARDS), lease_expires_at=self.lease_until(),
             deadline=run.deadline, idempotency_key=run.idempotency_key, parent_run_id=run.parent_run_id,
             parent_pos=run.parent_pos, continued_from=run.continued_from, schedule_id=run.schedule_id,
-            fire_time=run.fire_time, req=new_request(),
+            fire_time=run.fire_time, req=new_request(), tags=to_json(run.tags) if run.tags else None,
         )
 
     def _applied(self, run_id: str, req: str | None) -> bool:
@@ -162,8 +166,13 @@ class RunStore(StoreBase):
 
     def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
                   cursor: str | None = None, since: float | None = None,
-                  until: float | None = None) -> Page[RunRecord]:
-        """Return one page of runs, newest first, by status or by workflow (Query, never Scan)."""
+                  until: float | None = None, tag: tuple[str, str] | None = None) -> Page[RunRecord]:
+        """Return one page of runs, newest first, by status, workflow or tag (Query, never Scan)."""
+        if tag is not None:
+            if status is not None:
+                raise ValueError("list_runs by tag does not combine with status")
+            return self.list_tagged(tag, workflow=workflow, limit=limit, cursor=cursor,  # type: ignore[attr-defined]
+                                    since=since, until=until)
         items, cursor_out = self._index_page(status, workflow, limit, cursor, since, until)
         return Page(items=self.get_runs([item.run_id for item in items]), next_cursor=cursor_out)
 
@@ -341,7 +350,7 @@ class RunStore(StoreBase):
     def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
                     continued_to: str | None, wake: str | None, owner: str | None, fence: int | None,
                     counted: list[Any]) -> RunRecord | None:
-        actions, req, outside = self._end_actions(status, result, error, continued_to)
+        actions, req, outside = self._end_actions(status, result, error, continued_to, run_id)
         actions += counted
         Run, now = self.m.Run, self.now()
         free = Run.owner.does_not_exist() | (Run.lease_expires_at < now)
@@ -382,7 +391,7 @@ class RunStore(StoreBase):
         """End a run as ``continued`` and store its successor (leased, with its timers) in one
         transaction; None if the run had ended (then no successor exists)."""
         check_item_size({"args": successor.args})
-        actions, req, _ = self._end_actions("continued", None, None, successor.run_id)
+        actions, req, _ = self._end_actions("continued", None, None, successor.run_id, run_id)
         Run = self.m.Run
         item = self.run_item(successor)
         with flush(run_id) as counts:
@@ -393,18 +402,23 @@ class RunStore(StoreBase):
                 tx.save(item, condition=Run.run_id.does_not_exist())
                 for timer in timers:
                     tx.save(self.timer_item(timer))
+                for tag in self.tag_items(successor):  # type: ignore[attr-defined]  # TagStore, mixed in
+                    tx.save(tag)
 
             counts.applied = self.transact("continue run", build, own=lambda: self._applied(run_id, req))
         return self.find_run(run_id) if counts.applied else None
 
     def _end_actions(self, status: str, result: str | None, error: str | None,
-                     continued_to: str | None) -> tuple[list[Any], str, bool]:
+                     continued_to: str | None, run_id: str) -> tuple[list[Any], str, bool]:
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
         check_item_size({"result": result, "error": None if error is None else error[:4000]})
         Run, now, req = self.m.Run, self.now(), new_request()
         actions = [Run.status.set(status), Run.ended_at.set(now), Run.updated_at.set(now),
                    Run.lease_expires_at.remove(), Run.req.set(req)]
+        until = self.retention_of(now)
+        if until is not None:  # the run's TTL, and the retention index that stamps its other items
+            actions += [Run.retain_until.set(until), Run.retain_shard.set(shard_of(run_id, RETAIN_SHARDS))]
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         if result is not None:
             actions.append(Run.result_in_history.set(True) if outside else Run.result.set(result))

@@ -14,13 +14,16 @@ from .blobs import S3Blobs
 from .history import HistoryStore
 from .hooks import HookStore
 from .joins import JoinStore
+from .retention import RetentionStore
 from .runs import RunStore
 from .schedules import ScheduleStore
 from .signals import SignalStore
+from .tags import TagStore
 from .timers import TimerStore
 
 
-class DynamoStore(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore):
+class DynamoStore(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
+                  ScheduleStore):
     """DynamoDB-backed state of runs, history, timers, hooks, signals and joins."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:

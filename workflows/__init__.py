@@ -19,10 +19,10 @@ _EXPORTS: dict[str, str] = {
     "install": "workflows.celery_install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
     **dict.fromkeys(["FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound",
-                     "InvalidSchedule", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled",
-                     "RunFailed", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleNotFound", "StepFailed",
-                     "UnknownWorkflow", "WaitTimeout", "WorkflowError"], "workflows.errors"),
-    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "sleep", "wait_for_signal"],
+                     "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryableError",
+                     "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleNotFound",
+                     "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"], "workflows.errors"),
+    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "set_tags", "sleep", "wait_for_signal"],
                     "workflows.core.ops"),
     **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
                      "list_schedules", "pause_schedule", "resume_schedule", "trigger_schedule", "update_schedule"],
@@ -31,13 +31,13 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidSchedule",
-    "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed", "RunHandle",
+    "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed", "RunHandle",
     "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step", "StepCall",
     "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule", "cancel",
     "cancel_requested", "continue_as_new", "count_runs", "create_schedule", "delete_schedule", "get_run",
     "get_schedule", "hook", "install", "list_run_summaries", "list_runs", "list_schedules", "parallel",
-    "pause_schedule", "resume_hook", "resume_schedule", "send_signal", "sleep", "start", "step", "trigger_schedule",
-    "update_schedule", "wait_for_signal", "workflow",
+    "pause_schedule", "resume_hook", "resume_schedule", "send_signal", "set_tags", "sleep", "start", "step",
+    "trigger_schedule", "update_schedule", "wait_for_signal", "workflow",
 ]
 
 
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
         send_signal,
         start,
     )
-    from .core.ops import cancel_requested, continue_as_new, hook, parallel, sleep, wait_for_signal
+    from .core.ops import cancel_requested, continue_as_new, hook, parallel, set_tags, sleep, wait_for_signal
     from .core.records import RunStatus
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         HookExpired,
         HookNotFound,
         InvalidSchedule,
+        InvalidTags,
         NonDeterminismError,
         PayloadTooLarge,
         RetryableError,

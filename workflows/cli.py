@@ -111,7 +111,7 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
     _imports()  # first: the Celery app imports them too, and would fail with a traceback
     from beat.schedules import sync_declared_schedules
     from persistence.blobs import ensure_bucket
-    from persistence.provision import create_tables
+    from persistence.provision import create_tables, ensure_ttl
 
     from .app import worker_queues
     from .deploy.queues import ensure_queues
@@ -121,6 +121,7 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
     settings = get_settings()
     changed = 0
     tables = [(name, "created" if created else "exists") for name, created in create_tables(settings)]
+    tables += [(f"{name} (TTL retain_until)", "updated") for name, enabled in ensure_ttl(settings) if enabled]
     bucket = [ensure_bucket(settings)]  # large payloads (docs/payloads.md), with its lifecycle rule
     for name, action in tables + ensure_queues(settings, queue_specs(worker_queues())) + bucket:
         changed += action != "exists"
@@ -201,10 +202,11 @@ def cmd_web(args: argparse.Namespace) -> int:
 def cmd_runs_list(args: argparse.Namespace) -> int:
     from .client import list_runs
 
-    page = list_runs(status=args.status, workflow=args.workflow, limit=args.limit, cursor=args.cursor)
-    print(f"{'RUN ID':38} {'WORKFLOW':20} {'STATUS':10} CREATED")
+    page = list_runs(status=args.status, workflow=args.workflow, limit=args.limit, cursor=args.cursor, tag=args.tag)
+    print(f"{'RUN ID':38} {'WORKFLOW':20} {'STATUS':10} {'CREATED':26} TAGS")
     for run in page:
-        print(f"{run.run_id:38} {run.workflow:20} {run.status:10} {_when(run.created_at)}")
+        tags = " ".join(f"{k}={v}" for k, v in sorted((run.tags or {}).items()))
+        print(f"{run.run_id:38} {run.workflow:20} {run.status:10} {_when(run.created_at):26} {tags}".rstrip())
     if page.next_cursor:
         print(f"next page: --cursor {page.next_cursor}")
     return 0
@@ -230,6 +232,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
     for label, value in (("parent", run.parent_run_id), ("continued from", run.continued_from),
                          ("continued to", run.continued_to), ("schedule", run.schedule_id),
+                         ("tags", " ".join(f"{k}={v}" for k, v in sorted((run.tags or {}).items()))),
                          ("result", describe_payload(run.result)), ("error", run.error)):
         if value:
             print(f"{label:9} {value}")
@@ -263,12 +266,22 @@ def cmd_runs_events(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tag_option(text: str) -> tuple[str, str]:
+    """An argparse type: ``KEY=VALUE``."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
 def cmd_runs_start(args: argparse.Namespace) -> int:
     from .client import start
 
     positional = parse_json_option("--args", args.args, list)
     keywords = parse_json_option("--kwargs", args.kwargs, dict)
     _imports()
+    if args.tag:
+        keywords = {**keywords, "tags": dict(args.tag)}
     run = start(args.workflow, *positional, idempotency_key=args.key, **keywords)
     print(run.run_id)
     return 0
@@ -387,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("list", cmd_runs_list, "list runs, newest first", runs)
     p.add_argument("--status", choices=STATUSES)
     p.add_argument("--workflow")
+    p.add_argument("--tag", metavar="KEY=VALUE", help="only runs carrying this tag (not with --status)")
     p.add_argument("--limit", type=_int_in(1, 1000), default=20)
     p.add_argument("--cursor")
     p = add("count", cmd_runs_count, "count runs by status (one index Query per status, Select COUNT)", runs)
@@ -407,6 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--args", default="[]", help="positional arguments, a JSON list")
     p.add_argument("--kwargs", default="{}", help="keyword arguments, a JSON object")
     p.add_argument("--key", help="idempotency key: the same key returns the same run")
+    p.add_argument("--tag", action="append", type=_tag_option, metavar="KEY=VALUE",
+                   help="a tag of the run (repeatable); find runs by it with 'runs list --tag'")
 
     hooks = add("hooks", lambda a: EXIT_USAGE, "resume and list hooks").add_subparsers(dest="hooks_cmd", required=True)
     p = add("resume", cmd_hooks_resume, "resume a hook with a JSON payload", hooks)

@@ -14,12 +14,14 @@ from .core.engine import Engine
 from .core.hooks import refusal
 from .core.ports import Store
 from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
+from .core.tags import check_tags, limit_count, parse_filter
 from .core.tokens import hash_token
 from .durations import to_seconds
 from .errors import (
     HookClosed,
     HookNotFound,
     HookPayloadInvalid,
+    InvalidTags,
     RunCancelled,
     RunEnded,
     RunFailed,
@@ -40,22 +42,27 @@ def _check_text(value: Any, what: str, limit: int = MAX_KEY_LENGTH) -> str:
 
 
 def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any], *,
-                   idempotency_key: str | None = None, **fields: Any) -> RunHandle:
+                   idempotency_key: str | None = None, tags: dict[str, str] | None = None,
+                   **fields: Any) -> RunHandle:
     """Start a run of ``definition``; nothing is stored if the arguments do not fit its
-    signature or are not JSON data."""
+    signature or are not JSON data, or if ``tags`` break the rules (InvalidTags)."""
     if idempotency_key is not None:
         _check_text(idempotency_key, "idempotency_key")
+    if tags:
+        fields["tags"] = limit_count(check_tags(tags))
     check_arguments(definition.fn, args, kwargs, f"workflow {definition.name!r}")
     payload = get_engine().payloads.encode([list(args), kwargs], f"arguments of workflow {definition.name!r}")
     run_id, _ = get_engine().create_run(definition, payload, idempotency_key=idempotency_key, **fields)
     return RunHandle(run_id)
 
 
-def start(workflow: Any, *args: Any, idempotency_key: str | None = None, **kwargs: Any) -> RunHandle:
-    """Start a run of a workflow given by registered name (or by the workflow object)."""
+def start(workflow: Any, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
+          **kwargs: Any) -> RunHandle:
+    """Start a run of a workflow given by registered name (or by the workflow object);
+    ``tags``: its search tags (see :func:`list_runs`)."""
     name = workflow if isinstance(workflow, str) else getattr(workflow, "name", workflow)
     return start_workflow(get_workflow(_check_text(name, "workflow name")), args, kwargs,
-                          idempotency_key=idempotency_key)
+                          idempotency_key=idempotency_key, tags=tags)
 
 
 class RunHandle:
@@ -213,15 +220,19 @@ def _page(given_cursor: str | None, summaries: bool = False, **query: Any) -> Pa
 
 
 def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit: int = 50,
-              cursor: str | None = None, since: float | None = None, until: float | None = None) -> Page[RunRecord]:
+              cursor: str | None = None, since: float | None = None, until: float | None = None,
+              tag: str | tuple[str, str] | None = None) -> Page[RunRecord]:
     """One page of runs, newest first; ``workflow`` takes a name or the workflow object.
 
-    Without ``status`` or ``workflow`` the pages walk status by status.
+    Without ``status`` or ``workflow`` the pages walk status by status. ``tag``
+    (``"key=value"``) pages through the runs carrying that tag (its index, no Scan); it
+    combines with ``workflow``, ``since`` and ``until``, not with ``status``.
 
     Raises:
         SerializationError: a filter, the limit or the cursor is invalid (naming which).
+        InvalidTags: ``tag`` is not ``key=value`` within the tag rules, or comes with ``status``.
     """
-    return _listing(False, status, workflow, limit, cursor, since, until)
+    return _listing(False, status, workflow, limit, cursor, since, until, tag)
 
 
 def list_run_summaries(status: str | RunStatus | None = None, workflow: Any = None, limit: int = 50,
@@ -237,7 +248,7 @@ def list_run_summaries(status: str | RunStatus | None = None, workflow: Any = No
 
 
 def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: Any, since: Any,
-             until: Any) -> Page[Any]:
+             until: Any, tag: Any = None) -> Page[Any]:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise SerializationError(f"limit must be an int in 1..1000, got {reprlib.repr(limit)}")
     name = getattr(workflow, "name", workflow)
@@ -247,6 +258,12 @@ def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: An
     since, until = _check_time(since, "since"), _check_time(until, "until")
     if cursor is not None and not isinstance(cursor, str):
         raise _bad_cursor(cursor)
+    if tag is not None:
+        if status is not None:
+            raise InvalidTags("list_runs(tag=...) does not combine with status=: filter the page by status, "
+                              "or list by status and workflow")
+        return _page(cursor, tag=parse_filter(tag), workflow=name, limit=limit, cursor=cursor, since=since,
+                     until=until)
     if status is not None or name is not None:
         return _page(cursor, summaries, status=status, workflow=name, limit=limit, cursor=cursor, since=since,
                      until=until)

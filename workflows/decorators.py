@@ -95,8 +95,9 @@ class Workflow(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
 
-    def start(self, *args: Any, idempotency_key: str | None = None, **kwargs: Any) -> RunHandle:
-        """Start a run (``idempotency_key=`` keyword: same key, same run).
+    def start(self, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
+              **kwargs: Any) -> RunHandle:
+        """Start a run (``idempotency_key=`` keyword: same key, same run; ``tags=``: its search tags).
 
         Inside a workflow this starts a linked child run; ``.result()`` on the
         returned handle then waits for it durably.
@@ -107,7 +108,7 @@ class Workflow(Generic[P, R]):
         ctx = current_workflow()
         if ctx is not None:
             return ctx.start_child(self.definition, args, kwargs)  # type: ignore[return-value]
-        return start_workflow(self.definition, args, kwargs, idempotency_key=idempotency_key)
+        return start_workflow(self.definition, args, kwargs, idempotency_key=idempotency_key, tags=tags)
 
     def __repr__(self) -> str:
         return f"<workflow {self.name}>"

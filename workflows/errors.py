@@ -10,6 +10,7 @@ Tree::
     ├── InvalidArguments             arguments that do not fit the function (also TypeError)
     ├── SerializationError           value is not JSON data
     │   ├── PayloadTooLarge
+    │   ├── InvalidTags              run tags that break the rules (names the tag and the rule)
     │   └── InvalidExport            a run export that cannot be read or replayed
     ├── InvalidDuration
     ├── InvalidSchedule              bad cron, time zone, interval or policy
@@ -105,6 +106,10 @@ class PayloadTooLarge(SerializationError):
     def __init__(self, what: str, size: int, limit: int) -> None:
         super().__init__(f"{what} is {size} bytes, over the limit of {limit} bytes")
         self.what, self.size, self.limit = what, size, limit
+
+
+class InvalidTags(SerializationError, ValueError):
+    """Run tags that are not string keys and values within the limits (see ``workflows.core.tags``)."""
 
 
 class InvalidDuration(WorkflowError, ValueError):

@@ -20,6 +20,9 @@ MAX_PAYLOAD_LIMIT = 32 * 1024 * 1024
 SQS_RETRIES = {"mode": "standard", "max_attempts": 10}
 MIN_HOOK_SECRET_BYTES = 32
 MIN_DASHBOARD_TOKEN_BYTES = 16
+#: How long an ended run's items are kept by default (``WORKFLOWS_RETENTION``), and the shortest retention.
+DEFAULT_RETENTION_SECONDS = 30 * 86400.0
+MIN_RETENTION_SECONDS = 3600.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,10 @@ class Settings:
         traces: OpenTelemetry tracing (``WORKFLOWS_TRACES``): ``otel`` (the process's tracer
             provider, or else one exporting over OTLP/HTTP as the standard ``OTEL_*`` variables say),
             ``file:PATH`` (spans as JSON lines appended to PATH), unset: off. Needs the ``otel`` extra.
+        retention: how long an ended run, its history, joins, hooks, signals, tag index items
+            and idempotency guard are kept after its end before DynamoDB's TTL deletes them
+            (``WORKFLOWS_RETENTION``: a duration such as ``30d``, at least ``1h``; ``off`` keeps
+            them forever). Default 30 days. See docs/retention.md.
         access_key_id / secret_access_key: taken from the standard AWS variables when set;
             otherwise boto3's credential chain applies.
     """
@@ -99,6 +106,7 @@ class Settings:
     metrics: bool = False
     metrics_port: int | None = None
     traces: str | None = None
+    retention: float | None = DEFAULT_RETENTION_SECONDS
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
 
@@ -126,6 +134,8 @@ class Settings:
             raise ConfigurationError(f"WORKFLOWS_LOG_FORMAT must be 'text' or 'json', got {self.log_format!r}")
         if self.traces is not None and self.traces != "otel" and not self.traces.startswith("file:"):
             raise ConfigurationError(f"WORKFLOWS_TRACES must be 'otel' or 'file:PATH', got {self.traces!r}")
+        if self.retention is not None and not self.retention >= MIN_RETENTION_SECONDS:
+            raise ConfigurationError(f"WORKFLOWS_RETENTION must be at least 1h (or 'off'), got {self.retention} s")
         if not self.in_place_seconds >= 0:
             raise ConfigurationError(f"in_place_seconds must be 0 or more, got {self.in_place_seconds}")
 
@@ -161,6 +171,7 @@ class Settings:
                 or bool(env.get("WORKFLOWS_METRICS_PORT")),
                 metrics_port=int(env["WORKFLOWS_METRICS_PORT"]) if env.get("WORKFLOWS_METRICS_PORT") else None,
                 traces=env.get("WORKFLOWS_TRACES") or None,
+                retention=_retention(env.get("WORKFLOWS_RETENTION")),
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             )
@@ -197,6 +208,21 @@ class Settings:
     def sqs_is_secure(self) -> bool:
         """Whether the SQS endpoint uses TLS."""
         return not self.sqs_endpoint or self.sqs_endpoint.startswith("https")
+
+
+def _retention(text: str | None) -> float | None:
+    """``WORKFLOWS_RETENTION``: a duration, or ``off`` (keep ended runs forever)."""
+    if text is None or not text.strip():
+        return DEFAULT_RETENTION_SECONDS
+    if text.strip().lower() in ("off", "never", "forever"):
+        return None
+    from .durations import to_seconds
+    from .errors import InvalidDuration
+
+    try:
+        return to_seconds(text, what="WORKFLOWS_RETENTION")
+    except InvalidDuration as exc:
+        raise ConfigurationError(str(exc)) from exc
 
 
 _override: Settings | None = None

@@ -48,6 +48,11 @@ def _tables(ddb: Any, prefix: str) -> dict[str, Any]:
     return shapes
 
 
+def _ttl(ddb: Any, name: str) -> tuple[str, str | None]:
+    described = ddb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+    return described["TimeToLiveStatus"], described.get("AttributeName")
+
+
 def _queues(sqs: Any, prefix: str) -> dict[str, Any]:
     shapes = {}
     for url in sqs.list_queues(QueueNamePrefix=prefix).get("QueueUrls", []):
@@ -81,7 +86,9 @@ def test_stack_and_init_aws_create_the_same_tables_and_queues(aws_env, as_settin
 
     ddb, sqs = _clients(aws_env)
     by_init, by_stack = _tables(ddb, imperative.table_prefix), _tables(ddb, stacked)
-    assert len(by_init) == 8 and by_stack == by_init
+    assert len(by_init) == 9 and by_stack == by_init
+    # init-aws enables TTL on every table (the template declares it: moto's CloudFormation ignores it)
+    assert {_ttl(ddb, imperative.table_prefix + name) for name in by_init} == {("ENABLED", "retain_until")}
     assert by_init["runs"]["billing"] == "PAY_PER_REQUEST"
     queues_init, queues_stack = _queues(sqs, imperative.queue_prefix), _queues(sqs, stacked)
     assert {"dlq", "workflows", "steps"} < set(queues_init)  # and the queue= of the imported steps
@@ -115,3 +122,25 @@ def test_init_aws_adds_the_redrive_policy_to_queues_made_before_it(aws_env) -> N
     assert set(dict(ensure_queues(old, queue_specs(["payments"]))).values()) == {"exists"}
     _, sqs = _clients(aws_env)
     assert _queues(sqs, prefix)["payments"]["redrive"] == ("dlq", 10)
+
+
+def test_init_aws_enables_ttl_on_every_table_made_without_it(aws_env, as_settings, capsys) -> None:  # type: ignore[no-untyped-def]
+    from persistence.provision import create_tables
+
+    old = Settings.from_env().with_(table_prefix=f"ttl{uuid.uuid4().hex[:6]}-")
+    create_tables(old)
+    ddb, _ = _clients(aws_env)
+    names = sorted(_tables(ddb, old.table_prefix))
+    for name in names:  # tables as earlier versions made them: TTL off
+        ddb.update_time_to_live(TableName=old.table_prefix + name,
+                                TimeToLiveSpecification={"Enabled": False, "AttributeName": "retain_until"})
+    assert {_ttl(ddb, old.table_prefix + n)[0] for n in names} == {"DISABLED"}
+    as_settings(old)
+    assert main(["init-aws"]) == 0
+    out = capsys.readouterr().out
+    assert sorted(line.split()[1][len(old.table_prefix):] for line in out.splitlines()
+                  if "(TTL retain_until)" in line) == names
+    assert {name: _ttl(ddb, old.table_prefix + name) for name in names} == {
+        name: ("ENABLED", "retain_until") for name in names}
+    assert main(["init-aws"]) == 0  # enabled already: UpdateTimeToLive is not sent again (AWS refuses it)
+    assert "(TTL retain_until)" not in capsys.readouterr().out

@@ -45,7 +45,7 @@ def test_every_model_is_a_table_with_its_key_and_indexes(template: dict[str, Any
     runs = tables["${TablePrefix}runs"]["Properties"]
     assert runs["KeySchema"] == [{"AttributeName": "run_id", "KeyType": "HASH"}]
     indexes = {i["IndexName"]: i for i in runs["GlobalSecondaryIndexes"]}
-    assert sorted(indexes) == ["by_lease", "by_status", "by_workflow"]
+    assert sorted(indexes) == ["by_lease", "by_retention", "by_status", "by_workflow"]
     assert indexes["by_lease"]["KeySchema"] == [{"AttributeName": "lease_shard", "KeyType": "HASH"},
                                                 {"AttributeName": "lease_expires_at", "KeyType": "RANGE"}]
     assert indexes["by_lease"]["Projection"] == {"ProjectionType": "KEYS_ONLY"}
@@ -63,8 +63,9 @@ def test_tables_are_kept_backed_up_and_follow_the_capacity_mode(template: dict[s
             "PointInTimeRecovery"
         for index in props.get("GlobalSecondaryIndexes", []):
             assert index["ProvisionedThroughput"]["Fn::If"][0] == "Provisioned"
-        # No model has a TTL attribute today, so no table may claim one (moto would not show it either).
-        assert "TimeToLiveSpecification" not in props
+        # Every table expires items by its retain_until attribute (docs/retention.md); schedules and
+        # timers never set it, so TTL is on there too and deletes nothing.
+        assert props["TimeToLiveSpecification"] == {"AttributeName": "retain_until", "Enabled": True}
     assert template["Parameters"]["BillingMode"]["Default"] == "PAY_PER_REQUEST"
     assert template["Parameters"]["TablePrefix"]["Default"] == "tp-"
 

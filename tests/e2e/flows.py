@@ -12,6 +12,7 @@ from workflows import (
     WaitTimeout,
     continue_as_new,
     parallel,
+    set_tags,
     sleep,
     step,
     wait_for_signal,
@@ -236,3 +237,13 @@ def counter(value: int, remaining: int) -> int:
     if remaining > 0:
         continue_as_new(value, remaining - 1)
     return value
+
+
+@workflow
+def tagged_order(order_id: str) -> int:
+    """Tags set from inside a workflow, around a step a worker runs (tests/e2e/test_tags_retention.py)."""
+    set_tags(stage="started", order=order_id)
+    total = add(2, 3)
+    parallel(add.s(1, 1), add.s(2, 2))  # a fan-out: its join's items expire with the run too
+    set_tags(stage="done", total=str(total))
+    return total

@@ -126,3 +126,12 @@ def test_json_the_codec_refuses_after_parsing_is_a_clean_refusal(capsys: pytest.
         assert code == cli.EXIT_ERROR and out == "", err
         assert err.startswith("error: SerializationError: ") and "nested too deeply" in err, err
         assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_tags_of_runs_start_reach_the_client(capsys: pytest.CaptureFixture[str], calls: list[Any]) -> None:
+    code, out, err = run(capsys, "runs", "start", "wf", "--tag", "customer=c-1", "--tag", "expr=a=b")
+    assert (code, out, err) == (0, "run-1\n", "")
+    assert calls == [("imports",), ("start", "wf", (), {"tags": {"customer": "c-1", "expr": "a=b"}})]
+    with pytest.raises(SystemExit) as exited:  # an argparse usage error
+        cli.main(["runs", "start", "wf", "--tag", "novalue"])
+    assert exited.value.code == 2 and "expected KEY=VALUE, got 'novalue'" in capsys.readouterr().err

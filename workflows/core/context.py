@@ -21,7 +21,7 @@ from ..registry import check_arguments
 from .guard import GuardedStore
 from .history_cache import RunHistory
 from .lease import LeaseSchedule
-from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq
+from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq, op_timer_id
 
 if TYPE_CHECKING:
     from ..registry import StepDef, WorkflowDef
@@ -224,7 +224,8 @@ class WorkflowContext:
 
     def timer(self, pos: int, kind: TimerKind, due: float, data: Any = None) -> TimerRecord:
         """Return the timer of op ``pos`` (its id is derived, so re-suspending overwrites it)."""
-        return TimerRecord(timer_id=f"{self.run.run_id}#{pos}#{kind.value}", kind=kind.value, run_id=self.run.run_id,
+        run_id = self.run.run_id
+        return TimerRecord(timer_id=op_timer_id(run_id, pos, kind.value), kind=kind.value, run_id=run_id,
                            due_at=due, pos=pos, data=None if data is None else codec.dumps(data))
 
     # -- steps --------------------------------------------------------------------------

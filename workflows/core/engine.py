@@ -35,6 +35,7 @@ from .observer import NullObserver, Observer
 from .payloads import Payloads
 from .ports import Clock, Store, SystemClock, Transport
 from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
+from .tags import current_tags
 
 log = logging.getLogger("workflows.engine")
 
@@ -311,9 +312,11 @@ class Engine:
         new_id = str(uuid.uuid5(RUN_NAMESPACE, f"{run.run_id}:continue"))
         definition = get_workflow(run.workflow)
         deadline = self.now() + definition.max_duration if definition.max_duration else None
+        # The successor carries the chain's tags and idempotency key (its guard expires after the chain's end).
         record = self.new_run_record(new_id, run.workflow, args, deadline=deadline, continued_from=run.run_id,
                                 parent_run_id=run.parent_run_id, parent_pos=run.parent_pos,
-                                schedule_id=run.schedule_id, fire_time=run.fire_time)
+                                schedule_id=run.schedule_id, fire_time=run.fire_time,
+                                tags=current_tags(ctx) or None, idempotency_key=run.idempotency_key)
         # The end and the successor are one write: a run cancelled meanwhile gets no successor.
         ended = self.store.continue_run(run.run_id, record, record_timers(record))
         if ended is not None:

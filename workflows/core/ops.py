@@ -1,4 +1,4 @@
-"""The durable calls a workflow makes: sleep, hook, wait_for_signal, parallel, continue_as_new."""
+"""The durable calls a workflow makes: sleep, hook, wait_for_signal, parallel, continue_as_new, set_tags."""
 
 from __future__ import annotations
 
@@ -78,6 +78,19 @@ def continue_as_new(*args: Any, **kwargs: Any) -> None:
     """End this run as ``continued`` and start a linked successor with these arguments."""
     _context("continue_as_new")
     raise ContinueAsNew(args, kwargs)
+
+
+def set_tags(tags: dict[str, str | None] | None = None, **more: str | None) -> dict[str, str]:
+    """Change this run's tags (search attributes); a None value removes a tag. Returns the tags after.
+
+    A durable op: recorded once, so a replay writes nothing again.
+
+    Raises:
+        InvalidTags: a key or value breaks the rules, or the run would carry too many tags.
+    """
+    from .tags import set_tags as durable_set_tags
+
+    return durable_set_tags(_context("set_tags"), {**(tags or {}), **more})
 
 
 def cancel_requested() -> bool:

@@ -113,8 +113,10 @@ class RunStore(Protocol):
 
     def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
                   cursor: str | None = None, since: float | None = None,
-                  until: float | None = None) -> Page[RunRecord]:
-        """One page of runs, newest first, by status or by workflow (an index Query)."""
+                  until: float | None = None, tag: tuple[str, str] | None = None) -> Page[RunRecord]:
+        """One page of runs, newest first, by status, by workflow or by ``tag`` (key, value):
+        an index Query. ``tag`` combines with ``workflow`` (and ``since``/``until``), not with
+        ``status`` (ValueError)."""
 
     def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
                            cursor: str | None = None, since: float | None = None,
@@ -314,6 +316,30 @@ class JoinStore(Protocol):
         return every recorded outcome in index order and whether the join is complete."""
 
 
+class TagStore(Protocol):
+    """Run tags and their index items (one per tag and run, keyed ``key=value``)."""
+
+    def set_tags(self, event: EventRecord, run: RunRecord, before: dict[str, str], after: dict[str, str]) -> bool:
+        """Record op outcome ``event`` (write-once), set the run's tags to ``after`` and move its
+        index items from ``before``, in one transaction, only while the run is live. False
+        (nothing written) if the outcome slot is taken or the run has ended; a retry of this
+        very request (its response lost) returns True."""
+
+
+class RetentionStore(Protocol):
+    """Expiry of ended runs: the TTL attribute ``retain_until`` (epoch seconds) on their items."""
+
+    def runs_to_retain(self, ended_before: float, limit: int = 100) -> list[str]:
+        """Ended runs whose items are not stamped yet and that ended before ``ended_before`` (a
+        sparse sharded index the end writes; a fair share from every shard), at most ``limit``."""
+
+    def retain_run(self, run_id: str) -> bool:
+        """Stamp every item of an ended run (history, its fan-outs' joins and branch attempts,
+        hooks, signals, tag index items, its idempotency guard unless it continued) with the
+        run's ``retain_until``, then take it out of the retention index. Idempotent; never
+        creates an item; False if the run is live, unknown or not in the index."""
+
+
 class ScheduleStore(Protocol):
     """Schedules, their due index, fire claims and running-run bookkeeping."""
 
@@ -390,5 +416,6 @@ class ScheduleStore(Protocol):
         """Record the latest run of a fire's continue-as-new chain."""
 
 
-class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore, Protocol):
+class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
+            ScheduleStore, Protocol):
     """Everything the engine, the client and beat store."""

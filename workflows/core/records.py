@@ -45,6 +45,7 @@ class OpKind(str, enum.Enum):
     PARALLEL = "parallel"
     ATTEMPT = "attempt"  # a failed attempt of a step (not an outcome)
     END = "end"  # the run was ended (cancelled, timed out...) before this op had an outcome
+    TAGS = "tags"  # set_tags: the run's tags after the call
 
     def __str__(self) -> str:
         return self.value
@@ -116,6 +117,8 @@ class RunRecord:
     ddb_reads: int = 0
     ddb_writes: int = 0
     sqs_sends: int = 0
+    tags: dict[str, str] | None = None  # search attributes (see core.tags)
+    retain_until: float | None = None  # the TTL of an ended run's items, epoch seconds (see core.retention)
 
     @property
     def is_terminal(self) -> bool:
@@ -176,6 +179,11 @@ class HookRecord:
     schema: str | None = None
     payload: str | None = None
     resumed_at: float | None = None
+
+
+def op_timer_id(run_id: str, pos: int, kind: str) -> str:
+    """The id of op ``pos``'s timer of ``kind`` (derived, so re-suspending overwrites it)."""
+    return f"{run_id}#{pos}#{kind}"
 
 
 @dataclass

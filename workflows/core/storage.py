@@ -22,6 +22,7 @@ RUN_ITEM_RESERVE = 24 * 1024
 TIMER_SHARDS = 8
 LEASE_SHARDS = 8
 SCHEDULE_SHARDS = 4
+RETAIN_SHARDS = 8
 
 
 def check_item_size(fields: dict[str, str | None], limit: int = DYNAMODB_ITEM_LIMIT - 8 * 1024) -> None:

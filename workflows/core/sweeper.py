@@ -19,6 +19,7 @@ from .records import (
     TimerRecord,
     event_seq,
 )
+from .retention import retain_ended_runs
 
 log = logging.getLogger("workflows.sweeper")
 
@@ -99,5 +100,5 @@ def reconcile(engine: Engine, limit: int = 100) -> int:
 
 
 def sweep(engine: Engine) -> dict[str, int]:
-    """One beat tick's worth of timer and recovery work."""
-    return {"timers": fire_due_timers(engine), "recovered": reconcile(engine)}
+    """One beat tick's worth of timer, recovery and retention work."""
+    return {"timers": fire_due_timers(engine), "recovered": reconcile(engine), "retained": retain_ended_runs(engine)}

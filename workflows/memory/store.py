@@ -27,8 +27,10 @@ from ..core.records import (
     TimerRecord,
     event_seq,
 )
+from ..core.retention import retain_until
 from ..core.storage import (
     LEASE_SHARDS,
+    RETAIN_SHARDS,
     TIMER_SHARDS,
     check_item_size,
     inline_payload_limit,
@@ -40,6 +42,7 @@ from ..core.storage import (
 from ..errors import HookClosed, HookExpired, PayloadTooLarge, RunNotFound, StorageError
 from ..settings import Settings
 from .base import decode_cursor, encode_cursor, to_json
+from .retention import RetentionTables
 from .schedules import ScheduleTables
 from .tables import (
     Change,
@@ -57,6 +60,7 @@ from .tables import (
     remove,
     set_,
 )
+from .tags import TagTables
 
 SHARD_SIZE = 100  # branches per join counter
 ROOT_SLOT = -1
@@ -81,6 +85,7 @@ def _run_record(item: Item) -> RunRecord:
         schedule_id=item.get("schedule_id"), fire_time=item.get("fire_time"),
         ddb_reads=int(item.get("ddb_reads") or 0), ddb_writes=int(item.get("ddb_writes") or 0),
         sqs_sends=int(item.get("sqs_sends") or 0),
+        tags=json.loads(item["tags"]) if item.get("tags") else None, retain_until=item.get("retain_until"),
     )
 
 
@@ -120,7 +125,7 @@ class JoinCounter:
     done: set[int]
 
 
-class MemoryStore(ScheduleTables):
+class MemoryStore(ScheduleTables, TagTables, RetentionTables):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional
@@ -157,13 +162,14 @@ class MemoryStore(ScheduleTables):
         self._signal_serial = itertools.count(1)  # shared by every view of these tables
         self.runs = Table("runs", "run_id", indexes={
             "by_status": Index("status", "created_at"), "by_workflow": Index("workflow", "created_at"),
-            "by_lease": Index("lease_shard", "lease_expires_at")})
+            "by_lease": Index("lease_shard", "lease_expires_at"), "by_retention": Index("retain_shard", "ended_at")})
         self.events = Table("history", "run_id", "seq")
         self.hooks = Table("hooks", "token_hash", indexes={"by_run": Index("run_id", "pos")})
         self.timers = Table("timers", "timer_id", indexes={"by_due": Index("shard", "due_at")})
         self.joins = Table("joins", "join_id", "slot")
         self.signal_items = Table("signals", "run_id", "signal_key")
         self.guards = Table("idempotency", "key")
+        self.run_tags = Table("tags", "tag", "run_key")
         self._init_schedules()
 
     def _timer_item(self, timer: TimerRecord) -> Item:
@@ -194,13 +200,14 @@ class MemoryStore(ScheduleTables):
         item = self._run_item(run)
         now, req = item["updated_at"], item["req"]
         own = self._carries("read run", self.runs, (run.run_id,), req)
-        if run.idempotency_key is None and not timers:
+        if run.idempotency_key is None and not timers and not run.tags:
             return run.run_id, self._write("create run", lambda: self.runs.put(item, absent("run_id")), own=own)
         ops: list[Write] = [Put(self.runs, item, absent("run_id"))]
         if run.idempotency_key is not None:
             guard = {"key": run.idempotency_key, "run_id": run.run_id, "created_at": now}
             ops.append(Put(self.guards, guard, absent("key")))
         ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
+        ops += [Put(self.run_tags, item) for item in self._tag_items(run)]
         if self._transact("create run", ops, own=own):
             return run.run_id, True
         if run.idempotency_key is not None:
@@ -219,7 +226,7 @@ class MemoryStore(ScheduleTables):
                 "deadline": run.deadline, "idempotency_key": run.idempotency_key,
                 "parent_run_id": run.parent_run_id, "parent_pos": run.parent_pos,
                 "continued_from": run.continued_from, "schedule_id": run.schedule_id, "fire_time": run.fire_time,
-                "req": new_request()}
+                "req": new_request(), "tags": to_json(run.tags) if run.tags else None}
 
     def run_for_key(self, key: str) -> str | None:
         """The run id an idempotency key maps to, if any."""
@@ -257,8 +264,12 @@ class MemoryStore(ScheduleTables):
 
     def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
                   cursor: str | None = None, since: float | None = None,
-                  until: float | None = None) -> Page[RunRecord]:
-        """One page of runs, newest first, by status or by workflow (an index Query)."""
+                  until: float | None = None, tag: tuple[str, str] | None = None) -> Page[RunRecord]:
+        """One page of runs, newest first, by status, workflow or tag (an index Query)."""
+        if tag is not None:
+            if status is not None:
+                raise ValueError("list_runs by tag does not combine with status")
+            return self._list_tagged(tag, workflow=workflow, limit=limit, cursor=cursor, since=since, until=until)
         items, next_cursor = self._index_page(status, workflow, limit, cursor, since, until)
         return Page(items=self.get_runs([item["run_id"] for item in items]), next_cursor=next_cursor)
 
@@ -388,7 +399,7 @@ class MemoryStore(ScheduleTables):
                     counted: list[Change]) -> RunRecord | None:
         check_item_size({"result": result})
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
-        change, req = self._end_change(status, None if outside else result, error, continued_to)
+        change, req = self._end_change(status, None if outside else result, error, continued_to, run_id)
         change = actions(change, *counted)
         if outside:
             change = actions(change, set_("result_in_history", True))
@@ -429,23 +440,27 @@ class MemoryStore(ScheduleTables):
         """End a live run as ``continued`` and create its successor with its timers, in one
         transaction; None if the run had ended."""
         check_item_size({"args": successor.args})
-        change, req = self._end_change("continued", None, None, successor.run_id)
+        change, req = self._end_change("continued", None, None, successor.run_id, run_id)
         with flush(run_id) as counts:
             ops: list[Write] = [Update(self.runs, (run_id,), actions(change, *_count_changes(counts.tally)), _live),
                                 Put(self.runs, self._run_item(successor), absent("run_id"))]
             ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
+            ops += [Put(self.run_tags, item) for item in self._tag_items(successor)]
             counts.applied = self._transact("continue run", ops,
                                             own=self._carries("read run", self.runs, (run_id,), req))
         return self.find_run(run_id) if counts.applied else None
 
     def _end_change(self, status: str, result: str | None, error: str | None,
-                    continued_to: str | None) -> tuple[Any, str]:
+                    continued_to: str | None, run_id: str) -> tuple[Any, str]:
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
         check_item_size({"result": result, "error": error})
         now, req = self.now(), new_request()
         changes = [set_("status", status), set_("ended_at", now), set_("updated_at", now), remove("lease_expires_at"),
                    set_("req", req)]
+        until = retain_until(now, self.settings)
+        if until is not None:  # the run's TTL, and the retention index that stamps its other items
+            changes += [set_("retain_until", until), set_("retain_shard", shard_of(run_id, RETAIN_SHARDS))]
         if result is not None:
             changes.append(set_("result", result))
         if error is not None:

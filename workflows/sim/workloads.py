@@ -11,7 +11,7 @@ import dataclasses
 import random
 from typing import Any, Callable
 
-from ..core.ops import continue_as_new, hook, parallel, sleep, wait_for_signal
+from ..core.ops import continue_as_new, hook, parallel, set_tags, sleep, wait_for_signal
 from ..core.steps import current_step
 from ..decorators import step, workflow
 from ..errors import StepFailed, WaitTimeout
@@ -151,6 +151,7 @@ def sim_fail_fast(n: int) -> str:
 
 @workflow
 def sim_continue(n: int) -> str:
+    set_tags(left=str(n), chain=None if n % 2 else "even")  # a successor starts with the tags its run ended with
     total = sim_add(n, 0)
     if n > 0:
         continue_as_new(n - 1)

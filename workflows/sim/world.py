@@ -14,6 +14,7 @@ from beat.schedules import ensure_listener, fire_due_schedules
 from ..client import cancel_run, resume_hook_on, signal_run
 from ..core.engine import Engine
 from ..core.records import TERMINAL, ResumeMessage, StepMessage
+from ..core.retention import retain_ended_runs
 from ..core.steps import current_step, execute_step, run_worker_task
 from ..core.storage import read_fairly
 from ..core.sweeper import fire_due_timers, reconcile
@@ -27,6 +28,7 @@ from .actors import Actor, ActorLocalInPlace, Baton, Crash
 from .broker import Broker, Envelope
 from .faults import FaultPlan
 from .invariants import check_ends, check_liveness, check_recovery, final_item
+from .retention import check_retention
 
 START = 1_800_000_000.0
 #: So low that many of the workloads' payloads (hook payloads, some arguments and results) go to the
@@ -271,6 +273,7 @@ class World:
                     self.violations.append(f"no end after {self.max_steps} events")
             if not self.violations:
                 check_ends(self)
+                check_retention(self)
                 if self.schedule is not None:
                     scheduled.check_end(self, self.schedule)
         finally:
@@ -351,6 +354,7 @@ class World:
     def _beat(self, process: Process) -> None:
         fire_due_timers(process.engine)
         reconcile(process.engine)
+        retain_ended_runs(process.engine)
         fire_due_schedules(process.engine)
 
     # -- the client ---------------------------------------------------------------------------

@@ -158,10 +158,12 @@ class WorkflowEnv:
         raise Stalled(f"run {run_id} did not end after {MAX_ROUNDS} timers")
 
     # -- runs -----------------------------------------------------------------------------
-    def start(self, workflow: Any, *args: Any, idempotency_key: str | None = None, **kwargs: Any) -> EnvRunHandle:
+    def start(self, workflow: Any, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
+              **kwargs: Any) -> EnvRunHandle:
         """Start a run of ``workflow`` (the object or its name); nothing runs until the env does."""
         name = workflow if isinstance(workflow, str) else workflow.name
-        handle = start_workflow(registry.get_workflow(name), args, kwargs, idempotency_key=idempotency_key)
+        handle = start_workflow(registry.get_workflow(name), args, kwargs, idempotency_key=idempotency_key,
+                                tags=tags)
         return EnvRunHandle(handle.run_id, self)
 
     def runs(self, workflow: Any = None, status: str | None = None) -> list[RunHandle]:

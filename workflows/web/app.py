@@ -2,7 +2,7 @@
 
 Routes (below wherever the app is mounted)::
 
-    GET  /runs                    runs, newest first (filters: status, workflow; cursor paging)
+    GET  /runs                    runs, newest first (filters: status, workflow, tag; cursor paging)
     GET  /runs/{run_id}           a run: timeline, arguments, result, steps, hooks, history, links
     POST /runs/{run_id}/cancel    cancel (a confirmation page first)
     POST /runs/{run_id}/signal    send a signal: name + JSON payload (a confirmation page first)
@@ -175,14 +175,14 @@ class Dashboard:
         """GET /runs."""
         query = request.query_params
         status, workflow, cursor = query.get("status") or "", query.get("workflow") or "", query.get("cursor") or ""
-        start, end = query.get("from") or "", query.get("to") or ""
+        start, end, tag = query.get("from") or "", query.get("to") or "", query.get("tag") or ""
         since, until = await self.call(time_window, start, end)
-        data = await self.call(runs_page, status, workflow, cursor, since, until)
+        data = await self.call(runs_page, status, workflow, cursor, since, until, tag)
         counts = await self.call(status_counts, since, until)
-        filters = {"status": status, "workflow": workflow, "from": start, "to": end}
+        filters = {"status": status, "workflow": workflow, "tag": tag, "from": start, "to": end}
         next_query = urlencode({k: v for k, v in (*filters.items(), ("cursor", data["next_cursor"])) if v})
         return self.render(request, "runs.html", auth=auth, status=status, workflow=workflow, start=start, end=end,
-                           cursor=cursor, first_query=urlencode({k: v for k, v in filters.items() if v}),
+                           tag=tag, cursor=cursor, first_query=urlencode({k: v for k, v in filters.items() if v}),
                            next_query=next_query if data["next_cursor"] else "", runs=data["runs"],
                            notice=NOTICES.get(query.get("notice", "")), **counts)
 

@@ -16,7 +16,7 @@ from typing import Any
 from beat.cron import ScheduleSpec, next_fire
 
 from .. import codec
-from ..client import STATUSES, get_run, list_run_summaries
+from ..client import STATUSES, get_run, list_run_summaries, list_runs
 from ..core.fanout import join_id
 from ..core.payloads import describe_payload
 from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
@@ -48,15 +48,20 @@ def pretty_text(text: str | None) -> str:
         return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
-def runs_page(status: str | None, workflow: str | None, cursor: str | None,
-              since: float | None = None, until: float | None = None) -> dict[str, Any]:
+def runs_page(status: str | None, workflow: str | None, cursor: str | None, since: float | None = None,
+              until: float | None = None, tag: str | None = None) -> dict[str, Any]:
     """One page of runs created within ``since``..``until``, newest first, with the cursor of the next page.
 
     Runs are read as the listing index holds them (``list_run_summaries``: no read of the runs).
-    With a filter this is one index Query. Without one, the listing walks status by status;
-    the dashboard instead merges the newest page of every status (one Query each, bounded by
-    the cursor's creation time).
+    With a filter this is one index Query. A ``tag`` (``key=value``) Queries the tags index instead
+    (``list_runs``: a Query and a BatchGet of the runs) and combines with ``workflow``, not ``status``.
+    Without a filter, the listing walks status by status; the dashboard instead merges the newest
+    page of every status (one Query each, bounded by the cursor's creation time).
     """
+    if tag:
+        tagged = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None,
+                           since=since, until=until, tag=tag)
+        return {"runs": list(tagged), "next_cursor": tagged.next_cursor}
     if status or workflow:
         page = list_run_summaries(status=status or None, workflow=workflow or None, limit=PAGE_SIZE,
                                   cursor=cursor or None, since=since, until=until)

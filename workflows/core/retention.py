@@ -1,0 +1,63 @@
+"""Retention: when an ended run's items expire, and the sweep that stamps them.
+
+An ended run keeps its items for ``WORKFLOWS_RETENTION`` after its end; then DynamoDB's
+TTL deletes them. A live run's items carry no TTL (a run may live for months), so the end
+sets the run item's TTL (``retain_until = ended_at + retention``) and puts the run in a
+sparse, sharded retention index, in the same write that ends it. Beat's sweep Queries that
+index for runs that ended more than a lease ago and stamps each of their items with the
+same TTL (``Store.retain_run``, idempotent), then takes the run out of the index. A sweep
+that dies half-way leaves the run in the index: the next one stamps again.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ..settings import Settings
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+log = logging.getLogger("workflows.retention")
+
+
+def retain_until(ended_at: float, settings: Settings) -> int | None:
+    """The TTL (epoch seconds, rounded up) of an ended run's items; None when retention is off."""
+    if settings.retention is None:
+        return None
+    return -int(-(ended_at + settings.retention) // 1)
+
+
+def retention_delay(settings: Settings) -> float:
+    """How long after its end a run's items are stamped: a lease, so that a step still running
+    when its run ended (a fan-out branch recording its result) has written its items."""
+    return settings.lease_seconds
+
+
+def retain_ended_runs(engine: Engine, limit: int = 100) -> int:
+    """Stamp the items of runs that ended at least :func:`retention_delay` ago; return how many."""
+    stamped = 0
+    before = engine.now() - retention_delay(engine.settings)
+    try:
+        run_ids = engine.store.runs_to_retain(before, limit=limit)
+    except Exception:  # e.g. a runs table made before the by_retention index: timers and recovery go on
+        log.exception("the retention index of the runs table cannot be read; ended runs are not stamped with "
+                      "their TTL (see docs/retention.md, Limits)")
+        return 0
+    for run_id in run_ids:
+        try:
+            if engine.store.retain_run(run_id):
+                stamped += 1
+        except Exception:
+            log.exception("run %s: stamping its items with their TTL failed; the next sweep tries again", run_id)
+    return stamped
+
+
+def fan_out_positions(outcome_kinds: dict[int, str], cursor: int, waiting: dict[str, object] | None) -> list[int]:
+    """The op positions of a run's fan-outs, whose joins (``<run id>#<pos>``) hold branch results
+    and branch attempts: every recorded ``parallel`` outcome, and the op in flight if it is one."""
+    positions = {pos for pos, kind in outcome_kinds.items() if kind == "parallel"}
+    if cursor >= 0 and (waiting or {}).get("kind") == "parallel":
+        positions.add(cursor)
+    return sorted(positions)

@@ -34,10 +34,12 @@ class Models:
     Join: Any
     Signal: Any
     Guard: Any
+    Flow: Any
 
     def all(self) -> list[Any]:
         """Return every model class, in creation order."""
-        return [self.Run, self.Event, self.Hook, self.Timer, self.Schedule, self.Join, self.Signal, self.Guard]
+        return [self.Run, self.Event, self.Hook, self.Timer, self.Schedule, self.Join, self.Signal, self.Guard,
+                self.Flow]
 
 
 def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per table
@@ -234,4 +236,16 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         run_id = UnicodeAttribute()
         created_at = NumberAttribute()
 
-    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard)
+    class Flow(Model):
+        """Flow control: concurrency slots (slot >= 0) and a rate bucket (slot -1) per limit."""
+
+        Meta = meta("flow")
+        limit_id = UnicodeAttribute(hash_key=True)
+        slot = NumberAttribute(range_key=True)
+        holder = UnicodeAttribute(null=True)
+        expires_at = NumberAttribute(null=True)
+        tokens = NumberAttribute(null=True)
+        at = NumberAttribute(null=True)
+        req = UnicodeAttribute(null=True)
+
+    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard, Flow)

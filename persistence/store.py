@@ -10,6 +10,7 @@ from workflows.errors import StorageError
 from workflows.settings import Settings, get_settings
 
 from .base import LIVE_STATUSES
+from .flow import FlowStore
 from .history import HistoryStore
 from .hooks import HookStore
 from .joins import JoinStore
@@ -19,8 +20,8 @@ from .signals import SignalStore
 from .timers import TimerStore
 
 
-class DynamoStore(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore):
-    """DynamoDB-backed state of runs, history, timers, hooks, signals and joins."""
+class DynamoStore(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore, FlowStore):
+    """DynamoDB-backed state of runs, history, timers, hooks, signals, joins, schedules and flow control."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:
         super().__init__(settings or get_settings(), clock)

@@ -37,6 +37,7 @@ from ..core.storage import (
 from ..errors import HookClosed, HookExpired, PayloadTooLarge, RunNotFound, StorageError
 from ..settings import Settings
 from .base import decode_cursor, encode_cursor, to_json
+from .flow import FlowTables
 from .schedules import ScheduleTables
 from .tables import (
     Check,
@@ -108,7 +109,7 @@ class JoinCounter:
     done: set[int]
 
 
-class MemoryStore(ScheduleTables):
+class MemoryStore(ScheduleTables, FlowTables):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional
@@ -153,6 +154,7 @@ class MemoryStore(ScheduleTables):
         self.signal_items = Table("signals", "run_id", "signal_key")
         self.guards = Table("idempotency", "key")
         self._init_schedules()
+        self._init_flow()
 
     def _timer_item(self, timer: TimerRecord) -> Item:
         check_item_size({"data": timer.data})

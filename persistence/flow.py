@@ -12,7 +12,14 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.buckets import BUCKET_SLOT, TOKEN_ATTEMPTS, refill, wait_for_token
+from workflows.core.buckets import (
+    BUCKET_SLOT,
+    TOKEN_ATTEMPTS,
+    TOKEN_TOLERANCE,
+    refill,
+    reservation_slot,
+    wait_for_token,
+)
 from workflows.core.records import SlotRecord
 from workflows.core.storage import new_request
 
@@ -73,20 +80,49 @@ class FlowStore(StoreBase):
             items = list(Flow.query(limit, Flow.slot >= 0, consistent_read=True))
         return [SlotRecord(limit, int(i.slot), i.holder, i.expires_at) for i in items]
 
-    def take_token(self, bucket: str, rate: float, burst: float) -> float:
-        """Take a token of ``bucket``: 0.0, or the seconds until one is due."""
+    def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
+        """Take a token of ``bucket`` for ``holder``: 0.0, or the seconds until its reserved token is due."""
+        Flow, mine = self.m.Flow, reservation_slot(holder)
         for _ in range(TOKEN_ATTEMPTS):
-            now, item = self.now(), self._get_flow("read bucket", bucket, BUCKET_SLOT)
-            tokens, at = refill(None if item is None else (item.tokens, item.at), now, rate, burst)
-            if (wait := wait_for_token(tokens, rate)) > 0:
-                return wait + (at - now)  # a clock behind the bucket's waits for it too
-            if self._spend(bucket, None if item is None else item.req, max(0.0, tokens - 1), at):
+            now = self.now()
+            with self.errors("read bucket"):
+                found = {int(i.slot): i for i in Flow.batch_get([(bucket, BUCKET_SLOT), (bucket, mine)],
+                                                                 consistent_read=True)}
+            reserved = found.get(mine)
+            if reserved is not None and reserved.holder == holder:
+                if (early := float(reserved.at) - now) * rate > TOKEN_TOLERANCE:
+                    return early
+                self.conditional("use reservation", lambda: Flow(bucket, mine).delete(condition=Flow.holder == holder))
                 return 0.0
+            item = found.get(BUCKET_SLOT)
+            tokens, at = refill(None if item is None else (item.tokens, item.at), now, rate, burst)
+            seen = None if item is None else item.req
+            if wait_for_token(tokens, rate) == 0:
+                if self._spend(bucket, seen, tokens - 1, at):
+                    return 0.0
+                continue
+            due = at + (1 - tokens) / rate
+            if self._reserve(bucket, seen, tokens - 1, at, holder, due):
+                return due - now
         return 1 / rate  # the bucket kept changing under us: try again when a token is due
 
-    def _spend(self, bucket: str, seen_req: str | None, tokens: float, at: float) -> bool:
+    def _bucket_update(self, seen_req: str | None, tokens: float, at: float) -> tuple[list[Any], Any, str]:
         Flow, req = self.m.Flow, new_request()
         cond = Flow.req.does_not_exist() if seen_req is None else Flow.req == seen_req
-        actions = [Flow.tokens.set(tokens), Flow.at.set(at), Flow.req.set(req)]
+        return [Flow.tokens.set(tokens), Flow.at.set(at), Flow.req.set(req)], cond, req
+
+    def _spend(self, bucket: str, seen_req: str | None, tokens: float, at: float) -> bool:
+        Flow = self.m.Flow
+        actions, cond, req = self._bucket_update(seen_req, tokens, at)
         return self.conditional("take token", lambda: Flow(bucket, BUCKET_SLOT).update(actions=actions, condition=cond),
                                 own=lambda: self._owns(bucket, BUCKET_SLOT, req))
+
+    def _reserve(self, bucket: str, seen_req: str | None, tokens: float, at: float, holder: str, due: float) -> bool:
+        Flow = self.m.Flow
+        actions, cond, _ = self._bucket_update(seen_req, tokens, at)
+
+        def build(tx: Any) -> None:
+            tx.update(Flow(bucket, BUCKET_SLOT), actions=actions, condition=cond)
+            tx.save(Flow(bucket, reservation_slot(holder), holder=holder, at=due), condition=Flow.slot.does_not_exist())
+
+        return self.transact("reserve token", build)

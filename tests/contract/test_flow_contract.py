@@ -56,29 +56,50 @@ def test_slots_of_a_smaller_capacity_ignore_slots_beyond_it(store, clock) -> Non
     assert store.acquire_slot(limit, 1, "e", until) is None
 
 
-def test_a_bucket_gives_its_burst_then_says_how_long_until_the_next_token(store, clock) -> None:  # type: ignore[no-untyped-def]
+def test_a_bucket_gives_its_burst_then_reserves_tokens_in_order(store, clock) -> None:  # type: ignore[no-untyped-def]
     bucket = uid("rate:s")
-    assert [store.take_token(bucket, 10.0, 3.0) for _ in range(3)] == [0.0, 0.0, 0.0]
-    wait = store.take_token(bucket, 10.0, 3.0)
-    assert wait == pytest.approx(0.1)
+    assert [store.take_token(bucket, 10.0, 3.0, h) for h in ("a", "b", "c")] == [0.0, 0.0, 0.0]
+    # Waiters each get the next token due, in the order they came: no herd comes back at once.
+    assert store.take_token(bucket, 10.0, 3.0, "d") == pytest.approx(0.1, abs=1e-3)
+    assert store.take_token(bucket, 10.0, 3.0, "e") == pytest.approx(0.2, abs=1e-3)
     clock.advance(0.05)
-    assert store.take_token(bucket, 10.0, 3.0) == pytest.approx(0.05)  # a refused take spends nothing
+    assert store.take_token(bucket, 10.0, 3.0, "d") == pytest.approx(0.05, abs=1e-3)  # early: still reserved, not twice
+    assert store.take_token(bucket, 10.0, 3.0, "f") == pytest.approx(0.25, abs=1e-3)
     clock.advance(0.05)
-    assert store.take_token(bucket, 10.0, 3.0) == 0.0
-    assert store.take_token(bucket, 10.0, 3.0) > 0
+    assert store.take_token(bucket, 10.0, 3.0, "d") == 0.0  # its reservation, once due
+    assert store.take_token(bucket, 10.0, 3.0, "d") == pytest.approx(0.3, abs=1e-3)  # used: a new take queues after f
 
 
 def test_a_bucket_refills_at_its_rate_up_to_its_burst(store, clock) -> None:  # type: ignore[no-untyped-def]
     bucket = uid("rate:s")
-    assert store.take_token(bucket, 2.0, 2.0) == 0.0
-    assert store.take_token(bucket, 2.0, 2.0) == 0.0
+    assert store.take_token(bucket, 2.0, 2.0, "a") == 0.0
+    assert store.take_token(bucket, 2.0, 2.0, "b") == 0.0
     clock.advance(60)  # a long idle spell refills the burst, no more
-    taken = [store.take_token(bucket, 2.0, 2.0) for _ in range(3)]
-    assert taken[:2] == [0.0, 0.0] and taken[2] == pytest.approx(0.5)
+    taken = [store.take_token(bucket, 2.0, 2.0, h) for h in ("c", "d", "e")]
+    assert taken[:2] == [0.0, 0.0] and taken[2] == pytest.approx(0.5, abs=1e-3)
 
 
 def test_a_clock_behind_the_bucket_refills_nothing(store, clock) -> None:  # type: ignore[no-untyped-def]
     bucket = uid("rate:s")
-    assert store.take_token(bucket, 1.0, 1.0) == 0.0
+    assert store.take_token(bucket, 1.0, 1.0, "a") == 0.0
     clock.time -= 5  # another worker's clock, behind
-    assert store.take_token(bucket, 1.0, 1.0) == pytest.approx(6.0)
+    assert store.take_token(bucket, 1.0, 1.0, "b") == pytest.approx(6.0, abs=1e-3)
+
+
+def test_waiters_coming_back_when_due_are_admitted_at_the_rate(store, clock) -> None:  # type: ignore[no-untyped-def]
+    bucket, began = uid("rate:s"), clock.now()
+    admitted: list[float] = []
+    waiting: dict[str, float] = {}
+    for tick in range(40):  # two takers arrive every 0.1 s: four times the rate
+        due_now = [h for h, due in waiting.items() if due <= clock.now() + 1e-6]
+        for holder in [f"h{tick}a", f"h{tick}b", *due_now]:
+            wait = store.take_token(bucket, 5.0, 2.0, holder)
+            if wait == 0.0:
+                admitted.append(clock.now() - began)
+                waiting.pop(holder, None)
+            else:
+                waiting[holder] = clock.now() + wait
+        clock.advance(0.1)
+    for i, first in enumerate(admitted):  # any window of w seconds: at most burst + rate * w
+        assert sum(1 for t in admitted[i:] if t - first <= 1.0 + 1e-6) <= 2 + 5.0 * 1.0
+    assert len(admitted) >= 5.0 * 3.9 - 1  # and the rate is used to the full

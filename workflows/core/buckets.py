@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 #: The sort key of a limit's rate bucket item (concurrency slots are 0..capacity-1).
 BUCKET_SLOT = -1
 #: Conditional writes a taker tries before it reports the bucket as busy.
@@ -28,3 +30,9 @@ def wait_for_token(tokens: float, rate: float) -> float:
     """Seconds until a bucket holding ``tokens`` has one (0.0: take it now). A ten-thousandth of
     a token counts as none missing: epoch seconds as floats (and as stored) are that coarse."""
     return 0.0 if tokens >= 1 - TOKEN_TOLERANCE else (1 - tokens) / rate
+
+
+def reservation_slot(holder: str) -> int:
+    """The sort key of ``holder``'s reservation in a bucket's partition: below the bucket's
+    -1, from 48 bits of a hash of the holder (two waiters of one bucket never meet in practice)."""
+    return -2 - int.from_bytes(hashlib.sha256(holder.encode()).digest()[:6], "big")

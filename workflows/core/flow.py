@@ -67,7 +67,7 @@ def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[b
             yield False
             return
     if limits.rate is not None:
-        wait = store.take_token(bucket, limits.rate, limits.burst)
+        wait = store.take_token(bucket, limits.rate, limits.burst, holder)
         if wait > 0:
             if slot is not None:
                 store.release_slot(concurrency_limit, slot, holder)

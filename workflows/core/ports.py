@@ -389,11 +389,14 @@ class FlowStore(Protocol):
     def slot_holders(self, limit: str) -> list[SlotRecord]:
         """The slots of ``limit`` that are or were held, in slot order (one Query)."""
 
-    def take_token(self, bucket: str, rate: float, burst: float) -> float:
-        """Take one token from a token bucket refilled at ``rate`` per second up to ``burst``:
-        0.0 if taken, else the seconds until the next token (nothing written). The bucket is
-        read, refilled from the store's clock and written back with a condition on the request
-        id it was read with, so two takers never spend one token."""
+    def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
+        """Take one token for ``holder`` from a token bucket refilled at ``rate`` per second up to
+        ``burst``: 0.0 if taken now, else the seconds until the token reserved for ``holder`` is
+        due. A reservation debits the bucket (it may go below zero: a queue of waiters, each with
+        its own due time, in the order they came) and is stored beside it in one transaction; a
+        holder that comes back finds its reservation and takes it once due, without touching
+        the bucket. Every bucket write is conditional on the request id it was read with, so two
+        takers never spend one token."""
 
 
 class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore, FlowStore,

@@ -7,11 +7,11 @@ from __future__ import annotations
 import functools
 import random
 
-from ..core.buckets import BUCKET_SLOT, TOKEN_ATTEMPTS, refill, wait_for_token
+from ..core.buckets import BUCKET_SLOT, TOKEN_ATTEMPTS, TOKEN_TOLERANCE, refill, reservation_slot, wait_for_token
 from ..core.records import SlotRecord
 from ..core.storage import new_request
 from .base import MemoryBase
-from .tables import Condition, Item, Table, actions, set_
+from .tables import Change, Condition, Item, Put, Table, Update, Write, absent, actions, set_
 
 
 def _free_at(now: float) -> Condition:
@@ -70,18 +70,38 @@ class FlowTables(MemoryBase):
         """The slot items of ``limit`` in slot order."""
         return [SlotRecord(limit, int(i["slot"]), i.get("holder"), i.get("expires_at")) for i in self._slots(limit)]
 
-    def take_token(self, bucket: str, rate: float, burst: float) -> float:
-        """Take a token of ``bucket``: 0.0, or the seconds until one is due."""
+    def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
+        """Take a token of ``bucket`` for ``holder``: 0.0, or the seconds until its reserved token is due."""
+        mine = reservation_slot(holder)
         for _ in range(TOKEN_ATTEMPTS):
             now = self.now()
-            item = self._request("read bucket", lambda: self.flow.get(bucket, BUCKET_SLOT))
-            tokens, at = refill(None if item is None else (item.get("tokens"), item.get("at")), now, rate, burst)
-            if (wait := wait_for_token(tokens, rate)) > 0:
-                return wait + (at - now)  # a clock behind the bucket's waits for it too
-            req, seen = new_request(), None if item is None else item.get("req")
-            cond = _req_is(seen)
-            change = actions(set_("tokens", max(0.0, tokens - 1)), set_("at", at), set_("req", req))
-            if self._write("take token", functools.partial(self.flow.update, (bucket, BUCKET_SLOT), change, cond),
-                           own=self._carries("read bucket", self.flow, (bucket, BUCKET_SLOT), req)):
+            found = self._batch_get("read bucket", self.flow, [(bucket, BUCKET_SLOT), (bucket, mine)])
+            reserved = found.get((bucket, mine))
+            if reserved is not None and reserved.get("holder") == holder:
+                if (early := float(reserved["at"]) - now) * rate > TOKEN_TOLERANCE:
+                    return early
+                self._write("use reservation", lambda: self.flow.delete((bucket, mine), _held_by(holder)))
                 return 0.0
+            item = found.get((bucket, BUCKET_SLOT))
+            tokens, at = refill(None if item is None else (item.get("tokens"), item.get("at")), now, rate, burst)
+            seen = None if item is None else item.get("req")
+            if wait_for_token(tokens, rate) == 0:
+                req = new_request()
+                change = _bucket_change(tokens - 1, at, req)
+                if self._write("take token", functools.partial(self.flow.update, (bucket, BUCKET_SLOT), change,
+                                                               _req_is(seen)),
+                               own=self._carries("read bucket", self.flow, (bucket, BUCKET_SLOT), req)):
+                    return 0.0
+                continue
+            due = at + (1 - tokens) / rate
+            ops: list[Write] = [Update(self.flow, (bucket, BUCKET_SLOT), _bucket_change(tokens - 1, at, new_request()),
+                                       _req_is(seen)),
+                                Put(self.flow, {"limit_id": bucket, "slot": mine, "holder": holder, "at": due},
+                                    absent("slot"))]
+            if self._transact("reserve token", ops):
+                return due - now
         return 1 / rate
+
+
+def _bucket_change(tokens: float, at: float, req: str) -> Change:
+    return actions(set_("tokens", tokens), set_("at", at), set_("req", req))

@@ -61,7 +61,13 @@ def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[b
     concurrency_limit, bucket = limit_names(step, limits, message.args)
     slot = None
     if limits.concurrency is not None:
-        slot = store.acquire_slot(concurrency_limit, limits.concurrency, holder, engine.now() + lease)
+        until = engine.now() + lease
+        slot = store.acquire_slot(concurrency_limit, limits.concurrency, holder, until)
+        if slot is not None and engine.now() > until - lease / 2:
+            # Taking it stalled this worker for half a lease: the slot may have passed to
+            # another holder already. Give it back rather than run beside that one.
+            store.release_slot(concurrency_limit, slot, holder)
+            slot = None
         if slot is None:
             _wait(engine, step, message, slot_wait(engine), "slot")
             yield False

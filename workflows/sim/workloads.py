@@ -25,6 +25,12 @@ class Observer:
     def published(self, key: str, token: str) -> None:
         """A workflow handed out a hook token."""
 
+    def entered(self, label: str) -> None:
+        """A step limited to one attempt at a time began its body."""
+
+    def left(self, label: str) -> None:
+        """That body ended."""
+
 
 observer: Observer = Observer()
 
@@ -71,6 +77,21 @@ def sim_fail(i: int) -> int:
 def sim_publish(key: str, token: str) -> None:
     _ran("publish")
     observer.published(key, token)
+
+
+@step(concurrency=1, retries=1, retry_delay=2.0)
+def sim_exclusive(i: int) -> int:
+    observer.entered("exclusive")
+    try:
+        _ran(f"exclusive{i}")
+    finally:
+        observer.left("exclusive")
+    return i
+
+
+@workflow
+def sim_exclusive_batch(n: int) -> list[int]:
+    return parallel(*(sim_exclusive.s(i) for i in range(n))) + [sim_exclusive(n)]
 
 
 @workflow
@@ -182,4 +203,5 @@ CATALOGUE = [
              lambda a: _ok([100 + 2 * i for i in range(a[0])] + ["failed"])),
     Workload("sim_fail_fast", lambda r, k: [r.randint(0, 2)], lambda a: _ok("ParallelError")),
     Workload("sim_continue", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
+    Workload("sim_exclusive_batch", lambda r, k: [r.randint(1, 3)], lambda a: _ok(list(range(a[0] + 1)))),
 ]

@@ -45,7 +45,8 @@ def parse_rate(value: Any) -> float:
         per_second = float(value)
     elif isinstance(value, str) and (match := _RATE.match(value.lower())):
         count, span, unit = match.groups()
-        per_second = float(count) / ((float(span) if span else 1.0) * _PER[unit])
+        seconds = (float(span) if span else 1.0) * _PER[unit]
+        per_second = float(count) / seconds if seconds > 0 else math.inf
     else:
         raise RegistrationError(f"@step rate must be like '20/s', '100/m', '5/10s' or a number per second, "
                                 f"got {value!r}")

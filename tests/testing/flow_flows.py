@@ -51,3 +51,9 @@ def flow_rated_fan_out(count: int) -> list[int]:
 @workflow
 def flow_tenants(count: int) -> list[str]:
     return parallel(*(flow_per_tenant.s(t, n) for n in range(count) for t in ("a", "b")))
+
+
+@step(concurrency=1, rate="1/s")
+def flow_both(n: int) -> int:
+    started("both")
+    return n

@@ -73,7 +73,12 @@ def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[b
             yield False
             return
     if limits.rate is not None:
-        wait = store.take_token(bucket, limits.rate, limits.burst, holder)
+        try:
+            wait = store.take_token(bucket, limits.rate, limits.burst, holder)
+        except BaseException:
+            if slot is not None:  # not left held until its lease passes
+                store.release_slot(concurrency_limit, slot, holder)
+            raise
         if wait > 0:
             if slot is not None:
                 store.release_slot(concurrency_limit, slot, holder)

@@ -81,7 +81,7 @@ def test_stack_and_init_aws_create_the_same_tables_and_queues(aws_env, as_settin
 
     ddb, sqs = _clients(aws_env)
     by_init, by_stack = _tables(ddb, imperative.table_prefix), _tables(ddb, stacked)
-    assert len(by_init) == 8 and by_stack == by_init
+    assert len(by_init) == 9 and by_stack == by_init
     assert by_init["runs"]["billing"] == "PAY_PER_REQUEST"
     queues_init, queues_stack = _queues(sqs, imperative.queue_prefix), _queues(sqs, stacked)
     assert {"dlq", "workflows", "steps"} < set(queues_init)  # and the queue= of the imported steps

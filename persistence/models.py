@@ -36,11 +36,12 @@ class Models:
     Signal: Any
     Guard: Any
     Tag: Any
+    Flow: Any
 
     def all(self) -> list[Any]:
         """Return every model class, in creation order."""
         return [self.Run, self.Event, self.Hook, self.Timer, self.Schedule, self.Join, self.Signal, self.Guard,
-                self.Tag]
+                self.Tag, self.Flow]
 
 
 def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per table
@@ -269,4 +270,18 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         created_at = NumberAttribute()
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute
 
-    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard, Tag)
+
+    class Flow(Model):
+        """Flow control: concurrency slots (slot >= 0) and a rate bucket (slot -1) per limit."""
+
+        Meta = meta("flow")
+        limit_id = UnicodeAttribute(hash_key=True)
+        slot = NumberAttribute(range_key=True)
+        holder = UnicodeAttribute(null=True)
+        expires_at = NumberAttribute(null=True)
+        tokens = NumberAttribute(null=True)
+        at = NumberAttribute(null=True)
+        req = UnicodeAttribute(null=True)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute: a token reservation nobody took
+
+    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard, Tag, Flow)

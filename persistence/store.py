@@ -11,6 +11,7 @@ from workflows.settings import Settings, get_settings
 
 from .base import LIVE_STATUSES
 from .blobs import S3Blobs
+from .flow import FlowStore
 from .history import HistoryStore
 from .hooks import HookStore
 from .joins import JoinStore
@@ -23,8 +24,8 @@ from .timers import TimerStore
 
 
 class DynamoStore(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
-                  ScheduleStore):
-    """DynamoDB-backed state of runs, history, timers, hooks, signals and joins."""
+                  ScheduleStore, FlowStore):
+    """DynamoDB-backed state of runs, history, timers, hooks, signals, joins, tags, schedules and flow control."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:
         super().__init__(settings or get_settings(), clock)

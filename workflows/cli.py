@@ -11,6 +11,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from .cli_aws import add_aws_commands
+from .cli_flow import add_flow_commands
 from .cli_schedules import add_schedule_commands
 from .errors import ConfigurationError, WorkflowError
 
@@ -438,6 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE")
     add_schedule_commands(sub, add)
     add_aws_commands(sub, add)
+    add_flow_commands(sub, add)
     return parser
 
 

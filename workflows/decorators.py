@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, T
 from . import registry
 from .durations import Duration, to_seconds
 from .errors import InvalidSchedule, RegistrationError
+from .limits import step_limits
 
 if TYPE_CHECKING:
     from .client import RunHandle
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_STEP_OPTIONS = {"name", "retries", "retry_delay", "backoff", "max_delay", "jitter", "timeout", "queue", "inline"}
+_STEP_OPTIONS = {"name", "retries", "retry_delay", "backoff", "max_delay", "jitter", "timeout", "queue", "inline",
+                 "concurrency", "concurrency_key", "rate", "rate_key", "burst"}
 _WORKFLOW_OPTIONS = {"name", "max_duration", "queue", "schedule", "schedule_timezone", "schedule_overlap"}
 
 
@@ -178,7 +180,7 @@ def step_definition(fn: Callable[..., Any], options: dict[str, Any], task: Any =
     return registry.StepDef(
         name=options.get("name") or fn.__name__, fn=fn, retry=policy,
         timeout=None if timeout is None else to_seconds(timeout, what="timeout", allow_zero=False),
-        queue=options.get("queue"), inline=inline, task=task,
+        queue=options.get("queue"), inline=inline, task=task, limits=step_limits(fn, options),
     )
 
 
@@ -214,7 +216,9 @@ class StepDecorator:
 
     Options: ``retries`` (default 3), ``retry_delay`` (1 s), ``backoff`` (2.0),
     ``max_delay`` (300 s), ``jitter`` (0.1), ``timeout`` (per attempt), ``queue``,
-    ``inline`` (run inside the workflow's task: no broker hop), ``name``.
+    ``inline`` (run inside the workflow's task: no broker hop), ``name``; flow control across the
+    fleet (docs/flow-control.md): ``concurrency`` (at most N attempts at once), ``concurrency_key``
+    (an argument: N per value of it), ``rate`` ("20/s", "100/m"), ``rate_key``, ``burst``.
     On a Celery task (``@step`` above ``@app.task``) it is :meth:`from_task`.
     """
 
@@ -224,7 +228,9 @@ class StepDecorator:
     def __call__(self, /, *, name: str | None = ..., retries: int = ..., retry_delay: Duration = ...,
                  backoff: float = ..., max_delay: Duration = ..., jitter: float = ...,
                  timeout: Duration | None = ..., queue: str | None = ...,
-                 inline: bool = ...) -> Callable[[Callable[P, R]], Step[P, R]]: ...
+                 inline: bool = ..., concurrency: int | None = ..., concurrency_key: str | None = ...,
+                 rate: str | float | None = ..., rate_key: str | None = ...,
+                 burst: float | None = ...) -> Callable[[Callable[P, R]], Step[P, R]]: ...
 
     def __call__(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         if fn is not None:

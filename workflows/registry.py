@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .errors import InvalidArguments, RegistrationError, UnknownStep, UnknownWorkflow
+from .limits import StepLimits
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class StepDef:
     queue: str | None
     inline: bool
     task: Any = None
+    limits: StepLimits | None = None
 
 
 @dataclass(frozen=True)

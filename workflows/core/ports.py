@@ -36,6 +36,7 @@ from .records import (
     RunSummary,
     ScheduleRecord,
     SignalRecord,
+    SlotRecord,
     StepMessage,
     TimerRecord,
 )
@@ -416,6 +417,40 @@ class ScheduleStore(Protocol):
         """Record the latest run of a fire's continue-as-new chain."""
 
 
+class FlowStore(Protocol):
+    """Flow control shared by the fleet: concurrency slots and rate buckets (see docs/flow-control.md).
+
+    A limit is named by a string (``limit``, e.g. ``step:charge#cust-1``). A concurrency limit of
+    ``capacity`` has slots 0..capacity-1; a slot is held by one ``holder`` until it releases it
+    or its lease passes (then anyone may take it: a dead holder's slot is reclaimed).
+    """
+
+    def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float) -> int | None:
+        """Take a free (or expired) slot of ``limit`` for ``holder`` until ``lease_until``; return its
+        index, or None when every slot is held, or when ``holder`` already holds a live one (a
+        second copy of one attempt never runs beside the first). One Query of the limit's slots,
+        then a conditional write (``no holder OR lease passed``) per slot tried; a retry of this
+        very request (its response lost) is recognised by a request id and wins."""
+
+    def renew_slot(self, limit: str, slot: int, holder: str, lease_until: float) -> bool:
+        """Extend ``holder``'s lease on a slot; False if the holder lost it (reclaimed)."""
+
+    def release_slot(self, limit: str, slot: int, holder: str) -> bool:
+        """Free a slot ``holder`` holds (conditional on the holder); False if it no longer held it."""
+
+    def slot_holders(self, limit: str) -> list[SlotRecord]:
+        """The slots of ``limit`` that are or were held, in slot order (one Query)."""
+
+    def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
+        """Take one token for ``holder`` from a token bucket refilled at ``rate`` per second up to
+        ``burst``: 0.0 if taken now, else the seconds until the token reserved for ``holder`` is
+        due. A reservation debits the bucket (it may go below zero: a queue of waiters, each with
+        its own due time, in the order they came) and is stored beside it in one transaction; a
+        holder that comes back finds its reservation and takes it once due, without touching
+        the bucket. Every bucket write is conditional on the request id it was read with, so two
+        takers never spend one token."""
+
+
 class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
-            ScheduleStore, Protocol):
+            ScheduleStore, FlowStore, Protocol):
     """Everything the engine, the client and beat store."""

@@ -219,6 +219,16 @@ class BranchRecord:
     error: str | None
 
 
+@dataclass
+class SlotRecord:
+    """One slot of a concurrency limit: who holds it, until when."""
+
+    limit: str
+    slot: int
+    holder: str | None
+    expires_at: float | None
+
+
 T = TypeVar("T")
 
 

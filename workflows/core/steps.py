@@ -9,6 +9,7 @@ from ..errors import Suspend
 from ..registry import StepDef, get_step
 from .attempts import Slot, attempt_ran, current_step, record_failed_attempt, run_attempt, schedule_retry
 from .context import Wait, step_value
+from .flow import admission
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, event_seq
 
 if TYPE_CHECKING:
@@ -84,8 +85,11 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
         return
     if run.cursor > pos or (redelivered and _recorded(engine, run, message)):
         return  # a repeat of a step whose result (or this attempt's failure) is recorded: never run it again
-    outcome = run_attempt(engine, step, message.args, attempt, run_id, pos, in_flight_pos=pos,
-                          workflow=run.workflow, branch=None if branch is None else branch.index)
+    with admission(engine, step, message) as admitted:
+        if not admitted:
+            return  # waits off the thread for a slot or a token (docs/flow-control.md)
+        outcome = run_attempt(engine, step, message.args, attempt, run_id, pos, in_flight_pos=pos,
+                              workflow=run.workflow, branch=None if branch is None else branch.index)
     if outcome.retry_in is not None:
         schedule_retry(engine, message, step, outcome)
         return

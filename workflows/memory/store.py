@@ -42,6 +42,7 @@ from ..core.storage import (
 from ..errors import HookClosed, HookExpired, PayloadTooLarge, RunNotFound, StorageError
 from ..settings import Settings
 from .base import decode_cursor, encode_cursor, to_json
+from .flow import FlowTables
 from .retention import RetentionTables
 from .schedules import ScheduleTables
 from .tables import (
@@ -125,7 +126,7 @@ class JoinCounter:
     done: set[int]
 
 
-class MemoryStore(ScheduleTables, TagTables, RetentionTables):
+class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional
@@ -171,6 +172,7 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables):
         self.guards = Table("idempotency", "key")
         self.run_tags = Table("tags", "tag", "run_key")
         self._init_schedules()
+        self._init_flow()
 
     def _timer_item(self, timer: TimerRecord) -> Item:
         check_item_size({"data": timer.data})

@@ -124,6 +124,20 @@ def _resolved(world: World, text: str) -> str:
     return Payloads(world.store.blobs, world.store.settings).resolve(text) or text
 
 
+def check_exclusive(world: World, label: str) -> None:
+    """Two attempts of a ``concurrency=1`` step never run at once, unless a process stalled
+    since the earlier one began (its slot's lease may then have passed and been reclaimed)."""
+    actor = world.baton.actor()
+    for other, since in list(world.inside.items()):
+        if other.done or other.kill:
+            world.inside.pop(other, None)
+        elif other is not actor and since > world.last_pause:
+            world.violations.append(f"two attempts of the concurrency=1 step {label} ran at once: "
+                                    f"{other.name} since {since:.1f}s and {getattr(actor, 'name', '?')}")
+    if actor is not None:
+        world.inside[actor] = world.time
+
+
 def check_ends(world: World) -> None:
     """Each run ended as its workflow defines; re-executions are explained by faults."""
     for instance in world.instances:

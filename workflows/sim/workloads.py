@@ -26,6 +26,12 @@ class Observer:
     def published(self, key: str, token: str) -> None:
         """A workflow handed out a hook token."""
 
+    def entered(self, label: str) -> None:
+        """A step limited to one attempt at a time began its body."""
+
+    def left(self, label: str) -> None:
+        """That body ended."""
+
 
 observer: Observer = Observer()
 
@@ -72,6 +78,21 @@ def sim_fail(i: int) -> int:
 def sim_publish(key: str, token: str) -> None:
     _ran("publish")
     observer.published(key, token)
+
+
+@step(concurrency=1, retries=1, retry_delay=2.0)
+def sim_exclusive(i: int) -> int:
+    observer.entered("exclusive")
+    try:
+        _ran(f"exclusive{i}")
+    finally:
+        observer.left("exclusive")
+    return i
+
+
+@workflow
+def sim_exclusive_batch(n: int) -> list[int]:
+    return parallel(*(sim_exclusive.s(i) for i in range(n))) + [sim_exclusive(n)]
 
 
 @workflow
@@ -201,4 +222,5 @@ CATALOGUE = [
     Workload("sim_fail_fast", lambda r, k: [r.randint(0, 2)], lambda a: _ok("ParallelError")),
     Workload("sim_continue", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
     Workload("sim_async", lambda r, k: [r.randint(1, 3)], lambda a: _ok(3 + sum(400 + 2 * i for i in range(a[0])))),
+    Workload("sim_exclusive_batch", lambda r, k: [r.randint(1, 3)], lambda a: _ok(list(range(a[0] + 1)))),
 ]

@@ -27,7 +27,7 @@ from . import workloads
 from .actors import Actor, ActorLocalInPlace, Baton, Crash
 from .broker import Broker, Envelope
 from .faults import FaultPlan
-from .invariants import check_ends, check_liveness, check_recovery, final_item
+from .invariants import check_ends, check_exclusive, check_liveness, check_recovery, final_item
 from .retention import check_retention
 
 START = 1_800_000_000.0
@@ -123,6 +123,7 @@ class World:
         self.tokens: dict[str, str] = {}
         self.ended_history: dict[str, int] = {}
         self.events_seen = 0  # history records at the last liveness check
+        self.inside: dict[Any, float] = {}  # actors in the body of a concurrency=1 step, since when
         self.last_pause = float("-inf")  # when a process last stalled (every lease may have expired)
         self.processes = ([Process(f"worker{i}", "worker") for i in range(workers)]
                           + [Process(f"beat{i}", "beat") for i in range(beats)] + [Process("client", "client")])
@@ -243,6 +244,14 @@ class World:
 
     def published(self, key: str, token: str) -> None:
         self.tokens[key] = token
+
+    def entered(self, label: str) -> None:
+        check_exclusive(self, label)
+
+    def left(self, label: str) -> None:
+        actor = self.baton.actor()
+        if actor is not None:
+            self.inside.pop(actor, None)
 
     # -- the scheduler ------------------------------------------------------------------------
     def run(self) -> World:

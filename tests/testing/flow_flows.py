@@ -1,0 +1,59 @@
+"""Workflows of the flow-control tests: steps limited by concurrency and rate."""
+
+from __future__ import annotations
+
+from workflows import parallel, step, workflow
+from workflows.core.attempts import current_step
+
+#: (label, virtual time) of every start of a limited step body (tests clear it).
+STARTS: list[tuple[str, float]] = []
+
+
+def started(label: str) -> None:
+    info = current_step()
+    assert info is not None
+    STARTS.append((label, info.engine.now()))
+
+
+@step(concurrency=1, concurrency_key="customer")
+def flow_one_per_customer(customer: str, n: int) -> str:
+    started(customer)
+    return f"{customer}-{n}"
+
+
+@step(rate="2/s")
+def flow_two_per_second(n: int) -> int:
+    started("rate")
+    return n
+
+
+@step(rate="1/s", rate_key="tenant", burst=2)
+def flow_per_tenant(tenant: str, n: int) -> str:
+    started(tenant)
+    return tenant
+
+
+@workflow
+def flow_customer_job(customer: str) -> str:
+    return flow_one_per_customer(customer, 1)
+
+
+@workflow
+def flow_rated_chain(count: int) -> list[int]:
+    return [flow_two_per_second(n) for n in range(count)]
+
+
+@workflow
+def flow_rated_fan_out(count: int) -> list[int]:
+    return parallel(*(flow_two_per_second.s(n) for n in range(count)))
+
+
+@workflow
+def flow_tenants(count: int) -> list[str]:
+    return parallel(*(flow_per_tenant.s(t, n) for n in range(count) for t in ("a", "b")))
+
+
+@step(concurrency=1, rate="1/s")
+def flow_both(n: int) -> int:
+    started("both")
+    return n

@@ -1,0 +1,138 @@
+"""Flow control of a sent step: a concurrency slot and a rate token, taken in the worker right
+before an attempt runs, held across the fleet in the Store (see docs/flow-control.md).
+
+A step that gets no slot or no token never holds the thread: it stores a ``retry`` timer for
+the same attempt (with the run's lease over the wait, one transaction: ``schedule_retry``) and
+returns. The timer re-sends the attempt as a possible repeat. The slot is renewed while the
+attempt runs and released when it ends; a holder that died loses it when its lease passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import threading
+from typing import TYPE_CHECKING, Iterator
+
+from .. import codec
+from ..limits import StepLimits, key_value
+from ..registry import StepDef
+from .embed import embed
+from .records import StepMessage, TimerKind, TimerRecord
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+log = logging.getLogger("workflows.flow")
+
+#: A waiter for a slot tries again after this many sweep intervals, randomised by +-50%.
+SLOT_WAIT_SWEEPS = 1.0
+#: The shortest wait for a slot, in seconds (a fast sweep in tests must not make waiters spin).
+MIN_SLOT_WAIT = 0.2
+
+
+def holder_of(message: StepMessage) -> str:
+    """Who holds a slot: one attempt of one step (or branch) of one run."""
+    branch = "" if message.branch is None else message.branch.index
+    return f"{message.run_id}#{message.pos}#{branch}#{message.attempt}"
+
+
+def limit_names(step: StepDef, limits: StepLimits, args_json: str) -> tuple[str, str]:
+    """The names of the step's concurrency limit and rate bucket for these arguments."""
+    args, kwargs = codec.loads(args_json)
+
+    def name(kind: str, key: str | None) -> str:
+        base = f"{kind}:{step.name}"
+        return base if key is None else f"{base}#{key_value(step.fn, key, args, kwargs)}"
+
+    return name("step", limits.concurrency_key), name("rate", limits.rate_key)
+
+
+@contextlib.contextmanager
+def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[bool]:
+    """Admit one attempt of ``step``: yields True while it holds its slot and token, or False when
+    it was set to wait (a timer will send it again; the caller returns at once)."""
+    limits = step.limits
+    if limits is None:
+        yield True
+        return
+    store, holder, lease = engine.store, holder_of(message), engine.settings.lease_seconds
+    concurrency_limit, bucket = limit_names(step, limits, message.args)
+    slot = None
+    if limits.concurrency is not None:
+        until = engine.now() + lease
+        slot = store.acquire_slot(concurrency_limit, limits.concurrency, holder, until)
+        if slot is not None and engine.now() > until - lease / 2:
+            # Taking it stalled this worker for half a lease: the slot may have passed to
+            # another holder already. Give it back rather than run beside that one.
+            store.release_slot(concurrency_limit, slot, holder)
+            slot = None
+        if slot is None:
+            _wait(engine, step, message, slot_wait(engine), "slot")
+            yield False
+            return
+    if limits.rate is not None:
+        try:
+            wait = store.take_token(bucket, limits.rate, limits.burst, holder)
+        except BaseException:
+            if slot is not None:  # not left held until its lease passes
+                store.release_slot(concurrency_limit, slot, holder)
+            raise
+        if wait > 0:
+            if slot is not None:
+                store.release_slot(concurrency_limit, slot, holder)
+            _wait(engine, step, message, wait, "rate")
+            yield False
+            return
+    if slot is None:
+        yield True
+        return
+    try:
+        with _renewing(engine, concurrency_limit, slot, holder):
+            yield True
+    finally:
+        store.release_slot(concurrency_limit, slot, holder)
+
+
+def slot_wait(engine: Engine) -> float:
+    """How long a step that found no free slot waits before trying again (randomised, so
+    waiters do not come back together; see docs/flow-control.md on fairness)."""
+    base = max(MIN_SLOT_WAIT, engine.settings.sweep_interval * SLOT_WAIT_SWEEPS)
+    return base * random.uniform(0.5, 1.5)
+
+
+def _wait(engine: Engine, step: StepDef, message: StepMessage, seconds: float, reason: str) -> None:
+    """Store the timer that sends this attempt again in ``seconds``, with the run's lease over
+    the wait (nothing is stored for a run that has ended)."""
+    index = "" if message.branch is None else message.branch.index
+    data = embed({"step": step.name, "attempt": message.attempt, "queue": step.queue,
+                  "branch": None if message.branch is None else message.branch.to_dict(), "waiting": reason},
+                 message.args)
+    timer = TimerRecord(timer_id=f"{message.run_id}#{message.pos}#retry#{index}", kind=TimerKind.RETRY.value,
+                        run_id=message.run_id, due_at=engine.now() + seconds, pos=message.pos, data=data)
+    log.debug("step %s of run %s at %d waits %.2fs for a %s", step.name, message.run_id, message.pos, seconds, reason)
+    engine.store.schedule_retry(timer, seconds)
+
+
+@contextlib.contextmanager
+def _renewing(engine: Engine, limit: str, slot: int, holder: str) -> Iterator[None]:
+    """Renew the slot's lease while the attempt runs (as the run's lease is renewed)."""
+    lease = engine.settings.lease_seconds
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(lease / 3):
+            try:
+                if not engine.store.renew_slot(limit, slot, holder, engine.now() + lease):
+                    log.warning("slot %d of %s was taken from %s (its lease passed)", slot, limit, holder)
+                    return
+            except Exception:  # a missed renewal only risks the slot being reclaimed
+                log.warning("renewal of slot %d of %s failed", slot, limit, exc_info=True)
+
+    thread = threading.Thread(target=renew, daemon=True, name=f"slot-{holder}")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from workflows.memory import MemoryStore
 from workflows.sim import FaultPlan, run_seed, run_seeds
 
@@ -12,6 +14,7 @@ from workflows.sim import FaultPlan, run_seed, run_seeds
 SEEDS = int(os.environ.get("WORKFLOWS_SIM_SEEDS", "2000"))
 
 
+@pytest.mark.timeout(900)  # about 2 minutes on 2 idle cores; a shared machine takes several times that
 def test_seeded_scenarios_with_faults_keep_every_invariant() -> None:
     failed = [(o.seed, o.violations) for o in run_seeds(range(SEEDS), jobs=2) if o.violations]
     assert failed == [], f"replay with: python -m workflows.sim --seed {failed[0][0]} --trace"

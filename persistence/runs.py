@@ -29,7 +29,8 @@ def _run_record(item: Any) -> RunRecord:
         idempotency_key=item.idempotency_key, parent_run_id=item.parent_run_id,
         parent_pos=None if item.parent_pos is None else int(item.parent_pos),
         continued_from=item.continued_from, continued_to=item.continued_to,
-        schedule_id=item.schedule_id, fire_time=item.fire_time,
+        schedule_id=item.schedule_id, fire_time=item.fire_time, code_version=item.code_version,
+        forked_from=item.forked_from, forked_at=None if item.forked_at is None else int(item.forked_at),
     )
 
 
@@ -100,7 +101,8 @@ class RunStore(StoreBase):
             lease_shard=shard_of(run.run_id, LEASE_SHARDS), lease_expires_at=self.lease_until(),
             deadline=run.deadline, idempotency_key=run.idempotency_key, parent_run_id=run.parent_run_id,
             parent_pos=run.parent_pos, continued_from=run.continued_from, schedule_id=run.schedule_id,
-            fire_time=run.fire_time, req=new_request(),
+            fire_time=run.fire_time, code_version=run.code_version, forked_from=run.forked_from,
+            forked_at=run.forked_at, req=new_request(),
         )
 
     def _applied(self, run_id: str, req: str | None) -> bool:

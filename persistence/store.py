@@ -17,9 +17,10 @@ from .runs import RunStore
 from .schedules import ScheduleStore
 from .signals import SignalStore
 from .timers import TimerStore
+from .versions import VersionStore
 
 
-class DynamoStore(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore):
+class DynamoStore(VersionStore, RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, ScheduleStore):
     """DynamoDB-backed state of runs, history, timers, hooks, signals and joins."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:

@@ -16,12 +16,14 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["RunHandle", "cancel", "get_run", "list_runs", "resume_hook", "send_signal", "start"],
                     "workflows.client"),
     "RunStatus": "workflows.core.records",
+    **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
+    **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
     "install": "workflows.celery_install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
-    **dict.fromkeys(["FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound",
-                     "InvalidSchedule", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled",
-                     "RunFailed", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleNotFound", "StepFailed",
-                     "UnknownWorkflow", "WaitTimeout", "WorkflowError"], "workflows.errors"),
+    **dict.fromkeys(["FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
+                     "HookNotFound", "InvalidSchedule", "NonDeterminismError", "PayloadTooLarge", "RetryableError",
+                     "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleNotFound",
+                     "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"], "workflows.errors"),
     **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "sleep", "wait_for_signal"],
                     "workflows.core.ops"),
     **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
@@ -30,13 +32,14 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidSchedule",
-    "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed", "RunHandle",
-    "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step", "StepCall",
-    "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule", "cancel",
-    "cancel_requested", "continue_as_new", "create_schedule", "delete_schedule", "get_run", "get_schedule", "hook",
-    "install", "list_runs", "list_schedules", "parallel", "pause_schedule", "resume_hook", "resume_schedule",
-    "send_signal", "sleep", "start", "step", "trigger_schedule", "update_schedule", "wait_for_signal", "workflow",
+    "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound",
+    "InvalidSchedule", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed",
+    "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step",
+    "StepCall", "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule",
+    "cancel", "cancel_requested", "continue_as_new", "create_schedule", "delete_schedule", "deprecate_patch",
+    "fork_run", "get_run", "get_schedule", "hook", "install", "list_runs", "list_schedules", "parallel", "patched",
+    "pause_schedule", "rerun", "resume_hook", "resume_schedule", "send_signal", "sleep", "start", "step",
+    "trigger_schedule", "update_schedule", "wait_for_signal", "workflow"
 ]
 
 
@@ -57,10 +60,12 @@ if TYPE_CHECKING:
     from .celery_install import install
     from .client import RunHandle, cancel, get_run, list_runs, resume_hook, send_signal, start
     from .core.ops import cancel_requested, continue_as_new, hook, parallel, sleep, wait_for_signal
+    from .core.patching import deprecate_patch, patched
     from .core.records import RunStatus
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
         FatalError,
+        ForkRefused,
         HookAlreadyResumed,
         HookClosed,
         HookExpired,
@@ -79,6 +84,7 @@ if TYPE_CHECKING:
         WaitTimeout,
         WorkflowError,
     )
+    from .forking import fork_run, rerun
     from .schedules import (
         ScheduleInfo,
         backfill_schedule,

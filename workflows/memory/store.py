@@ -53,6 +53,7 @@ from .tables import (
     remove,
     set_,
 )
+from .versions import VersionTables
 
 SHARD_SIZE = 100  # branches per join counter
 ROOT_SLOT = -1
@@ -75,6 +76,8 @@ def _run_record(item: Item) -> RunRecord:
         parent_pos=None if item.get("parent_pos") is None else int(item["parent_pos"]),
         continued_from=item.get("continued_from"), continued_to=item.get("continued_to"),
         schedule_id=item.get("schedule_id"), fire_time=item.get("fire_time"),
+        code_version=item.get("code_version"), forked_from=item.get("forked_from"),
+        forked_at=None if item.get("forked_at") is None else int(item["forked_at"]),
     )
 
 
@@ -108,7 +111,7 @@ class JoinCounter:
     done: set[int]
 
 
-class MemoryStore(ScheduleTables):
+class MemoryStore(ScheduleTables, VersionTables):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional
@@ -207,6 +210,7 @@ class MemoryStore(ScheduleTables):
                 "deadline": run.deadline, "idempotency_key": run.idempotency_key,
                 "parent_run_id": run.parent_run_id, "parent_pos": run.parent_pos,
                 "continued_from": run.continued_from, "schedule_id": run.schedule_id, "fire_time": run.fire_time,
+                "code_version": run.code_version, "forked_from": run.forked_from, "forked_at": run.forked_at,
                 "req": new_request()}
 
     def run_for_key(self, key: str) -> str | None:

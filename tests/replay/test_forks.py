@@ -106,7 +106,8 @@ def test_a_fork_reuses_the_outcomes_below_its_position_and_reruns_the_rest(engin
     assert result(engine, fork_id) == 104
     assert RAN == ["b2", "c4"]  # op 0 (fork_a) was copied, not run
     fork = engine.store.get_run(fork_id)
-    assert (fork.forked_from, fork.forked_at, fork.workflow, fork.args) == (original, 1, "fork_chain", engine.store.get_run(original).args)
+    args = engine.store.get_run(original).args
+    assert (fork.forked_from, fork.forked_at, fork.workflow, fork.args) == (original, 1, "fork_chain", args)
     assert [e.kind for e in engine.store.read_history(fork_id) if e.is_outcome] == ["step", "step", "step"]
 
 

@@ -13,7 +13,7 @@ from tests.replay.ports import SETTINGS
 from tests.replay.test_replay import drain, transport
 from workflows import deprecate_patch, patched, sleep, step, workflow
 from workflows.core.engine import Engine
-from workflows.core.records import OpKind, RunStatus
+from workflows.core.records import RunStatus
 from workflows.core.steps import run_worker_task
 from workflows.errors import InvalidArguments, NonDeterminismError, NotInWorkflow
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport

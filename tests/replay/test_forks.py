@@ -77,6 +77,18 @@ def fork_sleeper(x: int) -> Any:
     return fork_c(a)
 
 
+@workflow
+def fork_child(x: int) -> int:
+    sleep(60)
+    return x * 3
+
+
+@workflow
+def fork_parent(x: int) -> Any:
+    child = fork_child.start(x)
+    return [fork_a(x), child.result()]
+
+
 @pytest.fixture()
 def engine() -> Any:
     RAN.clear()
@@ -182,3 +194,16 @@ def test_hooks_and_fan_outs_are_not_copied(engine: Engine) -> None:
     with pytest.raises(ForkRefused, match="op 1 is a fan-out"):
         forks.fork_run(engine, fanned, 2)
     assert result(engine, _fork(engine, fanned, 1)) == 110
+
+
+def test_a_child_is_copied_only_once_it_has_ended(engine: Engine) -> None:
+    parent = run(engine, "fork_parent", 1)
+    assert engine.store.get_run(parent).status == RunStatus.SUSPENDED  # waits for the sleeping child
+    with pytest.raises(ForkRefused, match="op 0 is the start of child run .* which has not ended"):
+        forks.fork_run(engine, parent, 1)
+    engine.clock.advance(61)  # type: ignore[attr-defined]
+    drain(engine)
+    assert result(engine, parent) == [2, 3]
+    RAN.clear()
+    fork_id = _fork(engine, parent, 2)  # the child's start and fork_a reused; the child's result read again
+    assert result(engine, fork_id) == [2, 3] and RAN == []

@@ -313,3 +313,19 @@ def test_a_deferral_that_loses_to_a_wake_replays_and_defers_again() -> None:
     run = store.get_run(run_id)
     assert deferrals and run.wake_seq == 1 and run.status == RunStatus.SUSPENDED  # the second try won
     assert store.timers.get(f"{run_id}#defer") is not None
+
+
+def test_the_pre_deploy_replay_check_accepts_a_patched_change_and_refuses_an_unpatched_one() -> None:
+    from workflows.export import export_run
+    from workflows.testing.replayer import replay
+
+    engine = engine_with()
+    define_v1()
+    run_id = start(engine, "ver_flow", 1)
+    drain(engine)  # v1 ran ver_first and ver_old, and sleeps
+    exported = export_run(engine.store, run_id)
+    define_v2()
+    assert replay(exported).ops == 3  # ver_first, ver_old (patched() said False), the sleep
+    define_v4_patch_removed()
+    with pytest.raises(NonDeterminismError, match="position 1: history has 'step ver_old'.*recorded by code version"):
+        replay(exported)

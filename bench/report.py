@@ -6,12 +6,11 @@ import functools
 import math
 from typing import Any
 
-from .capacity import DDB_READS, DDB_WRITES
+from workflows.core.metering import DDB_READS, DDB_WRITES
+from workflows.pricing import PRICE_READ_UNIT, PRICE_SQS_REQUEST, PRICE_WRITE_UNIT
+
 from .scenarios import Result
 
-PRICE_WRITE_UNIT = 0.625  # $ per million DynamoDB on-demand write request units (1 KB)
-PRICE_READ_UNIT = 0.125  # $ per million read request units (4 KB, strongly consistent)
-PRICE_SQS_REQUEST = 0.40  # $ per million SQS requests (64 KB chunks)
 BASELINE = "celery"
 
 

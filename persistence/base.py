@@ -25,6 +25,7 @@ from workflows.core.storage import (  # noqa: F401 - the store's modules import 
 from workflows.errors import StorageError, Throttled
 from workflows.settings import Settings
 
+from . import metering
 from .models import Models, build_models
 
 THROTTLE_CODES = frozenset({
@@ -66,6 +67,7 @@ class StoreBase:
         self.m: Models = build_models(settings)
         self.clock = clock
         self._connection: Connection | None = None
+        metering.install()
 
     def now(self) -> float:
         """Return the store's clock, in epoch seconds."""

@@ -8,8 +8,18 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import RUN_RESULT_SEQ, TERMINAL, OpKind, Page, RunRecord, TimerRecord, event_seq
-from workflows.core.storage import inline_result_limit, refuse_taken_fence
+from workflows.core.metering import Tally, flush
+from workflows.core.records import (
+    RUN_RESULT_SEQ,
+    TERMINAL,
+    OpKind,
+    Page,
+    RunRecord,
+    RunSummary,
+    TimerRecord,
+    event_seq,
+)
+from workflows.core.storage import inline_payload_limit, inline_result_limit, refuse_taken_fence
 from workflows.errors import PayloadTooLarge, RunNotFound, SerializationError
 
 from .base import LEASE_SHARDS, LIVE_STATUSES, StoreBase, check_item_size, new_request, shard_of, to_json
@@ -29,7 +39,8 @@ def _run_record(item: Any) -> RunRecord:
         idempotency_key=item.idempotency_key, parent_run_id=item.parent_run_id,
         parent_pos=None if item.parent_pos is None else int(item.parent_pos),
         continued_from=item.continued_from, continued_to=item.continued_to,
-        schedule_id=item.schedule_id, fire_time=item.fire_time, code_version=item.code_version,
+        schedule_id=item.schedule_id, fire_time=item.fire_time, ddb_reads=int(item.ddb_reads or 0),
+        ddb_writes=int(item.ddb_writes or 0), sqs_sends=int(item.sqs_sends or 0), code_version=item.code_version,
         forked_from=item.forked_from, forked_at=None if item.forked_at is None else int(item.forked_at),
     )
 
@@ -65,8 +76,8 @@ class RunStore(StoreBase):
             ``(run_id, created)``: the existing run's id and False for a known key or id.
         """
         size = len(run.args.encode())
-        if size > self.settings.max_payload_bytes:
-            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.max_payload_bytes)
+        if size > inline_payload_limit(self.settings):  # a larger payload is a reference to the blob store
+            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, inline_payload_limit(self.settings))
         item = self.run_item(run)
         req = item.req
         new = self.m.Run.run_id.does_not_exist()
@@ -155,6 +166,21 @@ class RunStore(StoreBase):
                   cursor: str | None = None, since: float | None = None,
                   until: float | None = None) -> Page[RunRecord]:
         """Return one page of runs, newest first, by status or by workflow (Query, never Scan)."""
+        items, cursor_out = self._index_page(status, workflow, limit, cursor, since, until)
+        return Page(items=self.get_runs([item.run_id for item in items]), next_cursor=cursor_out)
+
+    def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+                           cursor: str | None = None, since: float | None = None,
+                           until: float | None = None) -> Page[RunSummary]:
+        """``list_runs`` from the index's projected fields alone: one Query a page."""
+        items, cursor_out = self._index_page(status, workflow, limit, cursor, since, until)
+        return Page(items=[RunSummary(item.run_id, item.workflow, item.status, item.created_at, item.ended_at,
+                                      item.parent_run_id, item.schedule_id) for item in items],
+                    next_cursor=cursor_out)
+
+    def _index_page(self, status: str | None, workflow: str | None, limit: int, cursor: str | None,
+                    since: float | None, until: float | None) -> tuple[list[Any], str | None]:
+        """One page of a listing index's items, newest first, and the cursor of the next."""
         if status is None and workflow is None:
             raise ValueError("list_runs needs status= or workflow=")
         index = self.m.Run.by_status if status is not None else self.m.Run.by_workflow
@@ -167,10 +193,24 @@ class RunStore(StoreBase):
                                       {"run_id", "created_at", "status" if status is not None else "workflow"})),
                                   filter_condition=(self.m.Run.workflow == workflow)
                                   if status is not None and workflow is not None else None)
-            ids = [item.run_id for item in results]
+            items = list(results)
             last = results.last_evaluated_key
-        records = self.get_runs(ids)
-        return Page(items=records, next_cursor=_encode_cursor(last) if len(ids) >= limit or last else None)
+        return items, _encode_cursor(last) if len(items) >= limit or last else None
+
+    def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
+                   cap: int = 10_000) -> tuple[int, bool]:
+        """How many runs have ``status`` (created within the bounds), counting at most ``cap``:
+        Queries of the status index with Select COUNT, paged, stopping past the cap."""
+        lo, hi = since if since is not None else 0, until if until is not None else 1e12
+        Run, found, start = self.m.Run, 0, None
+        with self.errors("count runs"):
+            while True:  # each page evaluates at most what is left to pass the cap (and at most 1 MB)
+                page = Run._get_connection().query(
+                    status, range_key_condition=Run.created_at.between(lo, hi), index_name="by_status",
+                    select="COUNT", limit=cap + 1 - found, exclusive_start_key=start)
+                found, start = found + page["Count"], page.get("LastEvaluatedKey")
+                if found > cap or start is None:
+                    return min(found, cap), found > cap
 
     def get_runs(self, run_ids: list[str]) -> list[RunRecord]:
         """Return runs by id, in the order given (BatchGet)."""
@@ -190,11 +230,13 @@ class RunStore(StoreBase):
         cond = (Run.cursor <= pos if recovering else Run.cursor < pos) & Run.status.is_in(*LIVE_STATUSES) & (
             Run.cancel_requested == False)  # noqa: E712 - a DynamoDB condition, not a Python test
         req = new_request()
-        actions = [Run.status.set("running"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
-                   Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now()), Run.req.set(req),
-                   Run.owner.remove()]
-        return self.conditional("advance run", lambda: Run(run_id).update(actions=actions, condition=cond),
-                                own=lambda: self._applied(run_id, req))
+        with flush(run_id) as counts:
+            actions = [Run.status.set("running"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
+                       Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now()),
+                       Run.req.set(req), Run.owner.remove(), *self.count_actions(counts.tally)]
+            counts.applied = self.conditional("advance run", lambda: Run(run_id).update(
+                actions=actions, condition=cond), own=lambda: self._applied(run_id, req))
+        return counts.applied
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
                     timers: list[TimerRecord] = ()) -> bool:  # type: ignore[assignment]
@@ -204,14 +246,18 @@ class RunStore(StoreBase):
         """
         Run = self.m.Run
         cond = (Run.wake_seq == seen_wake) & Run.status.is_in(*LIVE_STATUSES) & (Run.cursor <= pos)
-        actions = [Run.status.set("suspended"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
-                   Run.lease_expires_at.remove(), Run.owner.remove(), Run.updated_at.set(self.now())]
-        def build(tx: Any) -> None:
-            tx.update(Run(run_id), actions=actions, condition=cond)
-            for timer in timers:
-                tx.save(self.timer_item(timer))
+        with flush(run_id) as counts:
+            actions = [Run.status.set("suspended"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
+                       Run.lease_expires_at.remove(), Run.owner.remove(), Run.updated_at.set(self.now()),
+                       *self.count_actions(counts.tally)]
 
-        return self.transact("suspend run", build)
+            def build(tx: Any) -> None:
+                tx.update(Run(run_id), actions=actions, condition=cond)
+                for timer in timers:
+                    tx.save(self.timer_item(timer))
+
+            counts.applied = self.transact("suspend run", build)
+        return counts.applied
 
     def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
         """Tell a run that something it may wait for arrived (or that it must cancel).
@@ -227,9 +273,11 @@ class RunStore(StoreBase):
         if cancel:
             actions.append(Run.cancel_requested.set(True))
         item = Run(run_id)
-        ok = self.conditional("wake run", lambda: item.update(
-            actions=actions, condition=Run.status.is_in(*LIVE_STATUSES)))
-        return _run_record(item) if ok else None
+        with flush(run_id) as counts:
+            actions += self.count_actions(counts.tally)
+            counts.applied = self.conditional("wake run", lambda: item.update(
+                actions=actions, condition=Run.status.is_in(*LIVE_STATUSES)))
+        return _run_record(item) if counts.applied else None
 
     def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any]) -> bool:
         """Make resume ``owner`` the one executor of a run's inline steps from op ``pos`` on.
@@ -241,11 +289,19 @@ class RunStore(StoreBase):
         Run, now = self.m.Run, self.now()
         free = Run.owner.does_not_exist() | (Run.owner == owner) | (Run.lease_expires_at < now)
         cond = (Run.cursor <= pos) & Run.status.is_in(*LIVE_STATUSES) & (Run.cancel_requested == False) & free  # noqa: E712
-        actions = [Run.status.set("running"), Run.cursor.set(pos), Run.owner.set(owner),
-                   Run.waiting.set(to_json(waiting)), Run.lease_expires_at.set(self.lease_until()),
-                   Run.updated_at.set(now)]
-        return self.conditional("claim run", lambda: Run(run_id).update(actions=actions, condition=cond),
-                                own=lambda: self._owned_by(run_id, owner))
+        with flush(run_id) as counts:
+            actions = [Run.status.set("running"), Run.cursor.set(pos), Run.owner.set(owner),
+                       Run.waiting.set(to_json(waiting)), Run.lease_expires_at.set(self.lease_until()),
+                       Run.updated_at.set(now), *self.count_actions(counts.tally)]
+            counts.applied = self.conditional("claim run", lambda: Run(run_id).update(
+                actions=actions, condition=cond), own=lambda: self._owned_by(run_id, owner))
+        return counts.applied
+
+    def count_actions(self, tally: Tally) -> list[Any]:
+        """``ADD`` the requests counted for a run (none when nothing was counted)."""
+        Run = self.m.Run
+        return [attr.add(n) for attr, n in ((Run.ddb_reads, tally.ddb_reads), (Run.ddb_writes, tally.ddb_writes),
+                                            (Run.sqs_sends, tally.sqs_sends)) if n]
 
     def _owned_by(self, run_id: str, owner: str) -> bool:
         try:
@@ -278,7 +334,17 @@ class RunStore(StoreBase):
         ``fence``: an op position whose outcome slot the same transaction takes with an
         ``end`` record (see the Store port); OutcomeRecorded if it was recorded meanwhile.
         """
+        with flush(run_id) as counts:
+            ended = self._finish_run(run_id, status, result, error, continued_to, wake, owner, fence,
+                                     self.count_actions(counts.tally))
+            counts.applied = ended is not None
+        return ended
+
+    def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
+                    continued_to: str | None, wake: str | None, owner: str | None, fence: int | None,
+                    counted: list[Any]) -> RunRecord | None:
         actions, req, outside = self._end_actions(status, result, error, continued_to)
+        actions += counted
         Run, now = self.m.Run, self.now()
         free = Run.owner.does_not_exist() | (Run.lease_expires_at < now)
         if owner is not None:
@@ -321,16 +387,17 @@ class RunStore(StoreBase):
         actions, req, _ = self._end_actions("continued", None, None, successor.run_id)
         Run = self.m.Run
         item = self.run_item(successor)
+        with flush(run_id) as counts:
+            actions += self.count_actions(counts.tally)
 
-        def build(tx: Any) -> None:
-            tx.update(Run(run_id), actions=actions, condition=Run.status.is_in(*LIVE_STATUSES))
-            tx.save(item, condition=Run.run_id.does_not_exist())
-            for timer in timers:
-                tx.save(self.timer_item(timer))
+            def build(tx: Any) -> None:
+                tx.update(Run(run_id), actions=actions, condition=Run.status.is_in(*LIVE_STATUSES))
+                tx.save(item, condition=Run.run_id.does_not_exist())
+                for timer in timers:
+                    tx.save(self.timer_item(timer))
 
-        if self.transact("continue run", build, own=lambda: self._applied(run_id, req)):
-            return self.find_run(run_id)
-        return None
+            counts.applied = self.transact("continue run", build, own=lambda: self._applied(run_id, req))
+        return self.find_run(run_id) if counts.applied else None
 
     def _end_actions(self, status: str, result: str | None, error: str | None,
                      continued_to: str | None) -> tuple[list[Any], str, bool]:

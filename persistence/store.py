@@ -10,6 +10,7 @@ from workflows.errors import StorageError
 from workflows.settings import Settings, get_settings
 
 from .base import LIVE_STATUSES
+from .blobs import S3Blobs
 from .history import HistoryStore
 from .hooks import HookStore
 from .joins import JoinStore
@@ -25,6 +26,7 @@ class DynamoStore(VersionStore, RunStore, HistoryStore, TimerStore, HookStore, S
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:
         super().__init__(settings or get_settings(), clock)
+        self.blobs = S3Blobs(self.settings)  # the Blobs port: large payloads in the payload bucket
 
     def create_hook(self, hook: HookRecord, timer: TimerRecord | None, run_id: str, pos: int,
                     data: str) -> EventRecord | None:

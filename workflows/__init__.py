@@ -13,8 +13,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["RunHandle", "cancel", "get_run", "list_runs", "resume_hook", "send_signal", "start"],
-                    "workflows.client"),
+    **dict.fromkeys(["RunHandle", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
+                     "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
     **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
     **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
@@ -36,10 +36,10 @@ __all__ = [
     "InvalidSchedule", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed",
     "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step",
     "StepCall", "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule",
-    "cancel", "cancel_requested", "continue_as_new", "create_schedule", "delete_schedule", "deprecate_patch",
-    "fork_run", "get_run", "get_schedule", "hook", "install", "list_runs", "list_schedules", "parallel", "patched",
-    "pause_schedule", "rerun", "resume_hook", "resume_schedule", "send_signal", "sleep", "start", "step",
-    "trigger_schedule", "update_schedule", "wait_for_signal", "workflow"
+    "cancel", "cancel_requested", "continue_as_new", "count_runs", "create_schedule", "delete_schedule",
+    "deprecate_patch", "fork_run", "get_run", "get_schedule", "hook", "install", "list_run_summaries", "list_runs",
+    "list_schedules", "parallel", "patched", "pause_schedule", "rerun", "resume_hook", "resume_schedule",
+    "send_signal", "sleep", "start", "step", "trigger_schedule", "update_schedule", "wait_for_signal", "workflow"
 ]
 
 
@@ -58,7 +58,17 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .celery_install import install
-    from .client import RunHandle, cancel, get_run, list_runs, resume_hook, send_signal, start
+    from .client import (
+        RunHandle,
+        cancel,
+        count_runs,
+        get_run,
+        list_run_summaries,
+        list_runs,
+        resume_hook,
+        send_signal,
+        start,
+    )
     from .core.ops import cancel_requested, continue_as_new, hook, parallel, sleep, wait_for_signal
     from .core.patching import deprecate_patch, patched
     from .core.records import RunStatus

@@ -14,6 +14,7 @@ from celery import Celery
 
 from . import registry
 from .celery_config import RESUME_QUEUE, STEP_QUEUE
+from .core.metering import count_sqs
 from .core.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
 from .errors import UnknownStep
 from .observe import propagation
@@ -28,6 +29,8 @@ SERIALIZER = "json"
 #: A first resume message carries its run (its first delivery skips the history Query) when
 #: the arguments are this small.
 FRESH_ARGS_LIMIT = 32 * 1024
+#: Fields of a run never carried in a first resume message (a new run has counted nothing yet).
+COUNTS = frozenset({"ddb_reads", "ddb_writes", "sqs_sends"})
 
 
 def step_task_name(step: str) -> str:
@@ -61,6 +64,7 @@ class CeleryTransport:
         self.celery, self.keeper = celery, keeper
 
     def send_step(self, message: StepMessage) -> None:
+        count_sqs()
         task = step_task(message.step)
         if task is not None:  # under the task's name, on its app, routed like the task
             options = {"queue": message.queue} if message.queue else {}
@@ -78,10 +82,12 @@ class CeleryTransport:
                               headers=propagation.outgoing())
 
     def send_resume(self, message: ResumeMessage) -> None:
+        count_sqs()
         kwargs: dict[str, Any] = {"recovering": message.recovering}
         fresh = message.fresh
         if fresh is not None and len(fresh.args) <= FRESH_ARGS_LIMIT:
-            kwargs["fresh"] = {k: v for k, v in dataclasses.asdict(fresh).items() if v is not None}
+            kwargs["fresh"] = {k: v for k, v in dataclasses.asdict(fresh).items()
+                               if v is not None and k not in COUNTS}
         self.celery.send_task(RESUME_TASK, args=[message.run_id], kwargs=kwargs, queue=RESUME_QUEUE,
                               serializer=SERIALIZER, headers=propagation.outgoing())
 

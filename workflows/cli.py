@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import math
 import sys
+import time
 from typing import Any, Callable, Sequence
 
 from .cli_aws import add_aws_commands
@@ -110,6 +111,7 @@ def _seconds(text: str) -> float:
 def cmd_init_aws(args: argparse.Namespace) -> int:
     _imports()  # first: the Celery app imports them too, and would fail with a traceback
     from beat.schedules import sync_declared_schedules
+    from persistence.blobs import ensure_bucket
     from persistence.provision import create_tables
 
     from .app import worker_queues
@@ -120,13 +122,14 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
     settings = get_settings()
     changed = 0
     tables = [(name, "created" if created else "exists") for name, created in create_tables(settings)]
-    for name, action in tables + ensure_queues(settings, queue_specs(worker_queues())):
+    bucket = [ensure_bucket(settings)]  # large payloads (docs/payloads.md), with its lifecycle rule
+    for name, action in tables + ensure_queues(settings, queue_specs(worker_queues())) + bucket:
         changed += action != "exists"
         print(f"{action:7}  {name}")
     declared = sync_declared_schedules()
     if declared:
         print(f"declared schedules synced: {declared}")
-    print("nothing to change: every table and queue exists" if not changed
+    print("nothing to change: every table, queue and bucket exists" if not changed
           else f"{changed} resource(s) created or updated")
     return 0
 
@@ -208,8 +211,19 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs_count(args: argparse.Namespace) -> int:
+    from .client import count_runs
+
+    until = time.time() if args.until is None else args.until
+    since = None if args.since is None else until - args.since
+    for status, (count, capped) in count_runs(args.status, since=since, until=until, cap=args.cap).items():
+        print(f"{status:10} {count}{'+' if capped else ''}")
+    return 0
+
+
 def cmd_runs_show(args: argparse.Namespace) -> int:
     from .client import get_run
+    from .core.payloads import describe_payload
 
     handle = get_run(args.run_id)
     run = handle.record()
@@ -219,7 +233,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     for label, value in (("version", run.code_version), ("forked from", forked),
                          ("parent", run.parent_run_id), ("continued from", run.continued_from),
                          ("continued to", run.continued_to), ("schedule", run.schedule_id),
-                         ("result", run.result), ("error", run.error)):
+                         ("result", describe_payload(run.result)), ("error", run.error)):
         if value:
             print(f"{label:9} {value}")
     children = handle.children()
@@ -269,7 +283,7 @@ def cmd_runs_export(args: argparse.Namespace) -> int:
     from .runtime import get_engine
 
     get_run(args.run_id)
-    text = json.dumps(export_run(get_engine().store, args.run_id), indent=2) + "\n"
+    text = json.dumps(export_run(get_engine().store, args.run_id, get_engine().payloads), indent=2) + "\n"
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
@@ -357,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=fn)
         return p
 
-    add("init-aws", cmd_init_aws, "create every table and queue (idempotent)")
+    add("init-aws", cmd_init_aws, "create every table and queue and the payload bucket (idempotent)")
     for name, fn, text in (("worker", cmd_worker, "run a Celery worker (extra args go to celery)"),
                            ("beat", cmd_beat, "run beat with the DynamoDB scheduler (timers, schedules, recovery)")):
         add(name, fn, text).add_argument("celery_args", nargs=argparse.REMAINDER)
@@ -378,6 +392,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workflow")
     p.add_argument("--limit", type=_int_in(1, 1000), default=20)
     p.add_argument("--cursor")
+    p = add("count", cmd_runs_count, "count runs by status (one index Query per status, Select COUNT)", runs)
+    p.add_argument("--status", choices=STATUSES)
+    p.add_argument("--since", type=_seconds, help="only runs created this long ago or later (e.g. 24h)")
+    p.add_argument("--until", type=float, help="only runs created at or before these epoch seconds")
+    p.add_argument("--cap", type=_int_in(1, 1_000_000), default=10_000, help="stop counting a status here")
     add("show", cmd_runs_show, "show a run, its steps and its timeline", runs).add_argument("run_id")
     p = add("events", cmd_runs_events, "print a run's history", runs)
     p.add_argument("run_id")

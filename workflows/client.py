@@ -13,7 +13,7 @@ from . import codec
 from .core.engine import Engine
 from .core.hooks import refusal
 from .core.ports import Store
-from .core.records import EventRecord, Page, RunRecord, RunStatus
+from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
 from .core.tokens import hash_token
 from .durations import to_seconds
 from .errors import (
@@ -46,8 +46,7 @@ def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[
     if idempotency_key is not None:
         _check_text(idempotency_key, "idempotency_key")
     check_arguments(definition.fn, args, kwargs, f"workflow {definition.name!r}")
-    payload = codec.dumps([list(args), kwargs], what=f"arguments of workflow {definition.name!r}",
-                          limit=get_engine().settings.max_payload_bytes)
+    payload = get_engine().payloads.encode([list(args), kwargs], f"arguments of workflow {definition.name!r}")
     run_id, _ = get_engine().create_run(definition, payload, idempotency_key=idempotency_key, **fields)
     return RunHandle(run_id)
 
@@ -108,13 +107,13 @@ class RunHandle:
         """The history as a timeline: run start, every op record in order, run end."""
         from .inspect import timeline
 
-        return timeline(self.record(), self.history())
+        return timeline(self.record(), self.history(), get_engine().payloads.resolve_record)
 
     def steps(self) -> list[dict[str, Any]]:
         """One record per step op: seq, name, status, attempts, started_at, finished_at, error."""
         from .inspect import step_rows
 
-        return step_rows(self.record(), self.history())
+        return step_rows(self.record(), self.history(), get_engine().payloads.resolve_record)
 
     def cancel(self) -> None:
         """Request cancellation (see :func:`cancel`)."""
@@ -175,7 +174,7 @@ def outcome(run: RunRecord) -> Any:
         RunFailed, RunCancelled, RunTimedOut: how the run ended.
     """
     if run.status == RunStatus.COMPLETED:
-        return codec.loads(run.result)
+        return get_engine().payloads.decode(run.result)
     if run.status == RunStatus.FAILED:
         raise RunFailed(run.run_id, run.error)
     if run.status == RunStatus.CANCELLED:
@@ -217,9 +216,10 @@ def _bad_cursor(cursor: Any) -> SerializationError:
     return SerializationError(f"invalid cursor {reprlib.repr(cursor)}: pass the next_cursor of an earlier page")
 
 
-def _page(given_cursor: str | None, **query: Any) -> Page[RunRecord]:
+def _page(given_cursor: str | None, summaries: bool = False, **query: Any) -> Page[Any]:
+    store = get_engine().store
     try:
-        return get_engine().store.list_runs(**query)
+        return store.list_run_summaries(**query) if summaries else store.list_runs(**query)
     except (ValueError, SerializationError) as exc:  # the store could not decode the cursor
         raise _bad_cursor(given_cursor) from exc
 
@@ -233,6 +233,23 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
     Raises:
         SerializationError: a filter, the limit or the cursor is invalid (naming which).
     """
+    return _listing(False, status, workflow, limit, cursor, since, until)
+
+
+def list_run_summaries(status: str | RunStatus | None = None, workflow: Any = None, limit: int = 50,
+                       cursor: str | None = None, since: float | None = None,
+                       until: float | None = None) -> Page[RunSummary]:
+    """:func:`list_runs` from the listing index alone: each item a :class:`RunSummary` (id, workflow,
+    status, created and ended times, parent, schedule), one Query a page and no read of the runs.
+
+    Raises:
+        SerializationError: a filter, the limit or the cursor is invalid (naming which).
+    """
+    return _listing(True, status, workflow, limit, cursor, since, until)
+
+
+def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: Any, since: Any,
+             until: Any) -> Page[Any]:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise SerializationError(f"limit must be an int in 1..1000, got {reprlib.repr(limit)}")
     name = getattr(workflow, "name", workflow)
@@ -243,7 +260,8 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
     if cursor is not None and not isinstance(cursor, str):
         raise _bad_cursor(cursor)
     if status is not None or name is not None:
-        return _page(cursor, status=status, workflow=name, limit=limit, cursor=cursor, since=since, until=until)
+        return _page(cursor, summaries, status=status, workflow=name, limit=limit, cursor=cursor, since=since,
+                     until=until)
     index, inner = 0, None
     if cursor:
         index_text, _, inner_text = cursor.partition(":")
@@ -251,7 +269,7 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
             raise _bad_cursor(cursor)
         index, inner = int(index_text), inner_text or None
     while index < len(STATUSES):
-        page = _page(cursor, status=STATUSES[index], limit=limit, cursor=inner, since=since, until=until)
+        page = _page(cursor, summaries, status=STATUSES[index], limit=limit, cursor=inner, since=since, until=until)
         if page.next_cursor:
             return Page(page.items, f"{index}:{page.next_cursor}")
         if page.items or index == len(STATUSES) - 1:
@@ -259,6 +277,25 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
             return Page(page.items, nxt)
         index, inner = index + 1, None
     return Page([], None)
+
+
+def count_runs(status: str | RunStatus | None = None, since: float | None = None, until: float | None = None,
+               cap: int = 10_000) -> dict[str, tuple[int, bool]]:
+    """How many runs there are of ``status`` (of every status if None), created within
+    ``since``..``until``: ``{status: (count, capped)}``, ``capped`` when counting stopped at ``cap``.
+
+    One Query (Select COUNT) of the status index per status and page; the read cost grows with
+    the count, so ``cap`` bounds it.
+
+    Raises:
+        SerializationError: a status, a bound or the cap is invalid (naming which).
+    """
+    if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= 1_000_000:
+        raise SerializationError(f"cap must be an int in 1..1000000, got {reprlib.repr(cap)}")
+    status = _check_status(status)
+    since, until = _check_time(since, "since"), _check_time(until, "until")
+    store = get_engine().store
+    return {s: store.count_runs(s, since=since, until=until, cap=cap) for s in ([status] if status else STATUSES)}
 
 
 def iter_runs(**filters: Any) -> Iterator[RunRecord]:
@@ -306,6 +343,7 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
     _check_text(name, "signal name", 256)
     data = codec.dumps(payload, what=f"payload of signal {name!r}", limit=engine.settings.max_payload_bytes)
     run = engine.store.get_run(_check_text(run_id, "run_id"))
+    data = engine.payloads.offload(data, f"payload of signal {name!r}")  # the object before its reference
     # The signal and the wake it implies are one write, so the run resumes even if this
     # process dies now.
     if not run.is_terminal and engine.store.put_signal(run_id, name, data) is None:
@@ -340,7 +378,9 @@ def resume_hook_on(engine: Engine, token: str, payload: Any = None) -> RunHandle
         engine.store.close_hooks(hook.run_id)
         raise HookClosed(f"the run of hook {hook.name!r} has ended")
     if hook.schema:
-        data = codec.dumps(validate_payload(hook.schema, codec.loads(data), hook.name), what="hook payload")
+        data = codec.dumps(validate_payload(hook.schema, codec.loads(data), hook.name), what="hook payload",
+                           limit=engine.settings.max_payload_bytes)
+    data = engine.payloads.offload(data, "hook payload")  # the object before the record that references it
     try:
         engine.store.resume_hook(token_hash, data)  # the hook resumed and its run woken, in one write
     except HookClosed:

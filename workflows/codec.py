@@ -38,6 +38,8 @@ from typing import Any
 from .errors import PayloadTooLarge, SerializationError
 
 _TAG = "__wf__"
+TAG = _TAG
+"""The key of a tagged dict (public: ``core/payloads.py`` tags references with it)."""
 
 MAX_DEPTH = 500
 """The deepest nesting of lists and dicts accepted: well inside Python's recursion

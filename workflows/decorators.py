@@ -14,6 +14,7 @@ from .errors import InvalidSchedule, RegistrationError
 
 if TYPE_CHECKING:
     from .client import RunHandle
+    from .core.context import WorkflowContext
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -45,16 +46,36 @@ class Step(Generic[P, R]):
         ctx = current_workflow()
         if ctx is None:
             return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
+        from .core.async_workflow import StepAwaitable, current_driver
+
+        driver = current_driver()
+        if driver is None:
+            return self.call_in_workflow(ctx, args, kwargs)  # type: ignore[no-any-return]
+        if self.is_async:  # an async step in an async workflow: the call runs when awaited
+            return StepAwaitable(driver, self, args, dict(kwargs))  # type: ignore[return-value]
+        with driver.outside():  # a sync step in an async workflow: a plain call, as in a sync one
+            return self.call_in_workflow(ctx, args, kwargs)  # type: ignore[no-any-return]
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the step's body is an ``async def`` (in an async workflow its call is awaited)."""
+        from .core.step_loop import is_async_callable
+
+        return is_async_callable(self.definition.fn)
+
+    def call_in_workflow(self, ctx: WorkflowContext, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The durable call of this step in the workflow ``ctx`` runs: its recorded result, or a run of it."""
         # The registered definition, as workers run it (the testing kit may have replaced it).
         definition = registry.find_step(self.name) or self.definition
-        return ctx.call_step(definition, args, kwargs)  # type: ignore[no-any-return]
+        return ctx.call_step(definition, args, kwargs)
 
     def s(self, *args: P.args, **kwargs: P.kwargs) -> StepCall:
         """Return a signature of this step for :func:`parallel`."""
         return StepCall(self, args, dict(kwargs))
 
     def map(self, items: Iterable[Any], *, return_exceptions: bool = False) -> list[R]:
-        """Run this step once per item, in parallel; results in item order."""
+        """Run this step once per item, in parallel; results in item order (in an async
+        workflow: an awaitable of them)."""
         from .core.ops import parallel
 
         return parallel(*(StepCall(self, (item,), {}) for item in items), return_exceptions=return_exceptions)

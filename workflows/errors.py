@@ -20,8 +20,9 @@ Tree::
     ├── Duplicate                    a conditional write lost (already recorded)
     │   └── ScheduleAlreadyExists
     ├── ItemTooLarge                 a DynamoDB item over 400 KB
-    ├── StorageError                 DynamoDB / SQS failure, cause attached
-    │   └── Throttled
+    ├── StorageError                 DynamoDB / SQS / S3 failure, cause attached
+    │   ├── Throttled
+    │   └── PayloadUnavailable       a referenced large payload is missing or does not match its hash
     ├── DeploymentError              a CloudFormation stack could not be created or updated
     ├── HookError
     │   ├── HookExpired
@@ -35,6 +36,8 @@ Tree::
     │   └── StepTimeout
     ├── NonDeterminismError          names the code versions that recorded and replayed the history
     ├── ForkRefused                  a fork or rerun at a position whose history cannot be copied
+    ├── NonDurableAwait              an async workflow awaited something that is not a durable call
+    ├── NotAwaited                   an async workflow ended with a durable call never awaited
     ├── SuspensionSwallowed          workflow code caught a durable call's Suspend
     ├── WaitTimeout (also TimeoutError)
     ├── ParallelError                a branch failed
@@ -161,6 +164,11 @@ class Throttled(StorageError):
     """AWS kept throttling the request after the retries ran out."""
 
 
+class PayloadUnavailable(StorageError):
+    """A payload kept in the payload bucket is missing (expired, deleted) or its bytes do not
+    match the SHA-256 its reference holds; the message names the object."""
+
+
 class DeploymentError(WorkflowError):
     """A CloudFormation stack could not be created or updated; the message names the failed resources."""
 
@@ -250,6 +258,31 @@ class ForkRefused(WorkflowError):
         where = f" at position {position}" if position is not None else ""
         super().__init__(f"cannot fork run {run_id}{where}: {reason}")
         self.run_id, self.position, self.reason = run_id, position, reason
+
+
+class NonDurableAwait(WorkflowError):
+    """An async workflow awaited something other than a durable call (I/O, ``asyncio.sleep``, a task).
+
+    Workflow code is replayed: it may await only steps, ``sleep``, hooks, signals, children,
+    ``parallel`` and ``asyncio.gather`` of step calls. Do I/O in a step.
+    """
+
+    def __init__(self, awaited: str) -> None:
+        super().__init__(
+            f"an async workflow awaited {awaited}, which is not a durable call: workflow code may await only "
+            "steps, sleep(), hook waits, wait_for_signal(), child results, parallel() and asyncio.gather() of "
+            "step calls; do I/O and asyncio work in a step"
+        )
+        self.awaited = awaited
+
+
+class NotAwaited(WorkflowError):
+    """An async workflow returned while a durable call it made was never awaited (a missing ``await``)."""
+
+    def __init__(self, calls: list[str]) -> None:
+        super().__init__(f"an async workflow returned without awaiting {', '.join(calls)}: a durable call in an "
+                         "async workflow runs only when awaited (missing 'await'?)")
+        self.calls = calls
 
 
 class SuspensionSwallowed(WorkflowError):

@@ -2,7 +2,8 @@
 
 An export holds the run record, its whole history (outcomes, failed attempts, the end
 record) and the recorded branches of its fan-outs. It holds the run's payloads
-(arguments, results, signal and hook payloads) but never a hook token: a hook record
+(arguments, results, signal and hook payloads) inline, a large one read from the payload
+bucket (so an export replays without access to it), but never a hook token: a hook record
 keeps only a nonce and the token's hash, and a token found in an older record is dropped.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.fanout import join_id
+from .core.payloads import Payloads
 from .core.ports import Store
 from .core.records import BranchRecord, EventRecord, OpKind, RunRecord
 from .errors import InvalidExport
@@ -32,8 +34,9 @@ class RunExport:
     branches: dict[str, list[BranchRecord]]
 
 
-def export_run(store: Store, run_id: str) -> dict[str, Any]:
-    """The export of a run, read through the Store port (GetItem and Queries only).
+def export_run(store: Store, run_id: str, payloads: Payloads | None = None) -> dict[str, Any]:
+    """The export of a run, read through the Store port (GetItem and Queries only); with
+    ``payloads``, every reference to a large payload is replaced by the payload itself.
 
     Raises:
         RunNotFound: no run has this id.
@@ -44,6 +47,11 @@ def export_run(store: Store, run_id: str) -> dict[str, Any]:
     if run.waiting and run.waiting.get("kind") == OpKind.PARALLEL.value:
         fan_outs.add(run.cursor)  # a fan-out in flight: its branches recorded so far
     branches = {join_id(run_id, pos): store.branch_results(join_id(run_id, pos)) for pos in sorted(fan_outs)}
+    if payloads is not None:
+        show = payloads.resolve_record
+        run = dataclasses.replace(run, args=show(run.args) or run.args, result=show(run.result))
+        history = [dataclasses.replace(e, data=show(e.data)) for e in history]
+        branches = {j: [dataclasses.replace(b, data=show(b.data)) for b in found] for j, found in branches.items()}
     return {"format": FORMAT, "version": VERSION, "run": dataclasses.asdict(run),
             "history": [dataclasses.asdict(e) for e in history],
             "branches": {join: [dataclasses.asdict(b) for b in found] for join, found in branches.items()}}

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from . import codec
 from .core.records import EventRecord, RunRecord
 
+#: Maps stored payload text (or record data embedding one) to the text shown: the payload
+#: itself (``Payloads.resolve_record``) or a description of it (``describe_payload``).
+Show = Callable[[str | None], str | None]
 
-def timeline(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]:
+
+def _as_stored(text: str | None) -> str | None:
+    return text
+
+
+def timeline(run: RunRecord, history: list[EventRecord], show: Show = _as_stored) -> list[dict[str, Any]]:
     """The run's history in order, framed by its start and (if ended) its end."""
     events: list[dict[str, Any]] = [{"seq": -1, "at": run.created_at, "type": "run_started",
-                                     "workflow": run.workflow, "args": codec.loads(run.args)}]
+                                     "workflow": run.workflow, "args": codec.loads(show(run.args))}]
     for event in history:
         row: dict[str, Any] = {"seq": event.seq, "pos": event.pos, "at": event.at,
                                "type": f"{event.kind}_{event.status}", "name": event.name}
@@ -20,15 +28,15 @@ def timeline(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]
         if event.error:
             row["error"] = event.error
         if event.data is not None and event.kind not in ("hook",):  # hook records of older versions hold the token
-            row["data"] = event.data
+            row["data"] = show(event.data)
         events.append(row)
     if run.is_terminal:
         events.append({"seq": 10**12, "at": run.ended_at, "type": f"run_{run.status}", "error": run.error,
-                       "result": run.result, "continued_to": run.continued_to})
+                       "result": show(run.result), "continued_to": run.continued_to})
     return events
 
 
-def step_rows(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]:
+def step_rows(run: RunRecord, history: list[EventRecord], show: Show = _as_stored) -> list[dict[str, Any]]:
     """One row per step op: outcome, attempts and timing (in-flight steps included)."""
     rows: dict[int, dict[str, Any]] = {}
     for event in history:
@@ -43,7 +51,7 @@ def step_rows(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]
             row["status"] = "retrying"
         else:
             row.update(status=event.status, finished_at=event.at,
-                       result=codec.loads(event.data) if event.status == "completed" else None)
+                       result=codec.loads(show(event.data)) if event.status == "completed" else None)
     waiting = run.waiting or {}
     if not run.is_terminal and waiting.get("kind") == "step" and run.cursor not in rows:
         rows[run.cursor] = {"seq": run.cursor, "name": waiting.get("name"), "status": "running", "attempts": 1,

@@ -52,10 +52,12 @@ def build_engine(settings: Settings) -> Engine:
 
 
 def build_observer(settings: Settings) -> Observer:
-    """The observers ``settings`` enable: run fields on log lines always; metrics and traces if asked."""
+    """The observers ``settings`` enable: run fields on log lines and requests per run always;
+    metrics and traces if asked."""
+    from .observe.cost import RequestAttribution
     from .observe.logs import LogContext
 
-    observers: list[Observer] = [LogContext()]
+    observers: list[Observer] = [LogContext(), RequestAttribution()]
     if settings.metrics:
         from .observe.metrics import Metrics
 

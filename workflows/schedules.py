@@ -140,7 +140,7 @@ def _encode_args(name: str, args: Any, kwargs: Any) -> str:
     if kwargs is not None and not isinstance(kwargs, dict):
         raise InvalidSchedule(f"kwargs must be a dict, got {type(kwargs).__name__}")
     return codec.dumps([list(args), kwargs or {}], what=f"arguments of schedule of {name!r}",
-                       limit=get_engine().settings.max_payload_bytes)
+                       limit=get_engine().settings.inline_payload_bytes)  # kept inline: a schedule outlives objects
 
 
 def _first_fire(spec: ScheduleSpec, schedule_id: str, now: float) -> tuple[float | None, float | None]:

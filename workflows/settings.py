@@ -11,6 +11,11 @@ from urllib.parse import urlparse
 from .errors import ConfigurationError
 
 DYNAMODB_ITEM_LIMIT = 400 * 1024
+#: The largest payload kept inline in a DynamoDB item (``payload_threshold_bytes`` at most this).
+MAX_INLINE_PAYLOAD = DYNAMODB_ITEM_LIMIT - 16 * 1024
+#: The documented maximum of ``max_payload_bytes``: payloads above the threshold go to S3, and
+#: a worker holds a payload whole in memory (and its encoding), so tens of MB is the sane end.
+MAX_PAYLOAD_LIMIT = 32 * 1024 * 1024
 #: botocore retries for SQS calls: throttles and 5xx are retried with backoff, up to 10 attempts.
 SQS_RETRIES = {"mode": "standard", "max_attempts": 10}
 MIN_HOOK_SECRET_BYTES = 32
@@ -36,7 +41,17 @@ class Settings:
         visibility_timeout: SQS visibility timeout of step queues, seconds
             (``WORKFLOWS_VISIBILITY_TIMEOUT``); longer than the longest step timeout.
         max_payload_bytes: largest encoded argument, result or payload
-            (``WORKFLOWS_MAX_PAYLOAD_BYTES``, default 256 KB, below DynamoDB's 400 KB).
+            (``WORKFLOWS_MAX_PAYLOAD_BYTES``, default 256 KB, at most 32 MiB); larger ones are
+            refused with ``PayloadTooLarge`` before anything is stored.
+        payload_threshold_bytes: payloads whose encoding is longer go to the payload bucket, and
+            DynamoDB items and SQS messages hold a small reference instead
+            (``WORKFLOWS_PAYLOAD_THRESHOLD_BYTES``, default 256 KB, at most 384 KB).
+        payload_bucket: the S3 bucket of large payloads (``WORKFLOWS_PAYLOAD_BUCKET``, default
+            the table prefix followed by ``payloads``, lower-cased).
+        payload_expiry_days: the bucket's lifecycle rule expires objects this many days after
+            they were written (``WORKFLOWS_PAYLOAD_EXPIRY_DAYS``, default 90); longer than any
+            run lives plus the time its records are kept.
+        s3_endpoint: S3 endpoint (``AWS_ENDPOINT_URL_S3``, else ``endpoint_url``).
         max_recovery_attempts: reconciler resumes of one run before it fails
             (``WORKFLOWS_MAX_RECOVERY_ATTEMPTS``).
         poll_wait_seconds: SQS long-poll wait of workers (``WORKFLOWS_POLL_WAIT_SECONDS``).
@@ -79,6 +94,10 @@ class Settings:
     lease_seconds: float = 300.0
     visibility_timeout: int = 1800
     max_payload_bytes: int = 256 * 1024
+    payload_threshold_bytes: int = 256 * 1024
+    payload_bucket: str | None = None
+    payload_expiry_days: int = 90
+    s3_endpoint: str | None = None
     max_recovery_attempts: int = 10
     poll_wait_seconds: int = 1
     in_place_seconds: float = 10.0
@@ -95,11 +114,16 @@ class Settings:
     secret_access_key: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.max_payload_bytes <= 0 or self.max_payload_bytes > DYNAMODB_ITEM_LIMIT - 16 * 1024:
+        if self.max_payload_bytes <= 0 or self.max_payload_bytes > MAX_PAYLOAD_LIMIT:
             raise ConfigurationError(
-                f"max_payload_bytes must be in 1..{DYNAMODB_ITEM_LIMIT - 16 * 1024}, "
-                f"got {self.max_payload_bytes}"
+                f"max_payload_bytes must be in 1..{MAX_PAYLOAD_LIMIT}, got {self.max_payload_bytes}"
             )
+        if self.payload_threshold_bytes <= 0 or self.payload_threshold_bytes > MAX_INLINE_PAYLOAD:
+            raise ConfigurationError(
+                f"payload_threshold_bytes must be in 1..{MAX_INLINE_PAYLOAD}, got {self.payload_threshold_bytes}"
+            )
+        if self.payload_expiry_days < 1:
+            raise ConfigurationError(f"payload_expiry_days must be 1 or more, got {self.payload_expiry_days}")
         for name in ("sweep_interval", "lease_seconds", "visibility_timeout", "defer_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
@@ -134,6 +158,10 @@ class Settings:
                 lease_seconds=float(env.get("WORKFLOWS_LEASE_SECONDS", "300")),
                 visibility_timeout=int(env.get("WORKFLOWS_VISIBILITY_TIMEOUT", "1800")),
                 max_payload_bytes=int(env.get("WORKFLOWS_MAX_PAYLOAD_BYTES", str(256 * 1024))),
+                payload_threshold_bytes=int(env.get("WORKFLOWS_PAYLOAD_THRESHOLD_BYTES", str(256 * 1024))),
+                payload_bucket=env.get("WORKFLOWS_PAYLOAD_BUCKET") or None,
+                payload_expiry_days=int(env.get("WORKFLOWS_PAYLOAD_EXPIRY_DAYS", "90")),
+                s3_endpoint=env.get("AWS_ENDPOINT_URL_S3") or endpoint,
                 max_recovery_attempts=int(env.get("WORKFLOWS_MAX_RECOVERY_ATTEMPTS", "10")),
                 poll_wait_seconds=int(env.get("WORKFLOWS_POLL_WAIT_SECONDS", "1")),
                 in_place_seconds=float(env.get("WORKFLOWS_IN_PLACE_SECONDS", "10")),
@@ -169,6 +197,16 @@ class Settings:
         secret = self.secret_access_key or "local"
         port = f":{parsed.port}" if parsed.port else ""
         return f"sqs://{key}:{secret}@{parsed.hostname}{port}"
+
+    @property
+    def bucket(self) -> str:
+        """The payload bucket's name: ``payload_bucket``, else derived from the table prefix."""
+        return self.payload_bucket or f"{self.table_prefix}payloads".lower().replace("_", "-").replace(".", "-")
+
+    @property
+    def inline_payload_bytes(self) -> int:
+        """The largest payload stored inline (in an item or a message); larger ones go to S3."""
+        return min(self.max_payload_bytes, self.payload_threshold_bytes)
 
     @property
     def sqs_is_secure(self) -> bool:

@@ -16,6 +16,7 @@ from celery import Celery
 
 from . import registry, visibility
 from .celery_transport import RESUME_TASK, CeleryTransport, fresh_run, step_message, step_task_name
+from .core.metering import attributed
 from .core.records import ResumeMessage
 from .core.steps import execute_step, run_worker_task
 from .observe import propagation
@@ -49,7 +50,7 @@ def install(celery: Celery) -> CeleryTransport:
         carried = None if fresh is None else fresh_run(run_id, fresh)
         message = ResumeMessage(run_id, recovering=recovering, fresh=carried)
         first = keeper.first_delivery(task.request.id)
-        with propagation.incoming(getattr(task.request, propagation.HEADER, None)):
+        with propagation.incoming(getattr(task.request, propagation.HEADER, None)), attributed(run_id):
             run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=first))
 
     transport = CeleryTransport(celery, keeper)
@@ -82,7 +83,7 @@ def run_step_message(keeper: VisibilityKeeper, request: Any, fields: dict[str, A
     redelivered = resent or not keeper.first_delivery(request.id)
     message = step_message(fields["step"], fields["run_id"], fields["pos"], fields["attempt"], fields["args"],
                            fields.get("branch"), resent)
-    with propagation.incoming(getattr(request, propagation.HEADER, None)):
+    with propagation.incoming(getattr(request, propagation.HEADER, None)), attributed(message.run_id):
         run_worker_task(engine, lambda: execute_step(engine, message, redelivered=redelivered))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 
 import pytest
 
@@ -287,3 +288,71 @@ def test_oversize_run_fields_are_refused_before_any_write(store) -> None:  # typ
     with pytest.raises(ItemTooLarge):
         store.finish_run(run_id, "completed", result="x" * 500_000)
     assert store.get_run(run_id).status == "pending"
+
+
+def counts(run) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    return run.ddb_reads, run.ddb_writes, run.sqs_sends
+
+
+def test_run_writes_carry_the_requests_counted_for_the_run(store) -> None:  # type: ignore[no-untyped-def]
+    from workflows.core.metering import Tally, meter
+
+    run_id = start(store)
+    assert counts(store.get_run(run_id)) == (0, 0, 0)
+    meter.count(run_id, Tally(ddb_reads=2, ddb_writes=1, sqs_sends=1))
+    assert store.advance_run(run_id, 0, {"kind": "step"}) is True
+    assert counts(store.get_run(run_id)) == (2, 1, 1) and not meter.waiting(run_id)
+    meter.count(run_id, Tally(ddb_reads=1))
+    assert store.advance_run(run_id, 0, {}) is False  # a write that did not apply keeps the counts waiting
+    assert counts(store.get_run(run_id)) == (2, 1, 1) and meter.waiting(run_id) == Tally(ddb_reads=1)
+    seen = store.get_run(run_id).wake_seq
+    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, seen) is True
+    meter.count(run_id, Tally(ddb_writes=2))
+    woken = store.wake_run(run_id)
+    assert woken is not None and counts(woken) == (3, 3, 1)
+    meter.count(run_id, Tally(sqs_sends=2))
+    assert store.claim_run(run_id, 1, "me", {}) is True
+    meter.count(run_id, Tally(ddb_writes=1))
+    ended = store.finish_run(run_id, "completed", result="1", owner="me")
+    assert ended is not None and counts(ended) == (3, 4, 3) == counts(store.get_run(run_id))
+    meter.count(run_id, Tally(ddb_reads=5))
+    assert store.finish_run(run_id, "failed", error="late") is None
+    assert counts(store.get_run(run_id)) == (3, 4, 3) and meter.take(run_id) == Tally(ddb_reads=5)
+
+
+def test_continue_run_carries_the_counts_of_the_ended_run(store) -> None:  # type: ignore[no-untyped-def]
+    from workflows.core.metering import Tally, meter
+
+    run_id = start(store)
+    meter.count(run_id, Tally(ddb_reads=1, ddb_writes=2, sqs_sends=3))
+    ended = store.continue_run(run_id, run_record(store))
+    assert ended is not None and counts(ended) == (1, 2, 3) and not meter.waiting(run_id)
+    assert counts(store.get_run(ended.continued_to)) == (0, 0, 0)
+
+
+def test_count_runs_by_status_within_a_window_up_to_a_cap(store) -> None:  # type: ignore[no-untyped-def]
+    base = 1e8 + uuid.uuid4().int % 10**6 * 10  # a window of its own: other tests' runs are not in it
+    ids = [start(store, created_at=base + i) for i in range(5)]
+    store.finish_run(ids[0], "completed")
+    store.finish_run(ids[1], "completed")
+    window = {"since": base, "until": base + 10}
+    assert store.count_runs("pending", **window) == (3, False)
+    assert store.count_runs("completed", **window) == (2, False)
+    assert store.count_runs("failed", **window) == (0, False)
+    assert store.count_runs("pending", since=base + 3, until=base + 4) == (2, False)
+    assert store.count_runs("pending", **window, cap=2) == (2, True)
+    assert store.count_runs("pending", **window, cap=3) == (3, False)
+
+
+def test_run_summaries_come_from_the_listing_index(store) -> None:  # type: ignore[no-untyped-def]
+    workflow, base = uid("wf"), store.now()
+    ids = [start(store, workflow=workflow, created_at=base + i, schedule_id="s-1") for i in range(3)]
+    store.finish_run(ids[0], "failed", error="boom")
+    page = store.list_run_summaries(workflow=workflow, limit=2)
+    assert [(s.run_id, s.workflow, s.status, s.created_at, s.schedule_id) for s in page] == [
+        (ids[2], workflow, "pending", base + 2, "s-1"), (ids[1], workflow, "pending", base + 1, "s-1")]
+    rest = store.list_run_summaries(workflow=workflow, limit=2, cursor=page.next_cursor)
+    [oldest] = list(rest)
+    assert oldest.run_id == ids[0] and oldest.status == "failed" and oldest.ended_at is not None
+    by_status = store.list_run_summaries(status="failed", workflow=workflow)
+    assert [(s.run_id, s.workflow) for s in by_status] == [(ids[0], workflow)]

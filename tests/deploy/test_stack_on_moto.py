@@ -74,7 +74,7 @@ def test_stack_and_init_aws_create_the_same_tables_and_queues(aws_env, as_settin
 
     stacked = f"cf{tag}-"
     result = deploy_stack(imperative, f"stack-{tag}", template.read_text(),
-                          {"TablePrefix": stacked, "QueuePrefix": stacked})
+                          {"TablePrefix": stacked, "QueuePrefix": stacked, "PayloadBucketName": f"{stacked}payloads"})
     assert result.action == "created"
     assert result.outputs["TablePrefix"] == stacked
     assert {"WorkerPolicyArn", "BeatPolicyArn", "ClientPolicyArn", "HookEndpointPolicyArn"} <= set(result.outputs)
@@ -87,6 +87,12 @@ def test_stack_and_init_aws_create_the_same_tables_and_queues(aws_env, as_settin
     assert {"dlq", "workflows", "steps"} < set(queues_init)  # and the queue= of the imported steps
     assert queues_stack == queues_init
     assert queues_init["steps"]["redrive"] == ("dlq", 10) and queues_init["dlq"]["redrive"] is None
+    s3 = boto3.client("s3", endpoint_url=aws_env["AWS_ENDPOINT_URL"], region_name=aws_env["AWS_DEFAULT_REGION"])
+    assert result.outputs["PayloadBucket"] == f"{stacked}payloads"
+    s3.head_bucket(Bucket=f"{stacked}payloads")  # (moto's CloudFormation leaves out its lifecycle rule)
+    rules = s3.get_bucket_lifecycle_configuration(Bucket=imperative.bucket)["Rules"]
+    assert [(r["ID"], r["Expiration"]["Days"]) for r in rules] == [
+        ("expire-workflow-payloads", imperative.payload_expiry_days)]
 
     # A second init-aws changes nothing; deploying the same template again keeps every parameter
     # (AWS answers "no updates"; moto applies the update anyway) and so every resource.

@@ -157,3 +157,19 @@ def test_a_redriven_celery_message_is_listed_as_such() -> None:
     assert letter["reason"] == REDRIVEN and letter["task"] == "workflows.resume" and letter["task_id"] == "t-1"
     own = {"reason": "unknown task: x", "body": "{}"}
     assert describe_letter(json.dumps(own)) == own
+
+
+def test_the_payload_bucket_is_private_and_its_objects_expire(template: dict[str, Any]) -> None:
+    [(bucket_id, bucket)] = of_type(template, "AWS::S3::Bucket").items()
+    props = bucket["Properties"]
+    assert template["Parameters"]["PayloadBucketName"]["Default"] == "tp-payloads"
+    assert props["PublicAccessBlockConfiguration"]["BlockPublicPolicy"] is True
+    [rule] = props["LifecycleConfiguration"]["Rules"]
+    assert (rule["Prefix"], rule["ExpirationInDays"]) == ("payloads/", {"Ref": "PayloadExpiryDays"})
+    grants = {}
+    for policy_id, policy in of_type(template, "AWS::IAM::ManagedPolicy").items():
+        [payloads] = [s for s in policy["Properties"]["PolicyDocument"]["Statement"] if s["Sid"] == "Payloads"]
+        assert payloads["Resource"] == [{"Fn::Sub": "${" + bucket_id + ".Arn}/payloads/*"}]
+        grants[policy_id] = sorted(payloads["Action"])
+    assert grants == {"WorkerPolicy": ["s3:GetObject", "s3:PutObject"], "BeatPolicy": ["s3:GetObject", "s3:PutObject"],
+                      "ClientPolicy": ["s3:GetObject", "s3:PutObject"], "HookEndpointPolicy": ["s3:PutObject"]}

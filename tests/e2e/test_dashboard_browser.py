@@ -7,6 +7,7 @@ ones docs/dashboard.md shows are written to docs/img/ too.
 
 from __future__ import annotations
 
+import datetime as dt
 import http.client
 import json
 import os
@@ -160,7 +161,7 @@ def test_every_page_and_action_needs_the_credential(server: str, browser: Any) -
 
 
 def test_runs_list_and_timelines_of_completed_retried_failed_and_sleeping_runs(server: str, browser: Any) -> None:
-    tag = f"doomed-{time.time_ns()}"
+    tag, started = f"doomed-{time.time_ns()}", time.time()
     completed, retried = flows.sequence.start(3), flows.retrying.start(f"retry-{time.time_ns()}")
     failed, sleeping = dashboard_flows.doomed.start(tag), flows.sleeper.start(600)
     fanned, parent, parent_of_one = (flows.fan_out.start(3), flows.parent_of_children.start(2),
@@ -179,6 +180,14 @@ def test_runs_list_and_timelines_of_completed_retried_failed_and_sleeping_runs(s
     browser.get(f"{server}/runs?status=failed")
     failed_rows = {row.get_attribute("data-run-id") for row in browser.find_elements(By.CSS_SELECTOR, "tr.run")}
     assert failed.run_id in failed_rows and completed.run_id not in failed_rows
+    minute = dt.datetime.fromtimestamp(started - 60, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M")
+    later = dt.datetime.fromtimestamp(time.time() + 120, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M")
+    browser.get(f"{server}/runs?from={minute}&to={later}")  # a window of its own: counted afresh
+    shown = {a.get_attribute("data-status"): a.find_element(By.TAG_NAME, "b").text
+             for a in browser.find_elements(By.CSS_SELECTOR, "#counts a")}
+    assert int(shown["failed"]) >= 1 and int(shown["completed"]) >= 4 and int(shown["suspended"]) >= 1
+    browser.get(f"{server}/runs?from={later}")
+    assert not browser.find_elements(By.CSS_SELECTOR, "tr.run")  # nothing created after the window
     shot(browser, "runs")
 
     browser.get(f"{server}/runs/{completed.run_id}")

@@ -8,7 +8,7 @@ import json
 from typing import Any, ContextManager, Iterator
 
 from tests.replay import replay_flows as flows  # noqa: F401 - registers the workflows
-from tests.replay.ports import memory_engine
+from tests.replay.ports import memory_engine, recording
 from tests.replay.test_replay import drain
 from workflows.core.observer import NullObserver, Observers, StepAttempt
 from workflows.core.records import RunRecord, RunStatus, TimerRecord
@@ -89,3 +89,29 @@ def test_a_sleep_is_a_wait_then_a_timer() -> None:
     engine.clock.advance(31)  # type: ignore[attr-defined]
     drain(engine)
     assert recorder.events[before] == (">", "timer", "sleep", True)
+
+
+class Joins(NullObserver):
+    def __init__(self) -> None:
+        self.joins: list[tuple[str, int, int, float]] = []
+
+    def joined(self, run: RunRecord, pos: int, branches: int, seconds: float) -> None:
+        self.joins.append((run.workflow, pos, branches, seconds))
+
+
+def test_a_completed_join_is_observed_once_with_its_latency() -> None:
+    engine = memory_engine()
+    joins = Joins()
+    engine.observer = Observers([joins])
+    engine.create_run(get_workflow("replay_fan"), json.dumps([[3], {}]))
+    sent = recording(engine)
+    resumes = list(sent.resumes)
+    sent.clear()
+    for resume in resumes:  # dispatches the three branches at t=0
+        engine.resume(resume.run_id)
+    assert len(sent.steps) == 3
+    engine.clock.advance(7)  # type: ignore[attr-defined]  # the branches run 7 s later
+    drain(engine)
+    run = engine.store.list_runs(workflow="replay_fan").items[0]
+    assert run.status == RunStatus.COMPLETED
+    assert joins.joins == [("replay_fan", 0, 3, 7.0)]

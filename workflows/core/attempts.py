@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import logging
 import random
 import threading
@@ -24,6 +25,7 @@ from ..registry import StepDef
 from .embed import embed
 from .observer import StepAttempt
 from .records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
+from .step_loop import is_async_callable, run_async_step
 from .storage import check_item_size
 
 if TYPE_CHECKING:
@@ -128,8 +130,11 @@ def call_with_timeout(fn: Callable[..., Any], args: list[Any], kwargs: dict[str,
     """Call ``fn``; past ``timeout`` seconds raise StepTimeout.
 
     Python cannot stop a thread: a timed-out call keeps running in the
-    background until it returns, and its result is discarded.
+    background until it returns, and its result is discarded. An async ``fn`` runs on
+    the process's step loop instead, where a timeout cancels it (see ``step_loop``).
     """
+    if is_async_callable(fn):
+        return run_async_step(fn, args, kwargs, timeout, name)
     if timeout is None:
         return fn(*args, **kwargs)
     box: dict[str, Any] = {}
@@ -179,13 +184,16 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
     with engine.observer.attempt(op):
         outcome = _run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos)
         engine.observer.attempt_ended(op, outcome.status, outcome.error)
+    if outcome.data is not None:  # outside the attempt: a failed write of the object is no step failure
+        data = engine.payloads.offload(outcome.data, f"result of step {step.name!r}")
+        outcome = dataclasses.replace(outcome, data=data)
     return outcome
 
 
 def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
                  in_flight_pos: int | None) -> Attempt:
     """Run one attempt of ``step`` and classify its outcome by the retry policy."""
-    args, kwargs = codec.loads(args_json)
+    args, kwargs = engine.payloads.decode(args_json)
     started = engine.now()
     token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
     try:

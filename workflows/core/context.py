@@ -214,8 +214,15 @@ class WorkflowContext:
         return None
 
     def encode(self, value: Any, what: str) -> str:
-        """Encode a payload under the configured size limit."""
-        return codec.dumps(value, what=what, limit=self.engine.settings.max_payload_bytes)
+        """Encode a payload under the configured size limit (a large one is written to the blob
+        store and its reference returned; a failed write is the store's, not the workflow's)."""
+        return self.engine.payloads.encode(value, what, self.infrastructure)
+
+    def decode(self, text: str | None) -> Any:
+        """The value of a recorded payload (inline, or the object a reference names)."""
+        with self.infrastructure():
+            text = self.engine.payloads.resolve(text)
+        return codec.loads(text)
 
     def timer(self, pos: int, kind: TimerKind, due: float, data: Any = None) -> TimerRecord:
         """Return the timer of op ``pos`` (its id is derived, so re-suspending overwrites it)."""
@@ -227,7 +234,7 @@ class WorkflowContext:
         """A step call: the recorded result, an inline execution, or a dispatch."""
         pos, event = self.next_op(OpKind.STEP, step.name)
         if event is not None:
-            return step_value(event)
+            return step_value(self, event)
         check_arguments(step.fn, args, kwargs, f"step {step.name!r}")
         args_json = self.encode([list(args), kwargs], f"arguments of step {step.name!r}")
         if step.inline:
@@ -249,8 +256,8 @@ class WorkflowContext:
         return start_child(self, workflow, args, kwargs)
 
 
-def step_value(event: EventRecord) -> Any:
+def step_value(ctx: WorkflowContext, event: EventRecord) -> Any:
     """Return a recorded step result, or raise its recorded failure."""
     if event.status == "completed":
-        return codec.loads(event.data)
+        return ctx.decode(event.data)
     raise StepFailed(event.name or "?", event.error)

@@ -21,6 +21,11 @@ def embed(meta: dict[str, Any], payload: str) -> str:
     return head[:-1] + _MARK + payload + "}"
 
 
+def is_embedded(data: str | None) -> bool:
+    """Whether ``data`` is in format 2 (a payload embedded raw)."""
+    return data is not None and data.startswith(_HEAD)
+
+
 def unembed(data: str, old_field: str) -> tuple[dict[str, Any], str | None]:
     """The meta fields and the payload text of ``data``; in old data the payload is the
     JSON string in ``old_field``."""

@@ -27,11 +27,13 @@ from ..errors import (
 )
 from ..registry import WorkflowDef, get_workflow
 from ..settings import Settings
+from .async_workflow import call_workflow
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
 from .deferral import defer, refusal
 from .history_cache import HistoryCache, RunHistory
 from .in_place import InPlace
 from .observer import NullObserver, Observer
+from .payloads import Payloads
 from .ports import Clock, Store, SystemClock, Transport
 from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
 from .versions import code_version
@@ -55,6 +57,7 @@ class Engine:
         self.cache = HistoryCache(store)
         self.run_end_listeners: list[RunEndListener] = []
         self.in_place = InPlace()
+        self.payloads = Payloads(getattr(store, "blobs", None), settings)  # large payloads: core/payloads.py
 
     def now(self) -> float:
         """The engine's clock, in epoch seconds."""
@@ -147,12 +150,12 @@ class Engine:
         if refused is not None or definition is None:  # not this worker's to decide (see deferral)
             return defer(self, run, refused or "")
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
-        args, kwargs = codec.loads(run.args)
+        args, kwargs = self.payloads.decode(run.args)
         token = ctx.activate()
         value: Any = None
         raised: BaseException | None = None
         try:
-            value = definition.fn(*args, **kwargs)
+            value = call_workflow(ctx, definition.fn, args, kwargs)  # an async def one is driven
         except (Suspend, ReplayAborted, ReplayStopped, StaleHistory, ContinueAsNew, Exception) as exc:
             raised = exc
         finally:
@@ -187,6 +190,8 @@ class Engine:
         except Exception as exc:
             self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
             return True
+        # a failed write of a large result's object is the store's failure: the resume is retried
+        result = self.payloads.offload(result, f"result of workflow {run.workflow!r}")
         self.end(run, RunStatus.COMPLETED, result=result, ctx=ctx)
         return True
 
@@ -311,8 +316,7 @@ class Engine:
 
     def _continue_as_new(self, ctx: WorkflowContext, cont: ContinueAsNew) -> bool:
         run = ctx.run
-        args = codec.dumps([list(cont.args), cont.kwargs], what="continue_as_new arguments",
-                           limit=self.settings.max_payload_bytes)
+        args = self.payloads.encode([list(cont.args), cont.kwargs], "continue_as_new arguments")
         new_id = str(uuid.uuid5(RUN_NAMESPACE, f"{run.run_id}:continue"))
         definition = get_workflow(run.workflow)
         deadline = self.now() + definition.max_duration if definition.max_duration else None

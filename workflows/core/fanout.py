@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .. import codec
 from ..errors import ParallelError, StepFailed, Suspend
 from .context import Dispatch, InFlight, WorkflowContext
 from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_seq
@@ -86,7 +85,7 @@ def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, 
                 raise ParallelError(record.index, name, record.error)
             results.append(StepFailed(name, record.error))
         else:
-            results.append(codec.loads(record.data))
+            results.append(ctx.decode(record.data))
     return results
 
 
@@ -110,4 +109,7 @@ def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, err
         return
     if engine.store.record_event_while_live(outcome):  # once per fan-out: never after a cancel ended the run
         engine.cache.remember(outcome)  # a process that saw the earlier ops then replays with no history Query
+        since = (run.waiting or {}).get("since") if run.cursor == pos else None
+        if outcome.status == "completed" and isinstance(since, (int, float)):
+            engine.observer.joined(run, pos, branch.total, max(0.0, outcome.at - since))
         engine.resume(run.run_id, run=run, known_through=pos)

@@ -55,6 +55,9 @@ class Observer(Protocol):
     def recovered(self, run: RunRecord) -> None:
         """The reconciler took over a run whose lease expired, and resumes it."""
 
+    def joined(self, run: RunRecord, pos: int, branches: int, seconds: float) -> None:
+        """A fan-out's join completed: ``seconds`` from its dispatch to the completing branch."""
+
     def run_ended(self, run: RunRecord) -> None:
         """A run ended (this process won the write that ended it)."""
 
@@ -87,6 +90,9 @@ class NullObserver:
         return contextlib.nullcontext()
 
     def recovered(self, run: RunRecord) -> None:
+        return None
+
+    def joined(self, run: RunRecord, pos: int, branches: int, seconds: float) -> None:
         return None
 
     def run_ended(self, run: RunRecord) -> None:
@@ -142,6 +148,9 @@ class Observers(NullObserver):
 
     def recovered(self, run: RunRecord) -> None:
         self._each("recovered", run)
+
+    def joined(self, run: RunRecord, pos: int, branches: int, seconds: float) -> None:
+        self._each("joined", run, pos, branches, seconds)
 
     def run_ended(self, run: RunRecord) -> None:
         self._each("run_ended", run)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..durations import Duration
 from ..errors import ContinueAsNew, NotInWorkflow
+from .async_workflow import awaitable
 from .attempts import current_step
 from .context import WorkflowContext, current_workflow
 
@@ -21,11 +22,15 @@ def _context(call: str) -> WorkflowContext:
     return ctx
 
 
-def sleep(duration: Duration) -> None:
-    """Sleep durably: ``"90s"``, ``"2h"``, ``"1d"``, seconds (fractions kept) or a timedelta."""
+def sleep(duration: Duration) -> Any:
+    """Sleep durably: ``"90s"``, ``"2h"``, ``"1d"``, seconds (fractions kept) or a timedelta.
+
+    In an async workflow it returns an awaitable: ``await sleep("1h")``.
+    """
     from .waits import sleep as durable_sleep
 
-    durable_sleep(_context("sleep"), duration)
+    ctx = _context("sleep")
+    return awaitable("sleep", lambda: durable_sleep(ctx, duration))
 
 
 def hook(name: str, timeout: Duration | None = None, schema: Any = None) -> HookHandle:
@@ -44,16 +49,20 @@ def hook(name: str, timeout: Duration | None = None, schema: Any = None) -> Hook
 def wait_for_signal(name: str, timeout: Duration | None = None) -> Any:
     """Return the next signal ``name`` sent to this run (in send order), waiting durably.
 
+    In an async workflow it returns an awaitable: ``await wait_for_signal(name)``.
+
     Raises:
         WaitTimeout: no signal arrived within ``timeout``.
     """
     from .waits import wait_for_signal as durable_wait
 
-    return durable_wait(_context("wait_for_signal"), name, timeout)
+    ctx = _context("wait_for_signal")
+    return awaitable(f"wait_for_signal({name!r})", lambda: durable_wait(ctx, name, timeout))
 
 
-def parallel(*calls: StepCall, return_exceptions: bool = False) -> list[Any]:
-    """Run steps in parallel (``step.s(...)`` signatures); results come back in call order.
+def parallel(*calls: StepCall, return_exceptions: bool = False) -> Any:
+    """Run steps in parallel (``step.s(...)`` signatures); results come back in call order
+    (a list; in an async workflow an awaitable of it).
 
     Raises:
         ParallelError: a branch failed after its retries (unless ``return_exceptions``,
@@ -61,7 +70,8 @@ def parallel(*calls: StepCall, return_exceptions: bool = False) -> list[Any]:
     """
     from .fanout import parallel as fan_out
 
-    return fan_out(_context("parallel"), calls, return_exceptions)
+    ctx = _context("parallel")
+    return awaitable("parallel", lambda: fan_out(ctx, calls, return_exceptions))
 
 
 def continue_as_new(*args: Any, **kwargs: Any) -> None:

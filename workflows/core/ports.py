@@ -33,6 +33,7 @@ from .records import (
     Page,
     ResumeMessage,
     RunRecord,
+    RunSummary,
     ScheduleRecord,
     SignalRecord,
     StepMessage,
@@ -71,6 +72,20 @@ class Transport(Protocol):
         """Set aside a message that can never be processed (e.g. for an unknown run)."""
 
 
+class Blobs(Protocol):
+    """Large payloads as objects by key (an S3 bucket; a dict in memory); see ``core/payloads.py``.
+
+    Keys are content addresses, so a put retried, duplicated or raced by another writer of the
+    same payload writes the same bytes: every put is harmless.
+    """
+
+    def put_blob(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key`` (replacing the same bytes). Raises StorageError."""
+
+    def get_blob(self, key: str) -> bytes | None:
+        """The bytes under ``key``, or None if there is no such object. Raises StorageError."""
+
+
 class RunStore(Protocol):
     """Runs: the only mutable per-run state, always written conditionally."""
 
@@ -81,7 +96,8 @@ class RunStore(Protocol):
         """Store a new pending, leased run (with its idempotency guard and timers, in one
         transaction). Returns ``(run_id, created)``: for a known key or id, the existing
         run's id and False; a retry of this very request returns True. Raises PayloadTooLarge
-        for arguments over ``max_payload_bytes``."""
+        for arguments over ``inline_payload_bytes`` (larger ones are stored as a reference
+        to the blob store, see ``core/payloads.py``)."""
 
     def run_for_key(self, key: str) -> str | None:
         """The run an idempotency key maps to."""
@@ -99,6 +115,16 @@ class RunStore(Protocol):
                   cursor: str | None = None, since: float | None = None,
                   until: float | None = None) -> Page[RunRecord]:
         """One page of runs, newest first, by status or by workflow (an index Query)."""
+
+    def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+                           cursor: str | None = None, since: float | None = None,
+                           until: float | None = None) -> Page[RunSummary]:
+        """``list_runs`` from the listing index alone (its projected fields): one Query a page, no run read."""
+
+    def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
+                   cap: int = 10_000) -> tuple[int, bool]:
+        """How many runs have ``status`` (created within ``since``..``until``), counting at most
+        ``cap``: returns the count and whether it stopped at the cap (an index Query, Select COUNT)."""
 
     def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
         """Mark op ``pos`` in flight and renew the lease. Condition: the run is live, not
@@ -135,7 +161,7 @@ class RunStore(Protocol):
         never under it.
 
         ``wake``: a run (the parent) woken in the same transaction as the end, unless it
-        has ended. Any result up to ``max_payload_bytes`` must fit beside any arguments (a
+        has ended. Any result up to ``inline_payload_bytes`` must fit beside any arguments (a
         store may keep it apart); every read of the run returns it.
 
         ``fence``: the first op position with no outcome. The same transaction writes an

@@ -116,11 +116,28 @@ class RunRecord:
     code_version: str | None = None  # the code version that started the run (docs/versioning.md)
     forked_from: str | None = None  # the run this one was forked from, at op position ``forked_at``
     forked_at: int | None = None
+    #: Requests counted for this run so far (see ``core.metering``): DynamoDB reads and writes, SQS sends.
+    ddb_reads: int = 0
+    ddb_writes: int = 0
+    sqs_sends: int = 0
 
     @property
     def is_terminal(self) -> bool:
         """Whether the run has ended."""
         return self.status in TERMINAL
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a listing index holds of a run: enough for a list of runs, without a read of the run."""
+
+    run_id: str
+    workflow: str
+    status: str
+    created_at: float
+    ended_at: float | None = None
+    parent_run_id: str | None = None
+    schedule_id: str | None = None
 
 
 @dataclass

@@ -30,11 +30,12 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
     if not ctx.owns_run:
         ctx.claim(pos, waiting)
     attempt = ctx.history.attempts.get(pos, 0) + 1
-    outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos, workflow=ctx.run.workflow)
+    with ctx.infrastructure():  # the step's own errors are classified inside; a store's escape
+        outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos, workflow=ctx.run.workflow)
     if outcome.retry_in is None:
         event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
                            error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
-        return step_value(event)
+        return step_value(ctx, event)
     failed = record_failed_attempt(ctx.store, Slot(ctx.run.run_id, pos), step.name, outcome, engine.now())
     if failed is None:
         raise ctx.stopped(f"another resume recorded attempt {attempt} of op {pos} first, or the run ended")

@@ -53,9 +53,20 @@ def lease_expiry(now: float, settings: Settings, seconds: float | None = None) -
     return math.ceil((now + seconds) / bucket) * bucket
 
 
+#: Room for a payload's reference to the blob store (``core/payloads.py``), whatever the threshold.
+REFERENCE_ROOM = 512
+
+
+def inline_payload_limit(settings: Settings) -> int:
+    """The largest payload text a store accepts inline: a payload up to ``inline_payload_bytes``,
+    or the reference that stands for a larger one."""
+    return max(settings.inline_payload_bytes, REFERENCE_ROOM)
+
+
 def inline_result_limit(settings: Settings) -> int:
-    """The largest result kept in the run item, beside arguments of up to ``max_payload_bytes``."""
-    return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - settings.max_payload_bytes
+    """The largest result kept in the run item, beside inline arguments (see
+    :func:`inline_payload_limit`; larger payloads are references to the blob store)."""
+    return DYNAMODB_ITEM_LIMIT - RUN_ITEM_RESERVE - inline_payload_limit(settings)
 
 
 def read_fairly(shards: int, limit: int, query: Callable[[str], Iterable[T]]) -> list[T]:

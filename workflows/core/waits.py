@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from .. import codec
 from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, ConfigurationError, RegistrationError, Suspend, WaitTimeout
+from .async_workflow import awaitable
 from .context import Wait, WorkflowContext
 from .embed import embed, unembed
 from .records import HookRecord, OpKind, RunStatus, TimerKind
@@ -52,11 +52,15 @@ class HookHandle:
     expires_at: float | None
 
     def wait(self) -> Any:
-        """Suspend until ``resume_hook(token, payload)``; return the payload.
+        """Suspend until ``resume_hook(token, payload)``; return the payload (in an async
+        workflow: an awaitable of it).
 
         Raises:
             WaitTimeout: the hook's timeout passed first.
         """
+        return awaitable(f"hook {self.name!r} wait()", self._wait)
+
+    def _wait(self) -> Any:
         ctx = self.ctx
         pos, event = ctx.next_op(OpKind.HOOK_WAIT, self.name)
         if event is None:
@@ -71,7 +75,7 @@ class HookHandle:
             else:
                 event = ctx.record(pos, OpKind.HOOK_WAIT, "timed_out", name=self.name)
         if event.status == "resumed":
-            return codec.loads(event.data)
+            return ctx.decode(event.data)
         raise WaitTimeout(f"hook {self.name!r} timed out")
 
 
@@ -136,7 +140,7 @@ def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -
         raise WaitTimeout(f"no signal {name!r} arrived before the timeout")
     info, payload = unembed(event.data or "{}", "payload")
     ctx.consumed_signals.add(str(info.get("key", "")))
-    return codec.loads(payload)
+    return ctx.decode(payload)
 
 
 @dataclass
@@ -148,11 +152,15 @@ class ChildHandle:
     workflow: str
 
     def result(self) -> Any:
-        """Suspend until the child run (or the last run of its continue-as-new chain) ends.
+        """Suspend until the child run (or the last run of its continue-as-new chain) ends;
+        return its result (in an async workflow: an awaitable of it).
 
         Raises:
             ChildFailed: the child failed, was cancelled or timed out.
         """
+        return awaitable(f"result() of child {self.workflow!r}", self._result)
+
+    def _result(self) -> Any:
         ctx = self.ctx
         pos, event = ctx.next_op(OpKind.CHILD_RESULT, self.workflow)
         if event is None:
@@ -164,7 +172,7 @@ class ChildHandle:
             event = ctx.record(pos, OpKind.CHILD_RESULT, child.status, name=self.workflow, data=child.result,
                                error=None if child.status == RunStatus.COMPLETED else (child.error or child.status))
         if event.status == "completed":
-            return codec.loads(event.data)
+            return ctx.decode(event.data)
         raise ChildFailed(self.run_id, event.status, event.error)
 
 

@@ -15,6 +15,9 @@ WRITE = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem
 DELETE = ("dynamodb:DeleteItem",)
 SEND = ("sqs:SendMessage", "sqs:GetQueueUrl")
 CONSUME = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes")
+#: Large payloads (docs/payloads.md): objects of the payload bucket, under its key prefix.
+READ_PAYLOADS = ("s3:GetObject",)
+WRITE_PAYLOADS = ("s3:PutObject",)
 # kombu lists queues by name prefix to find them; ListQueues cannot be limited to some queues.
 FIND_QUEUES = {"Sid": "FindQueues", "Effect": "Allow", "Action": "sqs:ListQueues", "Resource": "*"}
 
@@ -31,6 +34,7 @@ class Role:
         delete_tables: table short names it may delete items from.
         queue_actions: SQS actions on the work queues.
         dead_letter_actions: SQS actions on the dead-letter queue.
+        payload_actions: S3 actions on the objects of the payload bucket.
     """
 
     key: str
@@ -40,6 +44,7 @@ class Role:
     delete_tables: tuple[str, ...] | None
     queue_actions: tuple[str, ...]
     dead_letter_actions: tuple[str, ...] = ()
+    payload_actions: tuple[str, ...] = READ_PAYLOADS + WRITE_PAYLOADS
 
 
 ROLES = (
@@ -50,7 +55,7 @@ ROLES = (
     Role("Client", "code that starts, signals, cancels and lists runs, resumes hooks, manages schedules",
          None, READ + WRITE, ("schedules",), SEND),
     Role("HookEndpoint", "the HTTP hook endpoint (workflows.http:app): resumes hooks",
-         ("hooks", "runs", "history"), READ + WRITE, (), SEND),
+         ("hooks", "runs", "history"), READ + WRITE, (), SEND, payload_actions=WRITE_PAYLOADS),
 )
 
 
@@ -63,7 +68,7 @@ def _index_arn(logical_id: str) -> dict[str, Any]:
 
 
 def policy_document(role: Role, tables: dict[str, str], indexed: set[str], queues: dict[str, str],
-                    dead_letter: str) -> dict[str, Any]:
+                    dead_letter: str, bucket: str | None = None) -> dict[str, Any]:
     """The policy document of ``role``.
 
     Args:
@@ -72,6 +77,7 @@ def policy_document(role: Role, tables: dict[str, str], indexed: set[str], queue
         indexed: short names of the tables that have secondary indexes.
         queues: work queue short name -> logical id (the dead-letter queue excluded).
         dead_letter: logical id of the dead-letter queue.
+        bucket: logical id of the payload bucket, if the stack has one.
     """
     names = list(tables) if role.tables is None else [n for n in tables if n in role.tables]
     resources: list[Any] = []
@@ -90,5 +96,8 @@ def policy_document(role: Role, tables: dict[str, str], indexed: set[str], queue
     if role.dead_letter_actions:
         statements.append({"Sid": "DeadLetters", "Effect": "Allow", "Action": list(role.dead_letter_actions),
                            "Resource": [_arn(dead_letter)]})
+    if bucket is not None and role.payload_actions:
+        statements.append({"Sid": "Payloads", "Effect": "Allow", "Action": list(role.payload_actions),
+                           "Resource": [{"Fn::Sub": "${" + bucket + ".Arn}/payloads/*"}]})
     statements.append(dict(FIND_QUEUES))
     return {"Version": "2012-10-17", "Statement": statements}

@@ -9,9 +9,11 @@ import json
 import re
 from typing import Any, Iterable
 
+from workflows.core.payloads import KEY_PREFIX as PAYLOAD_PREFIX
 from workflows.errors import ConfigurationError
 from workflows.settings import Settings
 
+from .payloads import LIFECYCLE_RULE_ID
 from .policies import ROLES, policy_document
 from .resources import (
     BILLING_MODE,
@@ -63,6 +65,12 @@ def _parameters(settings: Settings) -> dict[str, Any]:
                               "Description": "SQS visibility timeout, seconds (WORKFLOWS_VISIBILITY_TIMEOUT)"},
         "MaxReceiveCount": {"Type": "Number", "Default": MAX_RECEIVE_COUNT, "MinValue": 1, "MaxValue": 1000,
                             "Description": "deliveries of one message before it goes to the dead-letter queue"},
+        "PayloadBucketName": {"Type": "String", "Default": settings.bucket,
+                          "AllowedPattern": "[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]",
+                          "Description": "S3 bucket of large payloads, globally unique (WORKFLOWS_PAYLOAD_BUCKET)"},
+        "PayloadExpiryDays": {"Type": "Number", "Default": settings.payload_expiry_days, "MinValue": 1,
+                              "Description": "days after which a payload object expires; longer than any run "
+                                             "lives plus its retention (WORKFLOWS_PAYLOAD_EXPIRY_DAYS)"},
     }
 
 
@@ -114,6 +122,21 @@ def queue_resource(spec: QueueSpec, dead_letter_id: str) -> dict[str, Any]:
     return {"Type": "AWS::SQS::Queue", "Properties": props}
 
 
+def bucket_resource() -> dict[str, Any]:
+    """The ``AWS::S3::Bucket`` of large payloads: private, encrypted, objects expiring by age."""
+    return {"Type": "AWS::S3::Bucket", "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain", "Properties": {
+        "BucketName": {"Ref": "PayloadBucketName"},
+        "PublicAccessBlockConfiguration": {"BlockPublicAcls": True, "BlockPublicPolicy": True,
+                                           "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
+        "BucketEncryption": {"ServerSideEncryptionConfiguration": [
+            {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]},
+        "LifecycleConfiguration": {"Rules": [{
+            "Id": LIFECYCLE_RULE_ID, "Status": "Enabled", "Prefix": PAYLOAD_PREFIX,
+            "ExpirationInDays": {"Ref": "PayloadExpiryDays"},
+            "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}}]},
+    }}
+
+
 def build_template(settings: Settings, extra_queues: Iterable[str] = ()) -> dict[str, Any]:
     """The template of a deployment with ``settings``' prefixes as defaults.
 
@@ -130,20 +153,23 @@ def build_template(settings: Settings, extra_queues: Iterable[str] = ()) -> dict
     resources: dict[str, Any] = {table_ids[t.name]: table_resource(t) for t in tables}
     resources["DeadLetterQueue"] = queue_resource(dead_letter, "DeadLetterQueue")
     resources.update({queue_ids[q.name]: queue_resource(q, "DeadLetterQueue") for q in work})
+    resources["PayloadBucket"] = bucket_resource()
     indexed = {t.name for t in tables if t.indexes}
     outputs: dict[str, Any] = {}
     for role in ROLES:
         resources[role.key + "Policy"] = {"Type": "AWS::IAM::ManagedPolicy", "Properties": {
             "Description": role.description,
-            "PolicyDocument": policy_document(role, table_ids, indexed, queue_ids, "DeadLetterQueue")}}
+            "PolicyDocument": policy_document(role, table_ids, indexed, queue_ids, "DeadLetterQueue",
+                                              "PayloadBucket")}}
         outputs[role.key + "PolicyArn"] = {"Description": f"attach to the role of: {role.description}",
                                            "Value": {"Ref": role.key + "Policy"}}
     outputs["TablePrefix"] = {"Description": "WORKFLOWS_TABLE_PREFIX", "Value": {"Ref": "TablePrefix"}}
     outputs["QueuePrefix"] = {"Description": "WORKFLOWS_QUEUE_PREFIX", "Value": {"Ref": "QueuePrefix"}}
+    outputs["PayloadBucket"] = {"Description": "WORKFLOWS_PAYLOAD_BUCKET", "Value": {"Ref": "PayloadBucket"}}
     outputs["DeadLetterQueueUrl"] = {"Description": "poison messages", "Value": {"Ref": "DeadLetterQueue"}}
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
-        "Description": "celery-durable-workflows: tables, queues and one IAM managed policy per process",
+        "Description": "celery-durable-workflows: tables, queues, payload bucket, one IAM managed policy per process",
         "Parameters": _parameters(settings),
         "Conditions": {"Provisioned": {"Fn::Equals": [{"Ref": "BillingMode"}, "PROVISIONED"]},
                        "PointInTimeRecovery": {"Fn::Equals": [{"Ref": "PointInTimeRecovery"}, "true"]}},

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator, TypeVar
 from ..core.storage import lease_expiry, read_fairly
 from ..errors import SerializationError, StorageError
 from ..settings import Settings
+from .blobs import MemoryBlobs, StoreBlobs
 from .tables import ConditionFailed, Item, Table, Transactions, Write
 
 BATCH_GET = 100  # keys per BatchGetItem request
@@ -69,6 +70,12 @@ class MemoryBase:
         self._lock = threading.RLock()
         self._tokens = itertools.count(1)
         self._transactions = Transactions()
+        self.blob_objects = MemoryBlobs()  # shared by every view (copy) of this store
+
+    @property
+    def blobs(self) -> StoreBlobs:
+        """The Blobs port of this store: large payloads, requests through this view's interceptor."""
+        return StoreBlobs(self.blob_objects, self._request)
 
     # -- requests -------------------------------------------------------------------------------------
     def now(self) -> float:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.hooks import refusal
+from ..core.metering import Tally, flush
 from ..core.records import (
     LIVE,
     RUN_RESULT_SEQ,
@@ -21,6 +22,7 @@ from ..core.records import (
     OpKind,
     Page,
     RunRecord,
+    RunSummary,
     SignalRecord,
     TimerRecord,
     event_seq,
@@ -29,6 +31,7 @@ from ..core.storage import (
     LEASE_SHARDS,
     TIMER_SHARDS,
     check_item_size,
+    inline_payload_limit,
     inline_result_limit,
     new_request,
     refuse_taken_fence,
@@ -39,6 +42,7 @@ from ..settings import Settings
 from .base import decode_cursor, encode_cursor, to_json
 from .schedules import ScheduleTables
 from .tables import (
+    Change,
     Check,
     Index,
     Item,
@@ -76,9 +80,17 @@ def _run_record(item: Item) -> RunRecord:
         parent_pos=None if item.get("parent_pos") is None else int(item["parent_pos"]),
         continued_from=item.get("continued_from"), continued_to=item.get("continued_to"),
         schedule_id=item.get("schedule_id"), fire_time=item.get("fire_time"),
+        ddb_reads=int(item.get("ddb_reads") or 0), ddb_writes=int(item.get("ddb_writes") or 0),
+        sqs_sends=int(item.get("sqs_sends") or 0),
         code_version=item.get("code_version"), forked_from=item.get("forked_from"),
         forked_at=None if item.get("forked_at") is None else int(item["forked_at"]),
     )
+
+
+def _count_changes(tally: Tally) -> list[Change]:
+    """``ADD`` the requests counted for a run (none when nothing was counted)."""
+    return [add(name, n) for name, n in (("ddb_reads", tally.ddb_reads), ("ddb_writes", tally.ddb_writes),
+                                         ("sqs_sends", tally.sqs_sends)) if n]
 
 
 def _event_record(item: Item) -> EventRecord:
@@ -177,11 +189,11 @@ class MemoryStore(ScheduleTables, VersionTables):
             ``(run_id, created)``: the existing run's id and False for a known key or id.
 
         Raises:
-            PayloadTooLarge: the arguments are over ``max_payload_bytes``.
+            PayloadTooLarge: the arguments are over ``inline_payload_bytes``.
         """
         size = len(run.args.encode())
-        if size > self.settings.max_payload_bytes:
-            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, self.settings.max_payload_bytes)
+        if size > inline_payload_limit(self.settings):  # a larger payload is a reference to the blob store
+            raise PayloadTooLarge(f"arguments of run {run.run_id}", size, inline_payload_limit(self.settings))
         item = self._run_item(run)
         now, req = item["updated_at"], item["req"]
         own = self._carries("read run", self.runs, (run.run_id,), req)
@@ -251,6 +263,21 @@ class MemoryStore(ScheduleTables, VersionTables):
                   cursor: str | None = None, since: float | None = None,
                   until: float | None = None) -> Page[RunRecord]:
         """One page of runs, newest first, by status or by workflow (an index Query)."""
+        items, next_cursor = self._index_page(status, workflow, limit, cursor, since, until)
+        return Page(items=self.get_runs([item["run_id"] for item in items]), next_cursor=next_cursor)
+
+    def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+                           cursor: str | None = None, since: float | None = None,
+                           until: float | None = None) -> Page[RunSummary]:
+        """``list_runs`` from the index's projected fields alone: one Query a page."""
+        items, next_cursor = self._index_page(status, workflow, limit, cursor, since, until)
+        return Page(items=[RunSummary(item["run_id"], item["workflow"], item["status"], item["created_at"],
+                                      item.get("ended_at"), item.get("parent_run_id"), item.get("schedule_id"))
+                           for item in items], next_cursor=next_cursor)
+
+    def _index_page(self, status: str | None, workflow: str | None, limit: int, cursor: str | None,
+                    since: float | None, until: float | None) -> tuple[list[Item], str | None]:
+        """One page of a listing index's items, newest first, and the cursor of the next."""
         if status is None and workflow is None:
             raise ValueError("list_runs needs status= or workflow=")
         by_status = status is not None
@@ -261,8 +288,15 @@ class MemoryStore(ScheduleTables, VersionTables):
         only = (lambda item: item.get("workflow") == workflow) if by_status and workflow is not None else None
         items, last = self._limited("list runs", self.runs, key, limit, start, index=index,
                                     where=lambda at: lo <= at <= hi, forward=False, filter=only)
-        ids = [item["run_id"] for item in items]
-        return Page(items=self.get_runs(ids), next_cursor=encode_cursor(last))
+        return items, encode_cursor(last)
+
+    def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
+                   cap: int = 10_000) -> tuple[int, bool]:
+        """How many runs have ``status`` (created within the bounds), counting at most ``cap``."""
+        lo, hi = since if since is not None else 0, until if until is not None else 1e12
+        items, _ = self._limited("count runs", self.runs, status, cap + 1, None, index="by_status",
+                                 where=lambda at: lo <= at <= hi, forward=False)
+        return min(len(items), cap), len(items) > cap
 
     def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
         """Mark op ``pos`` in flight and renew the lease; False if the run moved on, ended or must cancel."""
@@ -272,11 +306,13 @@ class MemoryStore(ScheduleTables, VersionTables):
                     and item.get("cancel_requested") is False)
 
         req = new_request()
-        change = actions(set_("status", "running"), set_("cursor", pos), set_("waiting", to_json(waiting)),
-                         set_("lease_expires_at", self.lease_until()), set_("updated_at", self.now()), set_("req", req),
-                         remove("owner"))
-        return self._write("advance run", lambda: self.runs.update((run_id,), change, cond),
-                           own=self._carries("read run", self.runs, (run_id,), req))
+        with flush(run_id) as counts:
+            change = actions(set_("status", "running"), set_("cursor", pos), set_("waiting", to_json(waiting)),
+                             set_("lease_expires_at", self.lease_until()), set_("updated_at", self.now()),
+                             set_("req", req), remove("owner"), *_count_changes(counts.tally))
+            counts.applied = self._write("advance run", lambda: self.runs.update((run_id,), change, cond),
+                                         own=self._carries("read run", self.runs, (run_id,), req))
+        return counts.applied
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
                     timers: list[TimerRecord] = ()) -> bool:  # type: ignore[assignment]
@@ -287,19 +323,25 @@ class MemoryStore(ScheduleTables, VersionTables):
         def cond(item: Item) -> bool:
             return item.get("wake_seq") == seen_wake and _live(item) and item.get("cursor", math.inf) <= pos
 
-        change = actions(set_("status", "suspended"), set_("cursor", pos), set_("waiting", to_json(waiting)),
-                         remove("lease_expires_at"), remove("owner"), set_("updated_at", self.now()))
-        ops: list[Write] = [Update(self.runs, (run_id,), change, cond)]
-        ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
-        return self._transact("suspend run", ops)
+        with flush(run_id) as counts:
+            change = actions(set_("status", "suspended"), set_("cursor", pos), set_("waiting", to_json(waiting)),
+                             remove("lease_expires_at"), remove("owner"), set_("updated_at", self.now()),
+                             *_count_changes(counts.tally))
+            ops: list[Write] = [Update(self.runs, (run_id,), change, cond)]
+            ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
+            counts.applied = self._transact("suspend run", ops)
+        return counts.applied
 
     def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
         """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel).
 
         Returns the run after the update, or None if it does not exist or has ended.
         """
-        change = actions(self._wake_change(), *([set_("cancel_requested", True)] if cancel else []))
-        after = self._update("wake run", self.runs, (run_id,), change, _live)
+        with flush(run_id) as counts:
+            change = actions(self._wake_change(), *([set_("cancel_requested", True)] if cancel else []),
+                             *_count_changes(counts.tally))
+            after = self._update("wake run", self.runs, (run_id,), change, _live)
+            counts.applied = after is not None
         return None if after is None else _run_record(after)
 
     def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any]) -> bool:
@@ -311,11 +353,13 @@ class MemoryStore(ScheduleTables, VersionTables):
             return (item.get("cursor", math.inf) <= pos and _live(item) and item.get("cancel_requested") is False
                     and free)
 
-        change = actions(set_("status", "running"), set_("cursor", pos), set_("owner", owner),
-                         set_("waiting", to_json(waiting)), set_("lease_expires_at", self.lease_until()),
-                         set_("updated_at", now))
         own = lambda: (self._request("read run", lambda: self.runs.get(run_id)) or {}).get("owner") == owner  # noqa: E731
-        return self._write("claim run", lambda: self.runs.update((run_id,), change, cond), own=own)
+        with flush(run_id) as counts:
+            change = actions(set_("status", "running"), set_("cursor", pos), set_("owner", owner),
+                             set_("waiting", to_json(waiting)), set_("lease_expires_at", self.lease_until()),
+                             set_("updated_at", now), *_count_changes(counts.tally))
+            counts.applied = self._write("claim run", lambda: self.runs.update((run_id,), change, cond), own=own)
+        return counts.applied
 
     def _wake_change(self) -> Any:
         """``ADD wake_seq 1`` and a short lease if the run has none."""
@@ -337,9 +381,19 @@ class MemoryStore(ScheduleTables, VersionTables):
         """End a live run; exactly one caller wins (a retry of the winning request too).
         ``wake``: a run woken in the same transaction, unless it has ended; ``fence``: an
         op position whose outcome slot the end takes. Returns the ended run, or None."""
+        with flush(run_id) as counts:
+            ended = self._finish_run(run_id, status, result, error, continued_to, wake, owner, fence,
+                                     _count_changes(counts.tally))
+            counts.applied = ended is not None
+        return ended
+
+    def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
+                    continued_to: str | None, wake: str | None, owner: str | None, fence: int | None,
+                    counted: list[Change]) -> RunRecord | None:
         check_item_size({"result": result})
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         change, req = self._end_change(status, None if outside else result, error, continued_to)
+        change = actions(change, *counted)
         if outside:
             change = actions(change, set_("result_in_history", True))
         own = self._carries("read run", self.runs, (run_id,), req)
@@ -380,12 +434,13 @@ class MemoryStore(ScheduleTables, VersionTables):
         transaction; None if the run had ended."""
         check_item_size({"args": successor.args})
         change, req = self._end_change("continued", None, None, successor.run_id)
-        ops: list[Write] = [Update(self.runs, (run_id,), change, _live),
-                            Put(self.runs, self._run_item(successor), absent("run_id"))]
-        ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
-        if self._transact("continue run", ops, own=self._carries("read run", self.runs, (run_id,), req)):
-            return self.find_run(run_id)
-        return None
+        with flush(run_id) as counts:
+            ops: list[Write] = [Update(self.runs, (run_id,), actions(change, *_count_changes(counts.tally)), _live),
+                                Put(self.runs, self._run_item(successor), absent("run_id"))]
+            ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
+            counts.applied = self._transact("continue run", ops,
+                                            own=self._carries("read run", self.runs, (run_id,), req))
+        return self.find_run(run_id) if counts.applied else None
 
     def _end_change(self, status: str, result: str | None, error: str | None,
                     continued_to: str | None) -> tuple[Any, str]:

@@ -17,6 +17,7 @@ from typing import Any, ContextManager, Iterator
 
 from ..core.observer import NullObserver, StepAttempt
 from ..core.records import RunRecord, TimerRecord
+from ..pricing import estimate_cost
 from . import require
 
 prometheus_client = require("prometheus_client", "metrics")
@@ -44,9 +45,16 @@ TIMERS = Counter("workflows_timers_fired", "Due timers fired by beat.", ["kind"]
 TIMER_LAG = Histogram("workflows_timer_lag_seconds", "Seconds between a timer's due time and its firing.",
                       ["kind"], buckets=LAG_BUCKETS)
 RECOVERIES = Counter("workflows_recoveries", "Runs whose lease expired, taken over by the reconciler.", ["workflow"])
+JOIN_SECONDS = Histogram("workflows_join_latency_seconds",
+                         "From a fan-out's dispatch to the branch that completed its join.",
+                         ["workflow"], buckets=DURATION_BUCKETS)
 RUNS_ENDED = Counter("workflows_runs_ended", "Runs ended, by final status.", ["workflow", "status"])
 RUN_SECONDS = Histogram("workflows_run_duration_seconds", "From a run's creation to its end.",
                         ["workflow", "status"], buckets=RUN_BUCKETS)
+RUN_REQUESTS = Counter("workflows_run_requests", "AWS requests counted for ended runs (docs/observability.md).",
+                       ["workflow", "service"])
+RUN_COST = Counter("workflows_run_cost_dollars", "Estimated on-demand cost of the requests counted for ended runs.",
+                   ["workflow"])
 DEAD_LETTERS = Counter("workflows_dead_letters", "Messages set aside on the dead-letter queue.", ["reason"])
 
 _attempt_started: contextvars.ContextVar[float] = contextvars.ContextVar("workflows_attempt_started", default=0.0)
@@ -89,10 +97,16 @@ class Metrics(NullObserver):
     def recovered(self, run: RunRecord) -> None:
         RECOVERIES.labels(run.workflow).inc()
 
+    def joined(self, run: RunRecord, pos: int, branches: int, seconds: float) -> None:
+        JOIN_SECONDS.labels(run.workflow).observe(seconds)
+
     def run_ended(self, run: RunRecord) -> None:
         RUNS_ENDED.labels(run.workflow, run.status).inc()
         if run.ended_at is not None:
             RUN_SECONDS.labels(run.workflow, run.status).observe(max(0.0, run.ended_at - run.created_at))
+        RUN_REQUESTS.labels(run.workflow, "dynamodb").inc(run.ddb_reads + run.ddb_writes)
+        RUN_REQUESTS.labels(run.workflow, "sqs").inc(run.sqs_sends)
+        RUN_COST.labels(run.workflow).inc(estimate_cost(run.ddb_reads, run.ddb_writes, run.sqs_sends))
 
     def dead_lettered(self, reason: str) -> None:
         DEAD_LETTERS.labels(reason.split(":", 1)[0]).inc()  # the kind, not the detail

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ..core.payloads import Payloads
 from ..core.records import TERMINAL, OpKind, RunRecord, RunStatus, TimerKind
 
 if TYPE_CHECKING:
@@ -121,12 +122,17 @@ def check_recovery(world: World, run_id: str) -> None:
                                     f"making progress at least every {gap:.0f}s: its lease was not renewed")
 
 
+def _resolved(world: World, text: str) -> str:
+    """A stored payload's text, read from the blob store if it is a reference (no faults)."""
+    return Payloads(world.store.blobs, world.store.settings).resolve(text) or text
+
+
 def check_ends(world: World) -> None:
     """Each run ended as its workflow defines; re-executions are explained by faults."""
     for instance in world.instances:
         run = final_item(world, instance.run_id)
         assert run is not None
-        value = None if run.get("result") is None else json.loads(run["result"])
+        value = None if run.get("result") is None else json.loads(_resolved(world, run["result"]))
         allowed = instance.workload.ends(instance.args)
         if instance.cancel_sent:
             allowed = [*allowed, (RunStatus.CANCELLED.value, None)]

@@ -6,6 +6,7 @@ Steps count their executions through :data:`observer` (set by the simulator), ke
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import random
 from typing import Any, Callable
@@ -156,6 +157,22 @@ def sim_continue(n: int) -> str:
     return f"done at {total}"
 
 
+@step
+async def sim_async_add(a: int, b: int) -> int:
+    # Runs on the step loop's thread: no simulated step time (the baton sees no actor there).
+    _ran(f"async_add{b}")
+    return a + b
+
+
+@workflow
+async def sim_async(n: int) -> int:
+    total = await sim_async_add(0, 1)
+    total = sim_add(total, 2)  # a sync step in an async workflow
+    await sleep(1.0)
+    parts = await asyncio.gather(*(sim_async_add(i, 400 + i) for i in range(n)))
+    return total + sum(parts)
+
+
 @dataclasses.dataclass(frozen=True)
 class Workload:
     """A workflow, how to start it, and the ends its runs may reach."""
@@ -182,4 +199,5 @@ CATALOGUE = [
              lambda a: _ok([100 + 2 * i for i in range(a[0])] + ["failed"])),
     Workload("sim_fail_fast", lambda r, k: [r.randint(0, 2)], lambda a: _ok("ParallelError")),
     Workload("sim_continue", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
+    Workload("sim_async", lambda r, k: [r.randint(1, 3)], lambda a: _ok(3 + sum(400 + 2 * i for i in range(a[0])))),
 ]

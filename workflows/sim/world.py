@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import json
 import random
 from typing import Any, Callable, Iterator
 
@@ -30,8 +29,12 @@ from .faults import FaultPlan
 from .invariants import check_ends, check_liveness, check_recovery, final_item
 
 START = 1_800_000_000.0
+#: So low that many of the workloads' payloads (hook payloads, some arguments and results) go to the
+#: blob store as references, and its requests meet the faults like any other.
+PAYLOAD_THRESHOLD = 4
 SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_attempts=20, in_place_seconds=10.0,
-                    hook_secret="simulated-deployment-hook-secret-0123456789")
+                    hook_secret="simulated-deployment-hook-secret-0123456789",
+                    payload_threshold_bytes=PAYLOAD_THRESHOLD)
 SLOTS = 2  # concurrent tasks per worker process
 BEAT_INTERVAL = 5.0  # a beat sweeps at most this often (simulated seconds; the default sweep interval)
 STEP_SECONDS = 6.0  # a step body takes up to this long (simulated seconds)
@@ -373,7 +376,8 @@ class World:
         try:
             if not instance.started:
                 definition = get_workflow(instance.workload.name)
-                engine.create_run(definition, json.dumps([instance.args, {}]), run_id=instance.run_id)
+                engine.create_run(definition, engine.payloads.encode([instance.args, {}], "arguments"),
+                                  run_id=instance.run_id)
                 instance.started = True
             elif instance.cancel_at is not None and not instance.cancelled and self.time >= instance.cancel_at:
                 instance.cancel_sent = True  # from here the run may end cancelled (the client may die after the write)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from .. import codec, registry
+from .. import registry
 from ..client import (
     RunHandle,
     cancel_run,
@@ -188,12 +188,13 @@ class WorkflowEnv:
     def steps(self, run: RunHandle | str) -> list[StepView]:
         """The run's step ops: name, status, attempts, error, result."""
         run_id = _run_id(run)
-        rows = step_rows(self.store.get_run(run_id), self.store.read_history(run_id))
+        rows = step_rows(self.store.get_run(run_id), self.store.read_history(run_id),
+                         self.engine.payloads.resolve_record)
         return [StepView(r["seq"], r["name"], r["status"], r["attempts"], r["error"], r["result"]) for r in rows]
 
     def result(self, run: RunHandle | str) -> Any:
         """The decoded result of a completed run, as stored (does not run the env)."""
-        return codec.loads(self.store.get_run(_run_id(run)).result)
+        return self.engine.payloads.decode(self.store.get_run(_run_id(run)).result)
 
     # -- faults and schedules -------------------------------------------------------------
     def fail_step(self, step: Any, times: int | None = 1,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .. import codec, registry
+from ..core.async_workflow import call_workflow
 from ..core.context import StaleHistory, WorkflowContext
 from ..core.history_cache import RunHistory
 from ..core.records import EventRecord, OpKind, RunRecord, RunStatus
@@ -128,7 +129,7 @@ def _run_once(ctx: WorkflowContext, fn: Any, args: list[Any],
     """Run the workflow function once over the context; its value, or what it raised."""
     token = ctx.activate()
     try:
-        return fn(*args, **kwargs), None
+        return call_workflow(ctx, fn, args, kwargs), None  # an async def one is driven
     except (Suspend, ContinueAsNew, ReplayAborted, ReplayStopped, StaleHistory, StepBodyReached, Exception) as exc:
         return None, exc
     finally:

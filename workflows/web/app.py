@@ -39,7 +39,7 @@ from ..http import HooksApp, Receive, Scope, Send, route_path
 from ..http import create_app as create_hooks_app
 from ..schedules import pause_schedule, resume_schedule, trigger_schedule
 from .auth import SESSION_COOKIE, Credentials
-from .views import run_view, runs_page, schedules_page, when
+from .views import run_view, runs_page, schedules_page, status_counts, time_window, when
 
 FORM_LIMIT = 300 * 1024  # a signal payload up to the default payload limit, form-encoded
 SECURITY_HEADERS = {
@@ -181,12 +181,16 @@ class Dashboard:
         """GET /runs."""
         query = request.query_params
         status, workflow, cursor = query.get("status") or "", query.get("workflow") or "", query.get("cursor") or ""
-        data = await self.call(runs_page, status, workflow, cursor)
-        next_query = urlencode({k: v for k, v in (("status", status), ("workflow", workflow),
-                                                  ("cursor", data["next_cursor"])) if v})
-        return self.render(request, "runs.html", auth=auth, status=status, workflow=workflow, cursor=cursor,
+        start, end = query.get("from") or "", query.get("to") or ""
+        since, until = await self.call(time_window, start, end)
+        data = await self.call(runs_page, status, workflow, cursor, since, until)
+        counts = await self.call(status_counts, since, until)
+        filters = {"status": status, "workflow": workflow, "from": start, "to": end}
+        next_query = urlencode({k: v for k, v in (*filters.items(), ("cursor", data["next_cursor"])) if v})
+        return self.render(request, "runs.html", auth=auth, status=status, workflow=workflow, start=start, end=end,
+                           cursor=cursor, first_query=urlencode({k: v for k, v in filters.items() if v}),
                            next_query=next_query if data["next_cursor"] else "", runs=data["runs"],
-                           notice=NOTICES.get(query.get("notice", "")))
+                           notice=NOTICES.get(query.get("notice", "")), **counts)
 
     async def run(self, request: Request, auth: Auth) -> Response:
         """GET /runs/{run_id}."""

@@ -7,6 +7,7 @@ run); nothing scans. Nothing returned here holds a hook token, a nonce or a toke
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -15,11 +16,13 @@ from typing import Any
 from beat.cron import ScheduleSpec, next_fire
 
 from .. import codec
-from ..client import STATUSES, get_run, list_runs
+from ..client import STATUSES, get_run, list_run_summaries
 from ..core.fanout import join_id
-from ..core.records import BranchRecord, EventRecord, OpKind, RunRecord
+from ..core.payloads import describe_payload
+from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
 from ..errors import SerializationError
 from ..inspect import step_rows, timeline
+from ..pricing import estimate_cost
 from ..runtime import get_engine
 from ..schedules import ScheduleInfo, list_schedules
 from .timeline import Chart, branch_positions, chart_for
@@ -45,17 +48,39 @@ def pretty_text(text: str | None) -> str:
         return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
-def runs_page(status: str | None, workflow: str | None, cursor: str | None) -> dict[str, Any]:
-    """One page of runs, newest first, with the cursor of the next page.
+def runs_page(status: str | None, workflow: str | None, cursor: str | None,
+              since: float | None = None, until: float | None = None) -> dict[str, Any]:
+    """One page of runs created within ``since``..``until``, newest first, with the cursor of the next page.
 
-    With a filter this is one page of ``list_runs`` (one index Query). Without one,
-    ``list_runs`` walks status by status; the dashboard instead merges the newest page of
-    every status (one Query each, bounded by the cursor's creation time).
+    Runs are read as the listing index holds them (``list_run_summaries``: no read of the runs).
+    With a filter this is one index Query. Without one, the listing walks status by status;
+    the dashboard instead merges the newest page of every status (one Query each, bounded by
+    the cursor's creation time).
     """
     if status or workflow:
-        page = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None)
+        page = list_run_summaries(status=status or None, workflow=workflow or None, limit=PAGE_SIZE,
+                                  cursor=cursor or None, since=since, until=until)
         return {"runs": list(page), "next_cursor": page.next_cursor}
-    return newest_runs(cursor or None)
+    return newest_runs(cursor or None, since=since, until=until)
+
+
+def utc_minute(text: str, what: str) -> float | None:
+    """A time filter as the page's form sends it (``YYYY-MM-DDTHH:MM``, UTC) in epoch seconds.
+
+    Raises:
+        SerializationError: the text is not such a time.
+    """
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        raise SerializationError(f"{what} must be a UTC time like 2026-12-03T17:30, got {text[:40]!r}") from None
+
+
+def time_window(start: str, end: str) -> tuple[float | None, float | None]:
+    """The runs page's ``from`` and ``to`` filters in epoch seconds (None when not given)."""
+    return utc_minute(start, "from"), utc_minute(end, "to")
 
 
 def _merge_cursor(cursor: str | None) -> tuple[float | None, set[str]]:
@@ -69,12 +94,15 @@ def _merge_cursor(cursor: str | None) -> tuple[float | None, set[str]]:
     return until, set(filter(None, ids.split(",")))
 
 
-def newest_runs(cursor: str | None, limit: int = PAGE_SIZE) -> dict[str, Any]:
+def newest_runs(cursor: str | None, limit: int = PAGE_SIZE, since: float | None = None,
+                until: float | None = None) -> dict[str, Any]:
     """The newest runs of every status, merged; the cursor holds the creation time of the
     last run shown and the ids shown at exactly that time (the time bound is inclusive)."""
-    until, seen = _merge_cursor(cursor)
+    after, seen = _merge_cursor(cursor)
+    until = after if until is None or (after is not None and after < until) else until
     merged = [run for status in STATUSES
-              for run in list_runs(status=status, limit=min(limit + len(seen), 1000), until=until)
+              for run in list_run_summaries(status=status, limit=min(limit + len(seen), 1000), since=since,
+                                            until=until)
               if run.run_id not in seen]
     merged.sort(key=lambda run: (run.created_at, run.run_id), reverse=True)
     page = merged[:limit]
@@ -83,6 +111,39 @@ def newest_runs(cursor: str | None, limit: int = PAGE_SIZE) -> dict[str, Any]:
     last = page[-1].created_at
     shown = {run.run_id for run in page if run.created_at == last} | (seen if last == until else set())
     return {"runs": page, "next_cursor": f"{last!r}|{','.join(sorted(shown))}"}
+
+
+#: How long the dashboard reuses a count of runs by status, and the window of ended runs it counts.
+COUNTS_TTL = 30.0
+ENDED_WINDOW = 86400.0
+COUNT_CAP = 10_000
+_counts: dict[tuple[float | None, float | None], tuple[float, list[dict[str, Any]]]] = {}
+_counts_lock = threading.Lock()
+
+
+def status_counts(since: float | None, until: float | None) -> dict[str, Any]:
+    """Runs by status for the runs page, reused for ``COUNTS_TTL`` seconds per window.
+
+    Without a time window, live runs are counted whatever their age and ended runs over the
+    last ``ENDED_WINDOW`` seconds; a count stops at ``COUNT_CAP`` (shown with a ``+``).
+    """
+    now = time.time()
+    default = since is None and until is None
+    key = (since, until)
+    with _counts_lock:
+        cached = _counts.get(key)
+    if cached is None or now - cached[0] > COUNTS_TTL:
+        rows = []
+        for status in STATUSES:
+            lower = now - ENDED_WINDOW if default and status not in LIVE else since
+            count, capped = get_engine().store.count_runs(status, since=lower, until=until, cap=COUNT_CAP)
+            rows.append({"status": status, "count": count, "capped": capped})
+        cached = (now, rows)
+        with _counts_lock:
+            _counts[key] = cached
+            for old in [k for k, (at, _) in _counts.items() if now - at > COUNTS_TTL]:
+                del _counts[old]
+    return {"counts": cached[1], "counted_at": cached[0], "counts_window": "default" if default else "filter"}
 
 
 @dataclass(frozen=True)
@@ -105,10 +166,16 @@ def _branches(run: RunRecord, history: list[EventRecord]) -> dict[int, tuple[lis
 
 def _event_rows(run: RunRecord, history: list[EventRecord]) -> list[dict[str, Any]]:
     rows = []
-    for event in timeline(run, history):  # hook records (nonce, hash) are left out there
+    for event in timeline(run, history, describe_payload):  # hook records (nonce, hash) are left out there
         detail = {k: v for k, v in event.items() if k in ("data", "result") and v is not None}
         rows.append({**event, "detail": "\n".join(pretty_text(v) for v in detail.values())})
     return rows
+
+
+def requests_line(run: RunRecord) -> str:
+    """The requests counted for a run and their estimated cost, e.g. ``12 DynamoDB, 3 SQS; est. $0.000004``."""
+    cost = estimate_cost(run.ddb_reads, run.ddb_writes, run.sqs_sends)
+    return f"{run.ddb_reads + run.ddb_writes} DynamoDB, {run.sqs_sends} SQS; est. ${cost:.6f}"
 
 
 def run_view(run_id: str) -> dict[str, Any]:
@@ -129,10 +196,11 @@ def run_view(run_id: str) -> dict[str, Any]:
     waiting = run.waiting or {}
     return {
         "run": run,
-        "args": pretty(codec.loads(run.args)),
-        "result": pretty_text(run.result) if run.result is not None else None,
+        "requests": requests_line(run),
+        "args": pretty(codec.loads(describe_payload(run.args))),  # never fetches a large payload
+        "result": pretty_text(describe_payload(run.result)) if run.result is not None else None,
         "chart": chart,
-        "steps": step_rows(run, history),
+        "steps": step_rows(run, history, describe_payload),
         "hooks": hooks,
         "events": _event_rows(run, history),
         "children": [c for c in children if c],

@@ -1,0 +1,91 @@
+"""The Blobs port on S3: large payloads as objects of the payload bucket (boto3 over HTTP)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from workflows.deploy.payloads import LIFECYCLE_RULE_ID, lifecycle_rule
+from workflows.errors import StorageError, Throttled
+from workflows.settings import Settings
+
+#: botocore retries for S3: throttles (SlowDown, 503) and 5xx are retried with backoff.
+S3_RETRIES = {"mode": "standard", "max_attempts": 10}
+S3_THROTTLE_CODES = frozenset({"SlowDown", "ThrottlingException", "RequestLimitExceeded", "503"})
+MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+
+
+@lru_cache(maxsize=8)
+def s3_client(settings: Settings) -> Any:
+    """A (shared, thread-safe) boto3 S3 client for ``settings``: path-style addressing, so a
+    local endpoint (``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``) needs no bucket DNS names."""
+    return boto3.client("s3", region_name=settings.region, endpoint_url=settings.s3_endpoint,
+                        config=Config(retries=dict(S3_RETRIES), s3={"addressing_style": "path"}))
+
+
+def _error(action: str, key: str, exc: Exception) -> StorageError:
+    code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, ClientError) else ""
+    kind = Throttled if code in S3_THROTTLE_CODES else StorageError
+    error = kind(f"{action} of payload {key} failed: {code or type(exc).__name__}: {exc}")
+    error.__cause__ = exc
+    return error
+
+
+class S3Blobs:
+    """Objects of the payload bucket (``settings.bucket``)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.bucket = settings.bucket
+
+    def put_blob(self, key: str, data: bytes) -> None:
+        """PutObject ``data`` under ``key``."""
+        try:
+            s3_client(self.settings).put_object(Bucket=self.bucket, Key=key, Body=data,
+                                                ContentType="application/json")
+        except (ClientError, BotoCoreError) as exc:
+            raise _error("put", key, exc) from exc
+
+    def get_blob(self, key: str) -> bytes | None:
+        """GetObject ``key``; None if there is no such object."""
+        try:
+            response = s3_client(self.settings).get_object(Bucket=self.bucket, Key=key)
+            body: bytes = response["Body"].read()
+            return body
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code", "") in MISSING_CODES:
+                return None
+            raise _error("get", key, exc) from exc
+        except BotoCoreError as exc:
+            raise _error("get", key, exc) from exc
+
+
+def ensure_bucket(settings: Settings) -> tuple[str, str]:
+    """Create the payload bucket if missing and set its lifecycle rule; return
+    ``(name, "created" | "updated" | "exists")``. Idempotent."""
+    client = s3_client(settings)
+    name = settings.bucket
+    try:
+        client.head_bucket(Bucket=name)
+        action = "exists"
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code", "") not in MISSING_CODES | {"NoSuchBucket"}:
+            raise _error("head bucket", name, exc) from exc
+        extra = {} if settings.region == "us-east-1" else {
+            "CreateBucketConfiguration": {"LocationConstraint": settings.region}}
+        client.create_bucket(Bucket=name, **extra)
+        action = "created"
+    rule = lifecycle_rule(settings.payload_expiry_days)
+    try:
+        current = client.get_bucket_lifecycle_configuration(Bucket=name).get("Rules", [])
+    except ClientError:
+        current = []
+    if not any(r.get("ID") == LIFECYCLE_RULE_ID and r.get("Expiration") == rule["Expiration"] for r in current):
+        others = [r for r in current if r.get("ID") != LIFECYCLE_RULE_ID]
+        client.put_bucket_lifecycle_configuration(Bucket=name, LifecycleConfiguration={"Rules": [*others, rule]})
+        action = "created" if action == "created" else "updated"
+    return name, action

@@ -1,0 +1,87 @@
+"""Megabyte payloads on real workers: S3 (the moto server) holds them, DynamoDB and SQS references.
+
+The test has tables, queues and a bucket of its own, and a worker allowed 8 MiB payloads, so the
+session's workers (at the default limit) never see its messages.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Iterator
+
+import pytest
+
+from persistence import DynamoStore
+from persistence.blobs import ensure_bucket, s3_client
+from persistence.provision import create_queues, create_tables
+from tests.e2e import large_payload_flows as flows
+from workflows import get_run, send_signal
+from workflows.core.embed import is_embedded, unembed
+from workflows.core.engine import Engine
+from workflows.core.payloads import reference_of
+from workflows.producer import producer_transport
+from workflows.runtime import use_engine
+from workflows.settings import Settings
+
+pytestmark = pytest.mark.e2e
+MB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def big_settings(settings: Settings) -> Settings:
+    tag = uuid.uuid4().hex[:6]
+    own = settings.with_(table_prefix=f"lp{tag}-", queue_prefix=f"lp{tag}-", max_payload_bytes=8 * MB)
+    create_tables(own)
+    create_queues(own)
+    ensure_bucket(own)
+    return own
+
+
+@pytest.fixture(scope="module")
+def big_worker(big_settings: Settings, spawn) -> Any:  # type: ignore[no-untyped-def]
+    worker = spawn("worker", "-Q", "workflows,steps", env={
+        "WORKFLOWS_TABLE_PREFIX": big_settings.table_prefix, "WORKFLOWS_QUEUE_PREFIX": big_settings.queue_prefix,
+        "WORKFLOWS_MAX_PAYLOAD_BYTES": str(8 * MB), "WORKFLOWS_IMPORTS": flows.__name__})
+    deadline = time.time() + 60
+    while "ready." not in worker.output():
+        assert worker.popen.poll() is None and time.time() < deadline, worker.output()
+        time.sleep(0.2)
+    return worker
+
+
+@pytest.fixture()
+def big_engine(big_settings: Settings) -> Iterator[None]:
+    """This process starts and reads runs on the test's own tables and queues (a send-only
+    transport of its own: a worker transport an earlier test installed sends to the session's)."""
+    with use_engine(Engine(DynamoStore(big_settings), producer_transport(big_settings), big_settings)):
+        yield
+
+
+def _wait_for(run_id: str, status: str, timeout: float = 60) -> None:
+    deadline = time.time() + timeout
+    while get_run(run_id).status() != status:
+        assert time.time() < deadline, f"run {run_id} is {get_run(run_id).status()}, not {status}"
+        time.sleep(0.2)
+
+
+def test_megabyte_arguments_results_and_signals_go_through_s3(  # type: ignore[no-untyped-def]
+        big_settings, big_worker, big_engine) -> None:
+    blob = uuid.uuid4().hex * (MB // 32)  # 1 MiB argument; its step returns 2 MiB
+    signal = {"rows": [uuid.uuid4().hex for _ in range(30_000)]}  # ~1 MB signal payload
+    run = flows.big_data.start(blob)
+    _wait_for(run.run_id, "suspended")
+    send_signal(run.run_id, "data", signal)
+    assert run.result(timeout=60) == {"doubled": blob + blob, "received": signal}
+
+    store = DynamoStore(big_settings)
+    item = store.m.Run.get(run.run_id)
+    history = store.read_history(run.run_id)
+    stored = [item.args, item.result] + [e.data for e in history]
+    assert max(len(text or "") for text in stored) < 1024, "every DynamoDB item holds references only"
+    payloads = [unembed(t, "payload")[1] if is_embedded(t) else t for t in stored]  # the signal's record
+    refs = {ref.key: ref.size for ref in map(reference_of, payloads) if ref is not None}
+    assert len(refs) == 4  # the arguments, the step's result, the signal, the run's result
+    listed = s3_client(big_settings).list_objects_v2(Bucket=big_settings.bucket, Prefix="payloads/")["Contents"]
+    assert {o["Key"]: o["Size"] for o in listed if o["Key"] in refs} == refs
+    assert run.events()[0]["args"] == [[blob], {}]  # events() reads the payloads back

@@ -40,7 +40,8 @@ def _run_record(item: Any) -> RunRecord:
         parent_pos=None if item.parent_pos is None else int(item.parent_pos),
         continued_from=item.continued_from, continued_to=item.continued_to,
         schedule_id=item.schedule_id, fire_time=item.fire_time, ddb_reads=int(item.ddb_reads or 0),
-        ddb_writes=int(item.ddb_writes or 0), sqs_sends=int(item.sqs_sends or 0),
+        ddb_writes=int(item.ddb_writes or 0), sqs_sends=int(item.sqs_sends or 0), code_version=item.code_version,
+        forked_from=item.forked_from, forked_at=None if item.forked_at is None else int(item.forked_at),
         tags=json.loads(item.tags) if item.tags else None,
         retain_until=None if item.retain_until is None else item.retain_until.timestamp(),
     )
@@ -115,7 +116,8 @@ class RunStore(StoreBase):
             lease_shard=shard_of(run.run_id, LEASE_SHARDS), lease_expires_at=self.lease_until(),
             deadline=run.deadline, idempotency_key=run.idempotency_key, parent_run_id=run.parent_run_id,
             parent_pos=run.parent_pos, continued_from=run.continued_from, schedule_id=run.schedule_id,
-            fire_time=run.fire_time, req=new_request(), tags=to_json(run.tags) if run.tags else None,
+            fire_time=run.fire_time, code_version=run.code_version, forked_from=run.forked_from,
+            forked_at=run.forked_at, req=new_request(), tags=to_json(run.tags) if run.tags else None,
         )
 
     def _applied(self, run_id: str, req: str | None) -> bool:

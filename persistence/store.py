@@ -21,10 +21,11 @@ from .schedules import ScheduleStore
 from .signals import SignalStore
 from .tags import TagStore
 from .timers import TimerStore
+from .versions import VersionStore
 
 
-class DynamoStore(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
-                  ScheduleStore, FlowStore):
+class DynamoStore(VersionStore, RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore,
+                  RetentionStore, ScheduleStore, FlowStore):
     """DynamoDB-backed state of runs, history, timers, hooks, signals, joins, tags, schedules and flow control."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:

@@ -41,8 +41,10 @@ def aws_env() -> Iterator[dict[str, str]]:
     env = {**server.environ(), "WORKFLOWS_TABLE_PREFIX": f"t{session}-", "WORKFLOWS_QUEUE_PREFIX": f"q{session}-",
            "WORKFLOWS_SWEEP_INTERVAL": "0.25", "WORKFLOWS_LEASE_SECONDS": "6", "WORKFLOWS_VISIBILITY_TIMEOUT": "20",
            "WORKFLOWS_POLL_WAIT_SECONDS": "1", "WORKFLOWS_HOOK_SECRET": secrets.token_urlsafe(32),
+           "WORKFLOWS_DEFER_SECONDS": "1",
            "WORKFLOWS_IMPORTS": "tests.e2e.flows,tests.e2e.hook_flows,tests.e2e.schedule_flows,"
-                                "tests.e2e.dashboard_flows,tests.e2e.async_flows,tests.e2e.flow_limit_flows"}
+                                "tests.e2e.dashboard_flows,tests.e2e.async_flows,tests.e2e.flow_limit_flows,"
+                                "tests.e2e.version_flows"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     configure(Settings.from_env())

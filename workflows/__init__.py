@@ -16,12 +16,15 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["RunHandle", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
+    **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
+    **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
     "install": "workflows.celery_install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
-    **dict.fromkeys(["FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound",
-                     "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryableError",
-                     "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleNotFound",
-                     "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"], "workflows.errors"),
+    **dict.fromkeys(["FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
+                     "HookNotFound", "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge",
+                     "RetryableError", "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists",
+                     "ScheduleNotFound", "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"],
+                    "workflows.errors"),
     **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "set_tags", "sleep", "wait_for_signal"],
                     "workflows.core.ops"),
     **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
@@ -30,14 +33,15 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "FatalError", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidSchedule",
-    "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed", "RunHandle",
-    "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step", "StepCall",
-    "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule", "cancel",
-    "cancel_requested", "continue_as_new", "count_runs", "create_schedule", "delete_schedule", "get_run",
-    "get_schedule", "hook", "install", "list_run_summaries", "list_runs", "list_schedules", "parallel",
-    "pause_schedule", "resume_hook", "resume_schedule", "send_signal", "set_tags", "sleep", "start", "step",
-    "trigger_schedule", "update_schedule", "wait_for_signal", "workflow",
+    "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidSchedule",
+    "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed",
+    "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step",
+    "StepCall", "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule",
+    "cancel", "cancel_requested", "continue_as_new", "count_runs", "create_schedule", "delete_schedule",
+    "deprecate_patch", "fork_run", "get_run", "get_schedule", "hook", "install", "list_run_summaries", "list_runs",
+    "list_schedules", "parallel", "patched", "pause_schedule", "rerun", "resume_hook", "resume_schedule",
+    "send_signal", "set_tags", "sleep", "start", "step", "trigger_schedule", "update_schedule", "wait_for_signal",
+    "workflow",
 ]
 
 
@@ -68,10 +72,12 @@ if TYPE_CHECKING:
         start,
     )
     from .core.ops import cancel_requested, continue_as_new, hook, parallel, set_tags, sleep, wait_for_signal
+    from .core.patching import deprecate_patch, patched
     from .core.records import RunStatus
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
         FatalError,
+        ForkRefused,
         HookAlreadyResumed,
         HookClosed,
         HookExpired,
@@ -91,6 +97,7 @@ if TYPE_CHECKING:
         WaitTimeout,
         WorkflowError,
     )
+    from .forking import fork_run, rerun
     from .schedules import (
         ScheduleInfo,
         backfill_schedule,

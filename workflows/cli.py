@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 
 from .cli_aws import add_aws_commands
 from .cli_flow import add_flow_commands
+from .cli_forks import add_fork_commands
 from .cli_schedules import add_schedule_commands
 from .errors import ConfigurationError, WorkflowError
 
@@ -231,7 +232,9 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     run = handle.record()
     print(f"run       {run.run_id}\nworkflow  {run.workflow}\nstatus    {run.status}")
     print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
-    for label, value in (("parent", run.parent_run_id), ("continued from", run.continued_from),
+    forked = f"{run.forked_from} at op {run.forked_at}" if run.forked_from else None
+    for label, value in (("version", run.code_version), ("forked from", forked),
+                         ("parent", run.parent_run_id), ("continued from", run.continued_from),
                          ("continued to", run.continued_to), ("schedule", run.schedule_id),
                          ("tags", " ".join(f"{k}={v}" for k, v in sorted((run.tags or {}).items()))),
                          ("result", describe_payload(run.result)), ("error", run.error)):
@@ -424,6 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--key", help="idempotency key: the same key returns the same run")
     p.add_argument("--tag", action="append", type=_tag_option, metavar="KEY=VALUE",
                    help="a tag of the run (repeatable); find runs by it with 'runs list --tag'")
+    add_fork_commands(runs, add)
 
     hooks = add("hooks", lambda a: EXIT_USAGE, "resume and list hooks").add_subparsers(dest="hooks_cmd", required=True)
     p = add("resume", cmd_hooks_resume, "resume a hook with a JSON payload", hooks)

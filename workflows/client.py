@@ -126,6 +126,18 @@ class RunHandle:
         """Request cancellation (see :func:`cancel`)."""
         cancel(self.run_id)
 
+    def fork(self, at: int, *, idempotency_key: str | None = None) -> RunHandle:
+        """A new run reusing this run's outcomes below op ``at`` (see :func:`workflows.fork_run`)."""
+        from .forking import fork_run
+
+        return fork_run(self.run_id, at, idempotency_key=idempotency_key)
+
+    def rerun(self, *, idempotency_key: str | None = None) -> RunHandle:
+        """A new run of this failed run from its failed step (see :func:`workflows.rerun`)."""
+        from .forking import rerun
+
+        return rerun(self.run_id, idempotency_key=idempotency_key)
+
     def children(self) -> list[RunHandle]:
         """The child runs this run started, in start order."""
         return [RunHandle(json.loads(e.data or "{}")["run_id"]) for e in self.history()

@@ -35,7 +35,8 @@ Tree::
     │   ├── FatalError               fail the step now, no retry
     │   ├── RetryableError           retry, optionally after ``retry_after``
     │   └── StepTimeout
-    ├── NonDeterminismError
+    ├── NonDeterminismError          names the code versions that recorded and replayed the history
+    ├── ForkRefused                  a fork or rerun at a position whose history cannot be copied
     ├── NonDurableAwait              an async workflow awaited something that is not a durable call
     ├── NotAwaited                   an async workflow ended with a durable call never awaited
     ├── SuspensionSwallowed          workflow code caught a durable call's Suspend
@@ -235,14 +236,33 @@ class StepTimeout(StepError, TimeoutError):
 
 
 class NonDeterminismError(WorkflowError):
-    """Replay met a different operation than the history recorded."""
+    """Replay met a different operation than the history recorded.
 
-    def __init__(self, position: int, recorded: str, found: str) -> None:
+    ``recorded_by``: the code version that started the run (and recorded its history);
+    ``replayed_by``: the version that replayed it (see docs/versioning.md).
+    """
+
+    def __init__(self, position: int, recorded: str, found: str, *, recorded_by: str | None = None,
+                 replayed_by: str | None = None) -> None:
+        versions = ""
+        if recorded_by is not None or replayed_by is not None:
+            versions = (f" (history recorded by code version {recorded_by or 'unknown'}, "
+                        f"replayed by {replayed_by or 'unknown'})")
         super().__init__(
             f"non-deterministic workflow at position {position}: "
-            f"history has {recorded!r}, code called {found!r}"
+            f"history has {recorded!r}, code called {found!r}{versions}"
         )
         self.position, self.recorded, self.found = position, recorded, found
+        self.recorded_by, self.replayed_by = recorded_by, replayed_by
+
+
+class ForkRefused(WorkflowError):
+    """A run cannot be forked (or rerun) at the position asked for; the message says why."""
+
+    def __init__(self, run_id: str, position: int | None, reason: str) -> None:
+        where = f" at position {position}" if position is not None else ""
+        super().__init__(f"cannot fork run {run_id}{where}: {reason}")
+        self.run_id, self.position, self.reason = run_id, position, reason
 
 
 class NonDurableAwait(WorkflowError):

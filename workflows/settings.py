@@ -78,6 +78,14 @@ class Settings:
             and idempotency guard are kept after its end before DynamoDB's TTL deletes them
             (``WORKFLOWS_RETENTION``: a duration such as ``30d``, at least ``1h``; ``off`` keeps
             them forever). Default 30 days. See docs/retention.md.
+        code_version: the version of the workflow code this process runs (``WORKFLOWS_CODE_VERSION``,
+            e.g. a release tag or commit). Every run is stamped with the version of the process that
+            started it; unset, the stamp is ``src-`` and a hash of the workflow function's source.
+        serve_versions: the run versions this worker resumes (``WORKFLOWS_SERVE_VERSIONS``,
+            comma-separated); a run stamped with another version is deferred to a worker that
+            serves it. Empty (the default): every version.
+        defer_seconds: how long a run this worker cannot serve (unknown workflow, version not
+            served) waits before another resume (``WORKFLOWS_DEFER_SECONDS``).
         access_key_id / secret_access_key: taken from the standard AWS variables when set;
             otherwise boto3's credential chain applies.
     """
@@ -107,6 +115,9 @@ class Settings:
     metrics_port: int | None = None
     traces: str | None = None
     retention: float | None = DEFAULT_RETENTION_SECONDS
+    code_version: str | None = None
+    serve_versions: tuple[str, ...] = ()
+    defer_seconds: float = 30.0
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
 
@@ -121,7 +132,7 @@ class Settings:
             )
         if self.payload_expiry_days < 1:
             raise ConfigurationError(f"payload_expiry_days must be 1 or more, got {self.payload_expiry_days}")
-        for name in ("sweep_interval", "lease_seconds", "visibility_timeout"):
+        for name in ("sweep_interval", "lease_seconds", "visibility_timeout", "defer_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
         if self.hook_secret is not None and len(self.hook_secret.encode()) < MIN_HOOK_SECRET_BYTES:
@@ -172,6 +183,10 @@ class Settings:
                 metrics_port=int(env["WORKFLOWS_METRICS_PORT"]) if env.get("WORKFLOWS_METRICS_PORT") else None,
                 traces=env.get("WORKFLOWS_TRACES") or None,
                 retention=_retention(env.get("WORKFLOWS_RETENTION")),
+                code_version=env.get("WORKFLOWS_CODE_VERSION", "").strip() or None,
+                serve_versions=tuple(v.strip() for v in env.get("WORKFLOWS_SERVE_VERSIONS", "").split(",")
+                                     if v.strip()),
+                defer_seconds=float(env.get("WORKFLOWS_DEFER_SECONDS", "30")),
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             )

@@ -242,6 +242,15 @@ def test_cancelling_from_the_page_asks_first_then_cancels(server: str, browser: 
     assert browser.find_element(By.ID, "run-status").text == "cancelled"
 
 
+def test_a_failed_run_is_rerun_from_the_page_after_a_confirmation(server: str, browser: Any) -> None:
+    run = dashboard_flows.doomed.start(f"rerun-{time.time_ns()}")
+    wait_status(run, RunStatus.FAILED)
+    browser.get(f"{server}/runs/{run.run_id}")
+    submit(browser, "rerun")
+    submit(browser, "confirm")  # the new run's page, linked to the failed one
+    assert run.run_id in browser.find_element(By.ID, "forked-from").text, browser.current_url
+
+
 def test_a_signal_sent_from_the_page_reaches_the_run(server: str, browser: Any) -> None:
     run = flows.signal_collector.start(1)
     wait_status(run, RunStatus.SUSPENDED)

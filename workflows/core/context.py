@@ -81,6 +81,7 @@ class WorkflowContext:
         self.consumed_signals: set[str] = set()
         self.children: list[str] = []
         self.has_hooks = False
+        self.patches: dict[str, bool] = {}  # patched(id) answers of this replay (see patching)
         self.resume_id = resume_id or uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
         self.owns_run = False
 
@@ -170,7 +171,8 @@ class WorkflowContext:
             recorded = (self.run.waiting.get("kind"), self.run.waiting.get("name"))
         if recorded is not None and recorded != (kind.value, name):
             self.fatal = NonDeterminismError(pos, f"{recorded[0]} {recorded[1] or ''}".strip(),
-                                             f"{kind} {name or ''}".strip())
+                                             f"{kind} {name or ''}".strip(), recorded_by=self.run.code_version,
+                                             replayed_by=self.engine.code_version(self.run.workflow))
             raise self.halt(Suspend())
         return pos, event
 

@@ -29,6 +29,7 @@ from ..registry import WorkflowDef, get_workflow
 from ..settings import Settings
 from .async_workflow import call_workflow
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
+from .deferral import defer, refusal
 from .history_cache import HistoryCache, RunHistory
 from .in_place import InPlace
 from .observer import NullObserver, Observer
@@ -36,6 +37,7 @@ from .payloads import Payloads
 from .ports import Clock, Store, SystemClock, Transport
 from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
 from .tags import current_tags
+from .versions import code_version
 
 log = logging.getLogger("workflows.engine")
 
@@ -64,9 +66,14 @@ class Engine:
 
     # -- creating runs ------------------------------------------------------------------
     def new_run_record(self, run_id: str, workflow: str, args: str, **fields: Any) -> RunRecord:
-        """A run record ready for :meth:`Store.create_run`."""
+        """A run record ready for :meth:`Store.create_run`, stamped with this code's version."""
+        fields.setdefault("code_version", self.code_version(workflow))
         return RunRecord(run_id=run_id, workflow=workflow, status=RunStatus.PENDING.value, created_at=self.now(),
                          args=args, **fields)
+
+    def code_version(self, workflow: str) -> str | None:
+        """The code version this process stamps on and replays runs of ``workflow`` with."""
+        return code_version(self.settings, workflow)
 
     def create_run(self, definition: WorkflowDef, args: str, *, run_id: str | None = None,
                    idempotency_key: str | None = None, **fields: Any) -> tuple[str, bool]:
@@ -78,8 +85,8 @@ class Engine:
         record = self.new_run_record(run_id or str(uuid.uuid4()), definition.name, args, deadline=deadline,
                                      idempotency_key=idempotency_key, **fields)
         run_id, created = self.store.create_run(record, timers=record_timers(record))
-        if created:
-            self.send_leased_resume(run_id, fresh=record)
+        if created:  # a fork has copied history: its first resume must read it
+            self.send_leased_resume(run_id, fresh=None if record.forked_from else record)
         return run_id, created
 
     # -- resuming -----------------------------------------------------------------------
@@ -137,10 +144,12 @@ class Engine:
     def _replay(self, run: RunRecord, history: RunHistory, recovering: bool, resume_id: str) -> bool:
         """Run the workflow function once; return False if a conditional write lost."""
         try:
-            definition = get_workflow(run.workflow)
-        except UnknownWorkflow as exc:
-            self.end(run, RunStatus.FAILED, error=describe(exc))
-            return True
+            definition: WorkflowDef | None = get_workflow(run.workflow)
+        except UnknownWorkflow:
+            definition = None
+        refused = refusal(self, run, known=definition is not None)
+        if refused is not None or definition is None:  # not this worker's to decide (see deferral)
+            return defer(self, run, refused or "")
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
         args, kwargs = self.payloads.decode(run.args)
         token = ctx.activate()

@@ -61,6 +61,9 @@ class Observer(Protocol):
     def run_ended(self, run: RunRecord) -> None:
         """A run ended (this process won the write that ended it)."""
 
+    def deferred(self, run: RunRecord, reason: str) -> None:
+        """This worker cannot serve the run (unknown workflow, code version) and left it to another."""
+
     def dead_lettered(self, reason: str) -> None:
         """A message was set aside as poison (adapters call this; the engine does not)."""
 
@@ -93,6 +96,9 @@ class NullObserver:
         return None
 
     def run_ended(self, run: RunRecord) -> None:
+        return None
+
+    def deferred(self, run: RunRecord, reason: str) -> None:
         return None
 
     def dead_lettered(self, reason: str) -> None:
@@ -148,6 +154,9 @@ class Observers(NullObserver):
 
     def run_ended(self, run: RunRecord) -> None:
         self._each("run_ended", run)
+
+    def deferred(self, run: RunRecord, reason: str) -> None:
+        self._each("deferred", run, reason)
 
     def dead_lettered(self, reason: str) -> None:
         self._each("dead_lettered", reason)

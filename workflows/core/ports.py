@@ -179,6 +179,13 @@ class RunStore(Protocol):
         """End a live run as ``continued`` and create its successor (pending, leased) with
         its timers, in one transaction. Returns the ended run, or None (nothing written)."""
 
+    def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord) -> bool:
+        """Leave a run this worker cannot serve (unknown workflow, code version not served) to
+        another: status ``suspended`` with its cursor and ``waiting`` kept, lease and claim
+        removed, and ``timer`` (a ``wake``) stored, in one transaction. Condition: the run is
+        live, ``wake_seq`` still equals ``seen_wake``, and no resume claims it with a live
+        lease. False: nothing written. No recovery is counted."""
+
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Live runs whose lease has expired (the sparse lease index), at most ``limit``;
         a sharded store gives every shard a fair share, so no shard starves."""
@@ -226,6 +233,11 @@ class HistoryStore(Protocol):
         the history of its join: ``run_id`` is the join id (``<run id>#<pos>``, never a run's
         id) and the position is the branch index, so each branch has its own slots and a read
         of the run's history never returns them."""
+
+    def copy_history(self, events: list[EventRecord]) -> None:
+        """Write these history records as given (unconditional, in batches): the copied
+        outcomes of a fork, written before the fork's run exists, so no one else writes its
+        history yet and a retry writes the same records."""
 
     def schedule_retry(self, retry: TimerRecord, backoff: float) -> bool:
         """Store a failed attempt's retry timer and extend the run's lease over the backoff, in

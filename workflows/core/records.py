@@ -46,6 +46,7 @@ class OpKind(str, enum.Enum):
     ATTEMPT = "attempt"  # a failed attempt of a step (not an outcome)
     END = "end"  # the run was ended (cancelled, timed out...) before this op had an outcome
     TAGS = "tags"  # set_tags: the run's tags after the call
+    PATCH = "patch"  # a ``patched(id)`` marker: this run took the new path of a change
 
     def __str__(self) -> str:
         return self.value
@@ -113,6 +114,9 @@ class RunRecord:
     continued_to: str | None = None
     schedule_id: str | None = None
     fire_time: float | None = None
+    code_version: str | None = None  # the code version that started the run (docs/versioning.md)
+    forked_from: str | None = None  # the run this one was forked from, at op position ``forked_at``
+    forked_at: int | None = None
     #: Requests counted for this run so far (see ``core.metering``): DynamoDB reads and writes, SQS sends.
     ddb_reads: int = 0
     ddb_writes: int = 0

@@ -62,6 +62,7 @@ from .tables import (
     set_,
 )
 from .tags import TagTables
+from .versions import VersionTables
 
 SHARD_SIZE = 100  # branches per join counter
 ROOT_SLOT = -1
@@ -87,6 +88,8 @@ def _run_record(item: Item) -> RunRecord:
         ddb_reads=int(item.get("ddb_reads") or 0), ddb_writes=int(item.get("ddb_writes") or 0),
         sqs_sends=int(item.get("sqs_sends") or 0),
         tags=json.loads(item["tags"]) if item.get("tags") else None, retain_until=item.get("retain_until"),
+        code_version=item.get("code_version"), forked_from=item.get("forked_from"),
+        forked_at=None if item.get("forked_at") is None else int(item["forked_at"]),
     )
 
 
@@ -126,7 +129,7 @@ class JoinCounter:
     done: set[int]
 
 
-class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables):
+class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, VersionTables):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional
@@ -228,6 +231,7 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables):
                 "deadline": run.deadline, "idempotency_key": run.idempotency_key,
                 "parent_run_id": run.parent_run_id, "parent_pos": run.parent_pos,
                 "continued_from": run.continued_from, "schedule_id": run.schedule_id, "fire_time": run.fire_time,
+                "code_version": run.code_version, "forked_from": run.forked_from, "forked_at": run.forked_at,
                 "req": new_request(), "tags": to_json(run.tags) if run.tags else None}
 
     def run_for_key(self, key: str) -> str | None:

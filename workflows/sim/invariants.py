@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..core.payloads import Payloads
-from ..core.records import TERMINAL, OpKind, RunRecord, RunStatus
+from ..core.records import TERMINAL, OpKind, RunRecord, RunStatus, TimerKind
 
 if TYPE_CHECKING:
     from .world import World
@@ -68,6 +68,9 @@ def _history_counts(world: World) -> dict[str, int]:
 def check_liveness(world: World) -> None:
     """Every live run has a lease, a due timer, a message, or waits for what has not happened."""
     timers = {t["run_id"] for t in world.store.timers.items.values()}
+    # A wake timer always wakes its run (an inline step's backoff; a run deferred to a worker
+    # that serves it, whose waiting is kept and may already be satisfied).
+    wakes = {t["run_id"] for t in world.store.timers.items.values() if t["kind"] == TimerKind.WAKE.value}
     messages = {e.run_id for e in world.broker.messages.values()}
     counts: dict[str, int] | None = None
     total = len(world.store.events.items)
@@ -82,7 +85,7 @@ def check_liveness(world: World) -> None:
             if count != seen:
                 world.violations.append(f"run {run_id} got history records after its end ({seen} -> {count})")
             continue
-        if run.get("lease_expires_at") is not None or run_id in messages:
+        if run.get("lease_expires_at") is not None or run_id in messages or run_id in wakes:
             continue
         if run["status"] == RunStatus.SUSPENDED and _waiting(run).get("kind") in WAITS:
             if _waiting_is_legitimate(world, run, timers):

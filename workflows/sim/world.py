@@ -143,9 +143,17 @@ class World:
         view.clock = clock
         view.interceptor = lambda name, apply: self.port(process, name, apply)
         view._read_shards = functools.partial(self._read_shards, process, view)  # type: ignore[method-assign]
-        process.engine = Engine(view, SimTransport(self, process), SETTINGS, clock=clock)
+        process.engine = Engine(view, SimTransport(self, process), self._settings(process), clock=clock)
         process.engine.in_place = ActorLocalInPlace()  # type: ignore[assignment]
         ensure_listener(process.engine)  # a scheduled run's end releases its schedule (as the runtime wires it)
+
+    def _settings(self, process: Process) -> Settings:
+        """A third of the seeds play a rolling deploy: every process runs code version v2, but
+        worker1 is an old worker that serves only v1 runs, so it defers every run it meets."""
+        if self.seed % 3 != 2:
+            return SETTINGS
+        serves = ("v1",) if process.name == "worker1" else ("v2",)
+        return SETTINGS.with_(code_version="v2", serve_versions=serves)
 
     def _instance(self, index: int) -> Instance:
         workload = self.rng.choice(workloads.CATALOGUE)

@@ -6,6 +6,7 @@ Routes (below wherever the app is mounted)::
     GET  /runs/{run_id}           a run: timeline, arguments, result, steps, hooks, history, links
     POST /runs/{run_id}/cancel    cancel (a confirmation page first)
     POST /runs/{run_id}/signal    send a signal: name + JSON payload (a confirmation page first)
+    POST /runs/{run_id}/fork      fork at op ``at``, or without ``at`` rerun a failed run (a confirmation page first)
     GET  /schedules               schedules: timetable, next fires, overlap policy, state
     POST /schedules/action        pause, resume or trigger a schedule (a confirmation page first)
     GET  /metrics                 Prometheus metrics (when ``WORKFLOWS_METRICS`` is on)
@@ -18,6 +19,8 @@ Every dashboard page and action needs the credential (see ``auth``); without
 
 from __future__ import annotations
 
+import functools
+import secrets
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, urlencode
@@ -31,6 +34,7 @@ from starlette.routing import Route
 
 from ..client import STATUSES, cancel, send_signal
 from ..errors import InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
+from ..forking import fork_run, rerun
 from ..http import HooksApp, Receive, Scope, Send, route_path
 from ..http import create_app as create_hooks_app
 from ..schedules import pause_schedule, resume_schedule, trigger_schedule
@@ -47,7 +51,9 @@ SECURITY_HEADERS = {
     "cache-control": "no-store",
 }
 #: Messages shown after an action, by key (a redirect never carries text of its own).
-NOTICES = {"cancelled": "Cancellation requested.", "signalled": "Signal sent.", "paused": "Schedule paused.",
+NOTICES = {"cancelled": "Cancellation requested.", "signalled": "Signal sent.",
+           "forked": "Forked: this new run reuses the original's outcomes before the fork position.",
+           "paused": "Schedule paused.",
            "resumed": "Schedule resumed.", "triggered": "Schedule fired: a run started.",
            "not-started": "Not started now: the overlap policy skipped or buffered the fire."}
 #: HTTP status of a refused action, most specific first.
@@ -227,6 +233,24 @@ class Dashboard:
         await self.call(send_signal, run_id, name, payload)
         return self.redirect(request, f"/runs/{run_id}", "signalled")
 
+    async def fork_run(self, request: Request, auth: Auth) -> Response:
+        """POST /runs/{run_id}/fork: ``at`` (an op position), or none to rerun a failed run."""
+        run_id, form = request.path_params["run_id"], request.state.form
+        at_text = form.get("at", "").strip()
+        at = parse_position(at_text) if at_text else None
+        if form.get("confirm") != "yes":
+            question = (f"Fork run {run_id} at op #{at}?" if at is not None
+                        else f"Rerun run {run_id} from its failed step?")
+            # One key per confirmation page: submitting it twice makes one run.
+            return self.confirm(request, auth, question, {"at": at_text, "key": secrets.token_hex(16)})
+        key = form.get("key") or None
+        await run_in_threadpool(self.hooks.load_workflows)  # the new run needs the workflow's definition
+        if at is None:
+            fork = await self.call(functools.partial(rerun, run_id, idempotency_key=key))
+        else:
+            fork = await self.call(functools.partial(fork_run, run_id, at, idempotency_key=key))
+        return self.redirect(request, f"/runs/{fork.run_id}", "forked")
+
     async def schedule_action(self, request: Request, auth: Auth) -> Response:
         """POST /schedules/action: ``schedule_id`` and ``action`` (pause, resume, trigger)."""
         form = request.state.form
@@ -266,6 +290,7 @@ class Dashboard:
             Route("/runs/{run_id}", g(self.run)),
             Route("/runs/{run_id}/cancel", g(self.cancel_run), methods=["POST"]),
             Route("/runs/{run_id}/signal", g(self.signal_run), methods=["POST"]),
+            Route("/runs/{run_id}/fork", g(self.fork_run), methods=["POST"]),
             Route("/schedules", g(self.schedules)),
             Route("/schedules/action", g(self.schedule_action), methods=["POST"]),
             Route("/metrics", g(self.metrics)),
@@ -296,6 +321,13 @@ async def read_form(request: Request) -> dict[str, str]:
     except (UnicodeDecodeError, ValueError):
         raise Refused(400, "The form could not be read.") from None
     return {key: values[-1] for key, values in fields.items()}
+
+
+def parse_position(text: str) -> int:
+    """An op position typed in a form."""
+    if not text.isdigit() or len(text) > 9:
+        raise Refused(422, f"An op position is a whole number of 0 or more, got {text[:40]!r}.")
+    return int(text)
 
 
 def parse_json(text: str) -> Any:

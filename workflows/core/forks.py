@@ -1,0 +1,142 @@
+"""Fork a run at op position N, and rerun a failed run from its failed step.
+
+A fork is a new run of the same workflow with the same arguments whose history starts
+with copies of the original's recorded outcomes at positions below N; its ops from N on
+run again (with the code this worker has now). It is linked to the original
+(``forked_from``, ``forked_at``) and started like any run: leased and sent.
+
+What is copied: the outcomes of steps (results and failures), sleeps, received signals,
+``patched`` markers, and child starts and results whose child run has ended. What is not:
+failed-attempt records (op N starts at attempt 1), hooks (a hook's token is derived from
+its run's id, and its record belongs to the original), fan-outs (their branch results live
+in the original's join), signals not yet received, and live children (their end wakes the
+original, not the fork): a fork whose copied positions hold a hook, a fan-out or a live
+child is refused with :class:`ForkRefused` naming the position.
+
+Creating a fork writes the copies first (``Store.copy_history``, batched and unconditional:
+no run owns that history yet), then the run (``create_run``, conditional, with the
+idempotency key's guard in the same transaction). A run is never visible without its
+whole copied history; a crash in between leaves records no run points to. With an
+idempotency key the fork's id is derived from the key, so a retry copies the same records
+to the same place and finds the run created.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from typing import TYPE_CHECKING
+
+from ..errors import ForkRefused
+from ..registry import get_workflow
+from .records import EventRecord, OpKind, RunRecord, RunStatus, event_seq
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .ports import Store
+
+FORK_NAMESPACE = uuid.UUID("0b9e5f7e-4c1d-4f43-9d2a-6a1f3c8e7d21")
+
+#: Ops whose recorded outcome cannot be copied to another run, and why.
+NOT_COPIED = {
+    OpKind.HOOK.value: "a hook (its token is bound to the original run)",
+    OpKind.HOOK_WAIT.value: "a hook wait (its hook is bound to the original run)",
+    OpKind.PARALLEL.value: "a fan-out (its branch results belong to the original run's join)",
+}
+#: Outcomes a rerun starts from: a step or a fan-out that failed.
+RERUN_KINDS = frozenset({OpKind.STEP.value, OpKind.PARALLEL.value})
+
+
+def outcomes_below(store: Store, run_id: str, at: int) -> dict[int, EventRecord]:
+    """The recorded outcomes of ops ``0..at-1`` (an ``end`` record is no outcome of an op)."""
+    if at <= 0:
+        return {}
+    records = store.read_history(run_id, until_seq=event_seq(at) - 1)
+    return {e.pos: e for e in records if e.is_outcome and e.kind != OpKind.END.value}
+
+
+def plan_fork(store: Store, source: RunRecord, at: int) -> list[EventRecord]:
+    """The outcomes a fork of ``source`` at ``at`` copies, in position order.
+
+    Raises:
+        ForkRefused: ``at`` is not a position, lies past the first op without an outcome,
+            or an outcome below it cannot be copied.
+    """
+    if isinstance(at, bool) or not isinstance(at, int) or at < 0:
+        raise ForkRefused(source.run_id, None, f"the position must be an int of 0 or more, got {at!r}")
+    outcomes = outcomes_below(store, source.run_id, at)
+    copies = []
+    for pos in range(at):
+        event = outcomes.get(pos)
+        if event is None:
+            raise ForkRefused(source.run_id, at, f"op {pos} has no recorded outcome; a fork starts at most at "
+                                                 f"the first op without one ({pos})")
+        why = NOT_COPIED.get(event.kind)
+        if why is None and event.kind == OpKind.CHILD.value:
+            why = _live_child(store, event)
+        if why is not None:
+            raise ForkRefused(source.run_id, at, f"op {pos} is {why}; fork at {pos} or before")
+        copies.append(event)
+    return copies
+
+
+def _live_child(store: Store, event: EventRecord) -> str | None:
+    child_id = json.loads(event.data or "{}").get("run_id")
+    child = store.find_run(child_id) if child_id else None
+    while child is not None and child.status == RunStatus.CONTINUED and child.continued_to:
+        child = store.find_run(child.continued_to)
+    if child is not None and child.is_terminal:
+        return None
+    return f"the start of child run {child_id}, which has not ended (its end would wake the original run)"
+
+
+def rerun_position(store: Store, run: RunRecord) -> int:
+    """Where a rerun of a failed run starts: its last failed step or fan-out, else the first
+    op without an outcome (the run failed in workflow code, after its last op).
+
+    Raises:
+        ForkRefused: the run has not failed.
+    """
+    if run.status != RunStatus.FAILED:
+        raise ForkRefused(run.run_id, None, f"only a failed run can be rerun (this one is {run.status}); "
+                                            "fork it at a position instead")
+    outcomes = {e.pos: e for e in store.read_history(run.run_id) if e.is_outcome and e.kind != OpKind.END.value}
+    failed = [pos for pos, e in outcomes.items() if e.kind in RERUN_KINDS and e.status == "failed"]
+    if failed:
+        return max(failed)
+    pos = 0
+    while pos in outcomes:
+        pos += 1
+    return pos
+
+
+def fork_run(engine: Engine, run_id: str, at: int, *, idempotency_key: str | None = None) -> str:
+    """Create a fork of run ``run_id`` at op ``at`` and queue its first resume; return its id.
+
+    The same ``idempotency_key`` always names the same fork (a retry after a crash creates
+    nothing new).
+
+    Raises:
+        RunNotFound: no run has this id.
+        UnknownWorkflow: the run's workflow is not registered in this process.
+        ForkRefused: see :func:`plan_fork`.
+    """
+    if idempotency_key is not None:
+        existing = engine.store.run_for_key(idempotency_key)
+        if existing is not None:
+            return existing
+    source = engine.store.get_run(run_id)
+    copies = plan_fork(engine.store, source, at)
+    definition = get_workflow(source.workflow)
+    fork_id = str(uuid.uuid5(FORK_NAMESPACE, idempotency_key) if idempotency_key else uuid.uuid4())
+    engine.store.copy_history([dataclasses.replace(e, run_id=fork_id) for e in copies])
+    fork_id, _ = engine.create_run(definition, source.args, run_id=fork_id, idempotency_key=idempotency_key,
+                                   forked_from=source.run_id, forked_at=at)
+    return fork_id
+
+
+def rerun(engine: Engine, run_id: str, *, idempotency_key: str | None = None) -> str:
+    """Fork a failed run at its failed step (:func:`rerun_position`); return the new run's id."""
+    source = engine.store.get_run(run_id)
+    return fork_run(engine, run_id, rerun_position(engine.store, source), idempotency_key=idempotency_key)

@@ -57,3 +57,13 @@ def test_an_unreadable_retention_index_does_not_stop_timers_or_recovery(workflow
 
     workflow_env.store.interceptor = intercept
     assert sweep(workflow_env.engine) == {"timers": 0, "recovered": 0, "retained": 0}
+
+
+def test_a_budget_bounds_the_stamping_of_one_sweep(workflow_env: WorkflowEnv) -> None:
+    """Beat stamps within a budget, so a backlog of ended runs never holds up the timers and
+    schedules of its next tick (a tick stamping 100 runs on moto delayed a 2 s sleep to 8 s)."""
+    for i in range(3):
+        workflow_env.start(flows.tag_order, f"o-b{i}").result()
+    workflow_env.advance(workflow_env.engine.settings.lease_seconds + 1)
+    assert retain_ended_runs(workflow_env.engine, budget=0.0) == 1  # at least one run a sweep, then stop
+    assert retain_ended_runs(workflow_env.engine) == 2  # the rest wait for the next sweep

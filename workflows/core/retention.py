@@ -12,6 +12,7 @@ that dies half-way leaves the run in the index: the next one stamps again.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from ..settings import Settings
@@ -35,9 +36,14 @@ def retention_delay(settings: Settings) -> float:
     return settings.lease_seconds
 
 
-def retain_ended_runs(engine: Engine, limit: int = 100) -> int:
-    """Stamp the items of runs that ended at least :func:`retention_delay` ago; return how many."""
-    stamped = 0
+def retain_ended_runs(engine: Engine, limit: int = 100, budget: float | None = None) -> int:
+    """Stamp the items of runs that ended at least :func:`retention_delay` ago; return how many.
+
+    ``budget``: wall-clock seconds after which no further run is started (beat passes one, so
+    that stamping, a dozen requests a run, never holds up the timers and schedules of its next
+    tick; the runs left wait in the index for the next sweep).
+    """
+    stamped, stop = 0, None if budget is None else time.monotonic() + budget
     before = engine.now() - retention_delay(engine.settings)
     try:
         run_ids = engine.store.runs_to_retain(before, limit=limit)
@@ -46,6 +52,8 @@ def retain_ended_runs(engine: Engine, limit: int = 100) -> int:
                       "their TTL (see docs/retention.md, Limits)")
         return 0
     for run_id in run_ids:
+        if stop is not None and stamped and time.monotonic() >= stop:
+            break
         try:
             if engine.store.retain_run(run_id):
                 stamped += 1

@@ -99,6 +99,9 @@ def reconcile(engine: Engine, limit: int = 100) -> int:
     return recovered
 
 
-def sweep(engine: Engine) -> dict[str, int]:
-    """One beat tick's worth of timer, recovery and retention work."""
-    return {"timers": fire_due_timers(engine), "recovered": reconcile(engine), "retained": retain_ended_runs(engine)}
+def sweep(engine: Engine, retention_budget: float | None = None) -> dict[str, int]:
+    """One beat tick's worth of timer, recovery and retention work (retention last, within
+    ``retention_budget`` seconds when given)."""
+    counts = {"timers": fire_due_timers(engine), "recovered": reconcile(engine)}
+    counts["retained"] = retain_ended_runs(engine, budget=retention_budget)
+    return counts

@@ -154,3 +154,18 @@ def replay_huge_errors(inline: bool) -> int:
     except Exception as exc:  # the step failed: its (cut) error reaches the workflow
         return len(str(exc))
     return 0
+
+
+@step(inline=True, retries=3, retry_delay=5.0, backoff=1.0, jitter=0.0)
+def replay_inline_flaky(x: int) -> int:
+    """An inline step that fails its first attempt, then doubles ``x``."""
+    info = current_step()
+    ran(f"inline_flaky{x}#{info.attempt if info else 0}")
+    if info is not None and info.attempt == 1:
+        raise RuntimeError("the first attempt fails")
+    return 2 * x
+
+
+@workflow
+def replay_one_inline_flaky(x: int) -> int:
+    return replay_inline_flaky(x)

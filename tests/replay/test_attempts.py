@@ -108,3 +108,39 @@ def test_an_attempt_failing_after_its_run_ended_records_nothing(engine: Engine, 
     assert record_failed_attempt(engine.store, slot, "replay_flaky", outcome, engine.now()) is None
     assert engine.store.read_history(run_id) == history
     assert engine.store.read_history(join_id(run_id, 0)) == []
+
+
+def test_a_stale_resume_that_loses_an_inline_attempt_record_suspends_the_run_it_claimed(engine: Engine) -> None:
+    """Resume A runs attempt 1 of an inline step, records its failure and suspends the run until
+    the retry; resume B, which read the history before that record, then claims the run and runs
+    attempt 1 again. B's record loses: B must suspend the run until its retry, not stop holding
+    the claim's lease (the run then waited for recovery; simulator seed 1619 before this fix)."""
+    run_id, _ = engine.create_run(get_workflow(flows.replay_one_inline_flaky.name), json.dumps([[7], {}]))
+    sent(engine).clear()
+    as_read_by_b = engine.store.get_run(run_id)  # B read the run and its history before A ran
+    engine.resume(run_id)  # resume A
+    assert engine.store.get_run(run_id).status == RunStatus.SUSPENDED
+
+    def b_reads_stale_history(request: str, apply):  # type: ignore[no-untyped-def]
+        result = apply()
+        if request != "read history":
+            return result
+        items, start = result  # as B read it, before A's record of attempt 1 (seq 1)
+        return [item for item in items if item.get("seq") != 1], start
+
+    engine.cache.forget(run_id)
+    engine.store.interceptor = b_reads_stale_history  # type: ignore[attr-defined]
+    engine.resume(run_id, run=as_read_by_b)  # resume B
+    engine.store.interceptor = None  # type: ignore[attr-defined]
+    run = engine.store.get_run(run_id)
+    assert run.status == RunStatus.SUSPENDED and run.lease_expires_at is None
+    assert (run.waiting or {}).get("due", 0) > engine.now()
+    assert flows.RAN.get("inline_flaky7#1") == 2 and not flows.RAN.get("inline_flaky7#2")
+    engine.clock.advance(6)  # type: ignore[attr-defined]  # the retry is due: its timer wakes the run
+    for _ in range(3):
+        fire_due_timers(engine)
+        for resume in list(sent(engine).resumes):
+            sent(engine).clear()
+            engine.resume(resume.run_id)
+    assert engine.store.get_run(run_id).status == RunStatus.COMPLETED
+    assert engine.store.get_run(run_id).result == "14"

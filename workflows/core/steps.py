@@ -39,8 +39,13 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
         return step_value(ctx, event)
     failed = record_failed_attempt(ctx.store, Slot(ctx.run.run_id, pos), step.name, outcome, engine.now())
     if failed is None:
-        raise ctx.stopped(f"another resume recorded attempt {attempt} of op {pos} first, or the run ended")
-    engine.cache.remember(failed)
+        # Another resume recorded this attempt first (this one claimed the run after that one
+        # suspended it, from a history read before), or the run ended. This resume holds the
+        # run: it suspends it until the retry is due rather than leave it to its lease (a
+        # suspend that finds the run ended fails, and the replay that follows sees the end).
+        engine.cache.forget(ctx.run.run_id)
+    else:
+        engine.cache.remember(failed)
     due = engine.now() + outcome.retry_in
     raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
 

@@ -15,6 +15,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.buckets import (
     BUCKET_SLOT,
+    QUEUE_PROBES,
     TOKEN_ATTEMPTS,
     TOKEN_TOLERANCE,
     refill,
@@ -23,6 +24,7 @@ from workflows.core.buckets import (
 )
 from workflows.core.records import SlotRecord
 from workflows.core.storage import new_request
+from workflows.errors import StorageError
 
 from .base import StoreBase
 
@@ -83,6 +85,26 @@ class FlowStore(StoreBase):
         with self.errors("query slots"):
             items = list(Flow.query(limit, Flow.slot >= 0, consistent_read=True))
         return [SlotRecord(limit, int(i.slot), i.holder, i.expires_at) for i in items]
+
+    def pass_slot(self, limit: str, slot: int, holder: str, successor: str) -> bool:
+        """Hand ``holder``'s slot to ``successor`` (a retry of a pass that applied is True)."""
+        Flow = self.m.Flow
+
+        def passed() -> bool:
+            item = self._get_flow("read flow item", limit, slot)
+            return item is not None and item.holder == successor
+
+        return self.conditional("pass slot", lambda: Flow(limit, slot).update(
+            actions=[Flow.holder.set(successor)], condition=Flow.holder == holder), own=passed)
+
+    def enqueue_waiter(self, queue: str, place: int, holder: str) -> int:
+        """Put ``holder`` in ``queue`` at ``place`` or the first place after it no one else has."""
+        Flow = self.m.Flow
+        cond = Flow.holder.does_not_exist() | (Flow.holder == holder)
+        for at in range(place, place + QUEUE_PROBES):
+            if self.conditional("enqueue waiter", lambda at=at: Flow(queue, at, holder=holder).save(condition=cond)):
+                return at
+        raise StorageError(f"enqueue waiter failed: {QUEUE_PROBES} places from {place} of {queue} are taken")
 
     def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
         """Take a token of ``bucket`` for ``holder``: 0.0, or the seconds until its reserved token is due."""

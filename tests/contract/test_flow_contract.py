@@ -103,3 +103,27 @@ def test_waiters_coming_back_when_due_are_admitted_at_the_rate(store, clock) -> 
     for i, first in enumerate(admitted):  # any window of w seconds: at most burst + rate * w
         assert sum(1 for t in admitted[i:] if t - first <= 1.0 + 1e-6) <= 2 + 5.0 * 1.0
     assert len(admitted) >= 5.0 * 3.9 - 1  # and the rate is used to the full
+
+
+def test_a_slot_passes_to_a_successor_once_and_only_from_its_holder(store, clock) -> None:  # type: ignore[no-untyped-def]
+    limit = uid("workflow:w")
+    slot = store.acquire_slot(limit, 1, "first", clock.now() + 10**9)
+    assert store.pass_slot(limit, slot, "someone-else", "thief") is False
+    assert store.pass_slot(limit, slot, "first", "second") is True
+    assert store.pass_slot(limit, slot, "first", "second") is True  # the same pass again (a retried request)
+    assert store.pass_slot(limit, slot, "first", "third") is False
+    assert [(s.slot, s.holder) for s in store.slot_holders(limit)] == [(slot, "second")]
+    assert store.acquire_slot(limit, 1, "third", clock.now() + 10) is None  # the lease went with it
+
+
+def test_waiters_keep_one_place_each_in_order(store, clock) -> None:  # type: ignore[no-untyped-def]
+    queue = uid("queue:workflow:w")
+    base = 1_800_000_000_000_000
+    assert store.enqueue_waiter(queue, base + 20, "late") == base + 20
+    assert store.enqueue_waiter(queue, base + 10, "early") == base + 10
+    assert store.enqueue_waiter(queue, base + 10, "early") == base + 10  # repeated: the same place
+    assert store.enqueue_waiter(queue, base + 10, "tied") == base + 11  # same microsecond: the next free place
+    assert [w.holder for w in store.slot_holders(queue)] == ["early", "tied", "late"]
+    assert store.release_slot(queue, base + 10, "tied") is False  # only its own place is taken out
+    assert store.release_slot(queue, base + 11, "tied") is True
+    assert [(w.slot, w.holder) for w in store.slot_holders(queue)] == [(base + 10, "early"), (base + 20, "late")]

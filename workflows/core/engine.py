@@ -38,6 +38,7 @@ from .ports import Clock, Store, SystemClock, Transport
 from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
 from .tags import current_tags
 from .versions import code_version
+from .workflow_slots import admit, release
 
 log = logging.getLogger("workflows.engine")
 
@@ -150,6 +151,8 @@ class Engine:
         refused = refusal(self, run, known=definition is not None)
         if refused is not None or definition is None:  # not this worker's to decide (see deferral)
             return defer(self, run, refused or "")
+        if (admitted := admit(self, definition, run)) is not True:  # a workflow limit: it waits its turn
+            return admitted is False
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
         args, kwargs = self.payloads.decode(run.args)
         token = ctx.activate()
@@ -265,6 +268,7 @@ class Engine:
                 self.request_cancel(child)
         if ended.parent_run_id and ended.status != RunStatus.CONTINUED:
             self.resume_if_suspended(ended.parent_run_id)  # the end woke it (one transaction)
+        release(self, ended)  # its workflow slot, if it is limited
         for listener in self.run_end_listeners:
             listener(ended)
         self.observer.run_ended(ended)

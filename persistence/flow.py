@@ -7,6 +7,7 @@ request id, so a retry of a write whose response was lost is recognised as our o
 
 from __future__ import annotations
 
+import functools
 import random
 from datetime import datetime, timezone
 from typing import Any
@@ -102,7 +103,8 @@ class FlowStore(StoreBase):
         Flow = self.m.Flow
         cond = Flow.holder.does_not_exist() | (Flow.holder == holder)
         for at in range(place, place + QUEUE_PROBES):
-            if self.conditional("enqueue waiter", lambda at=at: Flow(queue, at, holder=holder).save(condition=cond)):
+            save = functools.partial(Flow(queue, at, holder=holder).save, condition=cond)
+            if self.conditional("enqueue waiter", save):
                 return at
         raise StorageError(f"enqueue waiter failed: {QUEUE_PROBES} places from {place} of {queue} are taken")
 

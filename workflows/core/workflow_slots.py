@@ -29,6 +29,8 @@ log = logging.getLogger("workflows.flow")
 
 #: A workflow slot has no lease: it is held until its run ends (its expiry is this far ahead).
 HELD_UNTIL_THE_END = 100 * 365 * 86400.0
+#: Waiters whose runs are read at once (one BatchGet) when looking for live ones.
+WAITERS_PER_READ = 100
 
 
 def limit_of(engine: Engine, definition: WorkflowDef, run: RunRecord) -> str | None:
@@ -76,9 +78,11 @@ def admit(engine: Engine, definition: WorkflowDef, run: RunRecord) -> bool | Non
     place = next((w.slot for w in waiters if w.holder == run_id), None)
     if place is None:
         place = store.enqueue_waiter(queue, int(run.created_at * 1_000_000), run_id)
-    held = _live_holders(engine, limit, holders, capacity)
-    ahead = _live_waiters(engine, queue, [w for w in waiters if w.slot < place], held)
-    if len(ahead) < capacity - len(held):
+    # Read after joining the list: a release that missed this waiter in the list freed its slot before.
+    held = _live_holders(engine, limit, store.slot_holders(limit), capacity)
+    free = capacity - len(held)
+    ahead = _live_waiters(engine, queue, [w for w in waiters if w.slot < place], held, enough=free) if free > 0 else []
+    if free > 0 and len(ahead) < free:
         if store.acquire_slot(limit, capacity, run_id, engine.now() + HELD_UNTIL_THE_END) is not None or \
                 any(h.holder == run_id for h in store.slot_holders(limit)):  # a twin resume took it for us
             store.release_slot(queue, place, run_id)
@@ -127,9 +131,9 @@ def _release(engine: Engine, definition: WorkflowDef, ended: RunRecord) -> None:
     free = capacity - len(held)
     if free <= 0:
         return
-    live = [w for w in waiters if w.holder != ended.run_id][:free + 8]
-    for waiter in _live_waiters(engine, queue, live, held)[:free]:
-        engine.wake(waiter)
+    others = [w for w in waiters if w.holder != ended.run_id]
+    for run_id in _live_waiters(engine, queue, others, held, enough=free):
+        engine.wake(run_id)
 
 
 def _live_holders(engine: Engine, limit: str, holders: list[SlotRecord], capacity: int) -> set[str]:
@@ -141,15 +145,23 @@ def _live_holders(engine: Engine, limit: str, holders: list[SlotRecord], capacit
     return set(counted) - ended
 
 
-def _live_waiters(engine: Engine, queue: str, waiters: list[SlotRecord], holders: set[str]) -> list[str]:
-    """The run ids of ``waiters`` still waiting, in order; takes the others out of the list
-    (their runs ended, or they hold a slot: admitted before their own clean-up)."""
-    ids = [w.holder for w in waiters if w.holder is not None]
-    gone = _ended(engine, ids) | (set(ids) & holders)
-    for waiter in waiters:
-        if waiter.holder in gone:
-            engine.store.release_slot(queue, waiter.slot, waiter.holder)
-    return [run_id for run_id in ids if run_id not in gone]
+def _live_waiters(engine: Engine, queue: str, waiters: list[SlotRecord], holders: set[str], *,
+                  enough: int) -> list[str]:
+    """The first ``enough`` run ids of ``waiters`` still waiting, in order (read a page of runs at a
+    time); takes the others met on the way out of the list (their runs ended, or they hold a
+    slot: admitted before their own clean-up)."""
+    live: list[str] = []
+    for first in range(0, len(waiters), WAITERS_PER_READ):
+        page = [w for w in waiters[first:first + WAITERS_PER_READ] if w.holder is not None]
+        gone = _ended(engine, [w.holder for w in page if w.holder]) | {w.holder for w in page} & holders
+        for waiter in page:
+            if waiter.holder in gone:
+                engine.store.release_slot(queue, waiter.slot, waiter.holder or "")
+            elif len(live) < enough:
+                live.append(waiter.holder or "")
+        if len(live) >= enough:
+            break
+    return live
 
 
 def _ended(engine: Engine, run_ids: list[str]) -> set[str]:

@@ -24,7 +24,7 @@ from workflows.core.buckets import (
     wait_for_token,
 )
 from workflows.core.records import SlotRecord
-from workflows.core.storage import new_request
+from workflows.core.storage import check_inline_args, new_request
 from workflows.errors import StorageError
 
 from .base import StoreBase
@@ -107,6 +107,19 @@ class FlowStore(StoreBase):
             if self.conditional("enqueue waiter", save):
                 return at
         raise StorageError(f"enqueue waiter failed: {QUEUE_PROBES} places from {place} of {queue} are taken")
+
+    def push_debounce(self, window: str, run_id: str, args: str, ends: float) -> bool:
+        """Set the arguments of ``run_id`` and the end of its open debounce window, in one transaction."""
+        check_inline_args(self.settings, run_id, args)
+        Flow, Run, now = self.m.Flow, self.m.Run, self.now()
+
+        def build(tx: Any) -> None:
+            tx.update(Flow(window, 0), actions=[Flow.expires_at.set(ends)],
+                      condition=(Flow.holder == run_id) & (Flow.expires_at > now))
+            tx.update(Run(run_id), actions=[Run.args.set(args), Run.updated_at.set(now)],
+                      condition=Run.run_id.exists())
+
+        return self.transact("push debounce", build)
 
     def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
         """Take a token of ``bucket`` for ``holder``: 0.0, or the seconds until its reserved token is due."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, T
 
 from . import registry
 from .durations import Duration, to_seconds
-from .errors import InvalidSchedule, RegistrationError
+from .errors import InvalidDebounce, InvalidSchedule, RegistrationError
 from .limits import step_limits, workflow_limits
 
 if TYPE_CHECKING:
@@ -99,19 +99,26 @@ class Workflow(Generic[P, R]):
         return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
 
     def start(self, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
-              **kwargs: Any) -> RunHandle:
-        """Start a run (``idempotency_key=`` keyword: same key, same run; ``tags=``: its search tags).
+              debounce: Duration | None = None, debounce_key: str | None = None,
+              debounce_max: Duration | None = None, **kwargs: Any) -> RunHandle:
+        """Start a run (``idempotency_key=`` keyword: same key, same run; ``tags=``: its search tags;
+        ``debounce=``, ``debounce_key=``, ``debounce_max=``: see :func:`workflows.start`).
 
         Inside a workflow this starts a linked child run; ``.result()`` on the
         returned handle then waits for it durably.
         """
         from .client import start_workflow
         from .core.context import current_workflow
+        from .debounce import debounce_options
 
         ctx = current_workflow()
+        options = debounce_options(debounce, debounce_key, debounce_max, idempotency_key)
+        if ctx is not None and options is not None:
+            raise InvalidDebounce("a child run cannot be debounced (start it from outside a workflow)")
         if ctx is not None:
             return ctx.start_child(self.definition, args, kwargs)  # type: ignore[return-value]
-        return start_workflow(self.definition, args, kwargs, idempotency_key=idempotency_key, tags=tags)
+        return start_workflow(self.definition, args, kwargs, idempotency_key=idempotency_key, tags=tags,
+                              debounce=options)
 
     def __repr__(self) -> str:
         return f"<workflow {self.name}>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .support import uid
+from .support import start, uid
 
 
 def test_slots_are_taken_up_to_capacity_and_freed_by_their_holder(store, clock) -> None:  # type: ignore[no-untyped-def]
@@ -127,3 +127,31 @@ def test_waiters_keep_one_place_each_in_order(store, clock) -> None:  # type: ig
     assert store.release_slot(queue, base + 10, "tied") is False  # only its own place is taken out
     assert store.release_slot(queue, base + 11, "tied") is True
     assert [(w.slot, w.holder) for w in store.slot_holders(queue)] == [(base + 10, "early"), (base + 20, "late")]
+
+
+def test_a_push_into_an_open_window_sets_the_runs_arguments_and_the_windows_end(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id, window = start(store), uid("debounce:wf#k")
+    assert store.acquire_slot(window, 1, run_id, clock.now() + 5) == 0
+    assert store.push_debounce(window, run_id, '[["late"],{}]', clock.now() + 9) is True
+    assert store.push_debounce(window, run_id, '[["late"],{}]', clock.now() + 9) is True  # repeated: the same
+    assert store.get_run(run_id).args == '[["late"],{}]'
+    assert [(s.holder, s.expires_at) for s in store.slot_holders(window)] == [(run_id, clock.now() + 9)]
+
+
+def test_a_push_into_a_closed_expired_or_other_window_writes_nothing(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id, other, window = start(store), start(store), uid("debounce:wf#k")
+    before = store.get_run(run_id).args
+    assert store.push_debounce(window, run_id, '[["x"],{}]', clock.now() + 5) is False  # no window
+    assert store.acquire_slot(window, 1, other, clock.now() + 5) == 0
+    assert store.push_debounce(window, run_id, '[["x"],{}]', clock.now() + 5) is False  # another run's window
+    clock.advance(6)
+    assert store.push_debounce(window, other, '[["x"],{}]', clock.now() + 5) is False  # its end has passed
+    assert store.release_slot(window, 0, other) is True
+    assert store.push_debounce(window, other, '[["x"],{}]', clock.now() + 5) is False  # closed
+    assert store.get_run(run_id).args == before and store.get_run(other).args == before
+    assert store.slot_holders(window) == []
+    ghost, window2 = uid("r"), uid("debounce:wf#k")
+    assert store.acquire_slot(window2, 1, ghost, clock.now() + 5) == 0
+    assert store.push_debounce(window2, ghost, '[["x"],{}]', clock.now() + 9) is False  # its run does not exist
+    assert store.find_run(ghost) is None
+    assert [s.expires_at for s in store.slot_holders(window2)] == [clock.now() + 5]

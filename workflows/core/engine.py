@@ -30,6 +30,7 @@ from ..settings import Settings
 from .async_workflow import call_workflow
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
 from .deferral import defer, refusal
+from .gates import pass_gates
 from .history_cache import HistoryCache, RunHistory
 from .in_place import InPlace
 from .observer import NullObserver, Observer
@@ -38,7 +39,7 @@ from .ports import Clock, Store, SystemClock, Transport
 from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
 from .tags import current_tags
 from .versions import code_version
-from .workflow_slots import admit, release
+from .workflow_slots import release
 
 log = logging.getLogger("workflows.engine")
 
@@ -151,8 +152,8 @@ class Engine:
         refused = refusal(self, run, known=definition is not None)
         if refused is not None or definition is None:  # not this worker's to decide (see deferral)
             return defer(self, run, refused or "")
-        if (admitted := admit(self, definition, run)) is not True:  # a workflow limit: it waits its turn
-            return admitted is False
+        if (passed := pass_gates(self, definition, run)) is not True:  # debounce window, workflow limit
+            return passed is False
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
         args, kwargs = self.payloads.decode(run.args)
         token = ctx.activate()

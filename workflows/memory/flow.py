@@ -17,10 +17,10 @@ from ..core.buckets import (
     wait_for_token,
 )
 from ..core.records import SlotRecord
-from ..core.storage import new_request
+from ..core.storage import check_inline_args, new_request
 from ..errors import StorageError
 from .base import MemoryBase
-from .tables import Change, Condition, Item, Put, Table, Update, Write, absent, actions, set_
+from .tables import Change, Condition, Item, Put, Table, Update, Write, absent, actions, present, set_
 
 
 def _free_at(now: float) -> Condition:
@@ -97,6 +97,20 @@ class FlowTables(MemoryBase):
             if self._write("enqueue waiter", functools.partial(self.flow.put, item, _free_or(holder))):
                 return at
         raise StorageError(f"enqueue waiter failed: {QUEUE_PROBES} places from {place} of {queue} are taken")
+
+    def push_debounce(self, window: str, run_id: str, args: str, ends: float) -> bool:
+        """Set the arguments of ``run_id`` and the end of its open debounce window, in one transaction."""
+        check_inline_args(self.settings, run_id, args)
+        now = self.now()
+        runs: Table = self.runs  # type: ignore[attr-defined]  # the runs table, mixed in
+
+        def open_for_run(item: Item) -> bool:
+            return item.get("holder") == run_id and (item.get("expires_at") or 0) > now
+
+        ops: list[Write] = [Update(self.flow, (window, 0), set_("expires_at", ends), open_for_run),
+                            Update(runs, (run_id,), actions(set_("args", args), set_("updated_at", now)),
+                                   present("run_id"))]
+        return self._transact("push debounce", ops)
 
     def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
         """Take a token of ``bucket`` for ``holder``: 0.0, or the seconds until its reserved token is due."""

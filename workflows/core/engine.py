@@ -39,7 +39,7 @@ from .ports import Clock, Store, SystemClock, Transport
 from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
 from .tags import current_tags
 from .versions import code_version
-from .workflow_slots import release
+from .workflow_slots import enqueue_new, release
 
 log = logging.getLogger("workflows.engine")
 
@@ -86,6 +86,7 @@ class Engine:
         deadline = self.now() + definition.max_duration if definition.max_duration else None
         record = self.new_run_record(run_id or str(uuid.uuid4()), definition.name, args, deadline=deadline,
                                      idempotency_key=idempotency_key, **fields)
+        enqueue_new(self, definition, record)  # a limited workflow's run waits its turn in creation order
         run_id, created = self.store.create_run(record, timers=record_timers(record))
         if created:  # a fork has copied history: its first resume must read it
             self.send_leased_resume(run_id, fresh=None if record.forked_from else record)

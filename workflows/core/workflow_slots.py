@@ -9,7 +9,8 @@ time) and is parked: suspended with a ``wake`` timer, in one write, so it always
 crash can leave behind heals at the next admission: a slot whose holder's run has ended is
 freed, a waiter whose run has ended or that holds a slot already is taken out of the list. The
 wake timer is the backstop when the releasing process dies between the run's end and the wake.
-A continue-as-new successor takes over its predecessor's slot.
+A continue-as-new successor takes over its predecessor's slot. A run started by a client joins
+the list before it is stored (``enqueue_new``), so runs are admitted in creation order.
 """
 
 from __future__ import annotations
@@ -55,6 +56,19 @@ def queued_timer_id(run_id: str) -> str:
     return f"{run_id}#queued"
 
 
+def place_of(run: RunRecord) -> int:
+    """A run's place in its waiting list: its creation time in microseconds."""
+    return int(run.created_at * 1_000_000)
+
+
+def enqueue_new(engine: Engine, definition: WorkflowDef, run: RunRecord) -> None:
+    """Put a run about to be created in its limit's waiting list, so runs are admitted in the order
+    they were created even when their first resumes race. A waiter whose run was never created
+    (a crash before, an idempotency key that named an older run) is taken out at an admission."""
+    if definition.limits is not None and (limit := limit_of(engine, definition, run)) is not None:
+        engine.store.enqueue_waiter(queue_of(limit), place_of(run), run.run_id)
+
+
 def admit(engine: Engine, definition: WorkflowDef, run: RunRecord) -> bool | None:
     """Admit ``run`` to its workflow's limit before its first op.
 
@@ -77,7 +91,7 @@ def admit(engine: Engine, definition: WorkflowDef, run: RunRecord) -> bool | Non
     waiters = store.slot_holders(queue)
     place = next((w.slot for w in waiters if w.holder == run_id), None)
     if place is None:
-        place = store.enqueue_waiter(queue, int(run.created_at * 1_000_000), run_id)
+        place = store.enqueue_waiter(queue, place_of(run), run_id)
     # Read after joining the list: a release that missed this waiter in the list freed its slot before.
     held = _live_holders(engine, limit, store.slot_holders(limit), capacity)
     free = capacity - len(held)

@@ -108,3 +108,13 @@ def test_a_continue_as_new_successor_keeps_its_predecessors_slot(workflow_env: W
     assert chain.result() == "k" and other.result() == "o"
     assert began() == ["k3", "k2", "k1", "o1"]  # the chain kept the slot across its runs
     assert most_at_once(flows.EVENTS) == 1
+
+
+def test_a_run_in_its_debounce_window_holds_up_no_one(workflow_env: WorkflowEnv) -> None:
+    slow = workflow_env.start(flows.one_debounced, "slow", debounce="1m", debounce_key="k")
+    quick = workflow_env.start(flows.one_debounced, "quick")  # created later, not debounced
+    workflow_env.advance("1s")
+    assert began() == ["quick"]  # the debounced run is not ahead of it in the waiting list
+    workflow_env.run_until_idle()
+    assert (slow.result(), quick.result()) == ("slow", "quick")
+    assert began() == ["quick", "slow"] and most_at_once(flows.EVENTS) == 1

@@ -40,3 +40,11 @@ def one_chain(label: str, rounds: int) -> str:
     if rounds > 1:
         continue_as_new(label, rounds - 1)
     return label
+
+
+@workflow(concurrency=1)
+def one_debounced(label: str) -> str:
+    mark("began", label)
+    sleep("10s")
+    mark("ended", label)
+    return label

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ..errors import StorageError, UnknownWorkflow
 from ..limits import WorkflowLimits, key_value
 from ..registry import WorkflowDef, get_workflow
+from .debounce import DEBOUNCE_TAG
 from .records import RunRecord, RunStatus, SlotRecord, TimerKind, TimerRecord
 
 if TYPE_CHECKING:
@@ -64,7 +65,10 @@ def place_of(run: RunRecord) -> int:
 def enqueue_new(engine: Engine, definition: WorkflowDef, run: RunRecord) -> None:
     """Put a run about to be created in its limit's waiting list, so runs are admitted in the order
     they were created even when their first resumes race. A waiter whose run was never created
-    (a crash before, an idempotency key that named an older run) is taken out at an admission."""
+    (a crash before, an idempotency key that named an older run) is taken out at an admission.
+    A debounced run joins at its first resume after its window, so its window holds up no one."""
+    if (run.tags or {}).get(DEBOUNCE_TAG) is not None:
+        return  # it joins after its debounce window, with the key its last arguments give
     if definition.limits is not None and (limit := limit_of(engine, definition, run)) is not None:
         engine.store.enqueue_waiter(queue_of(limit), place_of(run), run.run_id)
 

@@ -52,7 +52,8 @@ def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[
     if idempotency_key is not None:
         _check_text(idempotency_key, "idempotency_key")
     if tags or debounce:
-        fields["tags"] = limit_count(check_tags({**(tags or {}), **({DEBOUNCE_TAG: debounce.key} if debounce else {})}))
+        checked = check_tags(tags)
+        fields["tags"] = limit_count(check_tags({**checked, DEBOUNCE_TAG: debounce.key}) if debounce else checked)
     check_arguments(definition.fn, args, kwargs, f"workflow {definition.name!r}")
     payload = get_engine().payloads.encode([list(args), kwargs], f"arguments of workflow {definition.name!r}")
     if debounce is not None:

@@ -20,9 +20,9 @@ from typing import Any
 
 from .core.debounce import DEBOUNCE_TAG, WINDOW_SLOT, window_of
 from .core.engine import Engine
-from .core.tags import MAX_VALUE_LENGTH
+from .core.tags import MAX_VALUE_LENGTH, check_tag
 from .durations import Duration, to_seconds
-from .errors import InvalidDebounce, StorageError
+from .errors import InvalidDebounce, InvalidTags, StorageError
 from .registry import WorkflowDef
 
 #: Rounds of reading the window and writing it before a start gives up (every lost round means
@@ -56,6 +56,10 @@ def debounce_options(debounce: Duration | None, key: Any, longest: Duration | No
     if not isinstance(key, str) or not key or len(key) > MAX_VALUE_LENGTH:
         raise InvalidDebounce(f"debounce needs debounce_key, a non-empty string of at most {MAX_VALUE_LENGTH} "
                               f"characters, got {reprlib.repr(key)}")
+    try:
+        check_tag(DEBOUNCE_TAG, key)  # the run carries it as a tag
+    except InvalidTags as exc:
+        raise InvalidDebounce(f"debounce_key {reprlib.repr(key)} cannot be a tag value: {exc}") from None
     cap = None if longest is None else to_seconds(longest, what="debounce_max", allow_zero=False)
     if cap is not None and cap < window:
         raise InvalidDebounce(f"debounce_max ({cap:g}s) must be at least the debounce window ({window:g}s)")

@@ -79,6 +79,7 @@ def test_a_window_whose_opener_died_before_creating_its_run_is_taken_by_the_next
     ({"debounce": "5s"}, InvalidDebounce),
     ({"debounce": "5s", "debounce_key": ""}, InvalidDebounce),
     ({"debounce": "5s", "debounce_key": "k" * 257}, InvalidDebounce),
+    ({"debounce": "5s", "debounce_key": "line\nbreak"}, InvalidDebounce),
     ({"debounce": "5s", "debounce_key": "k", "debounce_max": "2s"}, InvalidDebounce),
     ({"debounce": "5s", "debounce_key": "k", "idempotency_key": "i"}, InvalidDebounce),
     ({"debounce": "soon", "debounce_key": "k"}, InvalidDuration),

@@ -141,6 +141,16 @@ def check_exclusive(world: World, label: str) -> None:
         world.inside[actor] = world.time
 
 
+def check_one_live_run(world: World, run_id: str) -> None:
+    """A step of a run of the ``concurrency=1`` workflow runs only while no other run of it that
+    has begun is live (a workflow slot has no lease: no stall excuses a second live run)."""
+    world.gated_runs.add(run_id)
+    live = sorted(r for r in world.gated_runs if (item := _run(world, r)) is not None
+                  and item["status"] not in TERMINAL)
+    if len(live) > 1:
+        world.violations.append(f"runs {', '.join(live)} of the concurrency=1 workflow were live at once")
+
+
 def check_ends(world: World) -> None:
     """Each run ended as its workflow defines; re-executions are explained by faults."""
     for instance in world.instances:

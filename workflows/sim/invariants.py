@@ -129,7 +129,8 @@ def _resolved(world: World, text: str) -> str:
 
 def check_exclusive(world: World, label: str) -> None:
     """Two attempts of a ``concurrency=1`` step never run at once, unless a process stalled
-    since the earlier one began (its slot's lease may then have passed and been reclaimed)."""
+    since the earlier one's task began: a stall between taking the slot and entering the body
+    counts too (its slot's lease may then have passed and been reclaimed)."""
     actor = world.baton.actor()
     for other, since in list(world.inside.items()):
         if other.done or other.kill:
@@ -138,7 +139,7 @@ def check_exclusive(world: World, label: str) -> None:
             world.violations.append(f"two attempts of the concurrency=1 step {label} ran at once: "
                                     f"{other.name} since {since:.1f}s and {getattr(actor, 'name', '?')}")
     if actor is not None:
-        world.inside[actor] = world.time
+        world.inside[actor] = getattr(actor, "started", world.time)
 
 
 def check_one_live_run(world: World, run_id: str) -> None:

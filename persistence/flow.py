@@ -7,6 +7,7 @@ request id, so a retry of a write whose response was lost is recognised as our o
 
 from __future__ import annotations
 
+import functools
 import random
 from datetime import datetime, timezone
 from typing import Any
@@ -15,6 +16,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.buckets import (
     BUCKET_SLOT,
+    QUEUE_PROBES,
     TOKEN_ATTEMPTS,
     TOKEN_TOLERANCE,
     refill,
@@ -22,7 +24,8 @@ from workflows.core.buckets import (
     wait_for_token,
 )
 from workflows.core.records import SlotRecord
-from workflows.core.storage import new_request
+from workflows.core.storage import check_inline_args, new_request
+from workflows.errors import StorageError
 
 from .base import StoreBase
 
@@ -83,6 +86,40 @@ class FlowStore(StoreBase):
         with self.errors("query slots"):
             items = list(Flow.query(limit, Flow.slot >= 0, consistent_read=True))
         return [SlotRecord(limit, int(i.slot), i.holder, i.expires_at) for i in items]
+
+    def pass_slot(self, limit: str, slot: int, holder: str, successor: str) -> bool:
+        """Hand ``holder``'s slot to ``successor`` (a retry of a pass that applied is True)."""
+        Flow = self.m.Flow
+
+        def passed() -> bool:
+            item = self._get_flow("read flow item", limit, slot)
+            return item is not None and item.holder == successor
+
+        return self.conditional("pass slot", lambda: Flow(limit, slot).update(
+            actions=[Flow.holder.set(successor)], condition=Flow.holder == holder), own=passed)
+
+    def enqueue_waiter(self, queue: str, place: int, holder: str) -> int:
+        """Put ``holder`` in ``queue`` at ``place`` or the first place after it no one else has."""
+        Flow = self.m.Flow
+        cond = Flow.holder.does_not_exist() | (Flow.holder == holder)
+        for at in range(place, place + QUEUE_PROBES):
+            save = functools.partial(Flow(queue, at, holder=holder).save, condition=cond)
+            if self.conditional("enqueue waiter", save):
+                return at
+        raise StorageError(f"enqueue waiter failed: {QUEUE_PROBES} places from {place} of {queue} are taken")
+
+    def push_debounce(self, window: str, run_id: str, args: str, ends: float) -> bool:
+        """Set the arguments of ``run_id`` and the end of its open debounce window, in one transaction."""
+        check_inline_args(self.settings, run_id, args)
+        Flow, Run, now = self.m.Flow, self.m.Run, self.now()
+
+        def build(tx: Any) -> None:
+            tx.update(Flow(window, 0), actions=[Flow.expires_at.set(ends)],
+                      condition=(Flow.holder == run_id) & (Flow.expires_at > now))
+            tx.update(Run(run_id), actions=[Run.args.set(args), Run.updated_at.set(now)],
+                      condition=Run.run_id.exists())
+
+        return self.transact("push debounce", build)
 
     def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
         """Take a token of ``bucket`` for ``holder``: 0.0, or the seconds until its reserved token is due."""

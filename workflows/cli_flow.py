@@ -1,4 +1,5 @@
-"""``workflows flow ...``: the flow-control limits of the imported steps and who holds their slots."""
+"""``workflows flow ...``: the flow-control limits of the imported steps and who holds their slots,
+and the runs holding and waiting for a limited workflow's slots."""
 
 from __future__ import annotations
 
@@ -59,11 +60,42 @@ def cmd_flow_slots(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_flow_queued(args: argparse.Namespace) -> int:
+    """Print the runs that hold a workflow's slots and the runs waiting for one, oldest first."""
+    from . import registry
+    from .cli import UsageError, _imports
+    from .core.workflow_slots import queue_of
+    from .runtime import get_engine
+
+    _imports()
+    definition = registry.get_workflow(args.workflow)
+    limits = definition.limits
+    if limits is None:
+        raise UsageError(f"workflow {args.workflow!r} has no concurrency limit")
+    if (limits.concurrency_key is None) != (args.key is None):
+        raise UsageError(f"workflow {args.workflow!r} is limited per {limits.concurrency_key!r}: give --key"
+                         if args.key is None else f"workflow {args.workflow!r} is limited globally: no --key")
+    limit = f"workflow:{definition.name}" + ("" if args.key is None else f"#{args.key}")
+    store = get_engine().store
+    holders = [s for s in store.slot_holders(limit) if s.holder is not None]
+    waiters = [w for w in store.slot_holders(queue_of(limit)) if w.holder is not None]
+    print(f"{'STATE':8} {'SINCE':24} RUN")
+    for slot in holders:
+        print(f"{'running':8} {'-':24} {slot.holder}")
+    for waiter in waiters:
+        print(f"{'queued':8} {_when(waiter.slot / 1_000_000):24} {waiter.holder}")
+    print(f"{len(holders)} of {limits.concurrency} slot(s) held, {len(waiters)} run(s) waiting")
+    return 0
+
+
 def add_flow_commands(sub: Any, add: AddCommand) -> None:
-    """Register ``workflows flow limits|slots``."""
+    """Register ``workflows flow limits|slots|queued``."""
     flow = add("flow", lambda a: 2, "flow control: step limits and slot holders").add_subparsers(
         dest="flow_cmd", required=True)
     add("limits", cmd_flow_limits, "list the imported steps' concurrency and rate limits", flow)
     p = add("slots", cmd_flow_slots, "show who holds a step's concurrency slots", flow)
     p.add_argument("step")
     p.add_argument("--key", help="the value of the step's concurrency_key argument (a keyed limit)")
+    p = add("queued", cmd_flow_queued, "show the runs holding a workflow's slots and those waiting, in order", flow)
+    p.add_argument("workflow")
+    p.add_argument("--key", help="the value of the workflow's concurrency_key argument (a keyed limit)")

@@ -10,12 +10,14 @@ import time
 from typing import Any, Iterator
 
 from . import codec
+from .core.debounce import DEBOUNCE_TAG
 from .core.engine import Engine
 from .core.hooks import refusal
 from .core.ports import Store
 from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
 from .core.tags import check_tags, limit_count, parse_filter
 from .core.tokens import hash_token
+from .debounce import Debounce, debounce_options, start_debounced
 from .durations import to_seconds
 from .errors import (
     HookClosed,
@@ -43,26 +45,34 @@ def _check_text(value: Any, what: str, limit: int = MAX_KEY_LENGTH) -> str:
 
 def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any], *,
                    idempotency_key: str | None = None, tags: dict[str, str] | None = None,
-                   **fields: Any) -> RunHandle:
+                   debounce: Debounce | None = None, **fields: Any) -> RunHandle:
     """Start a run of ``definition``; nothing is stored if the arguments do not fit its
-    signature or are not JSON data, or if ``tags`` break the rules (InvalidTags)."""
+    signature or are not JSON data, or if ``tags`` break the rules (InvalidTags).
+    ``debounce``: collapse starts with its key within its window (see ``workflows.debounce``)."""
     if idempotency_key is not None:
         _check_text(idempotency_key, "idempotency_key")
-    if tags:
-        fields["tags"] = limit_count(check_tags(tags))
+    if tags or debounce:
+        checked = check_tags(tags)
+        fields["tags"] = limit_count(check_tags({**checked, DEBOUNCE_TAG: debounce.key}) if debounce else checked)
     check_arguments(definition.fn, args, kwargs, f"workflow {definition.name!r}")
     payload = get_engine().payloads.encode([list(args), kwargs], f"arguments of workflow {definition.name!r}")
+    if debounce is not None:
+        return RunHandle(start_debounced(get_engine(), definition, payload, debounce, **fields))
     run_id, _ = get_engine().create_run(definition, payload, idempotency_key=idempotency_key, **fields)
     return RunHandle(run_id)
 
 
 def start(workflow: Any, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
+          debounce: Any = None, debounce_key: str | None = None, debounce_max: Any = None,
           **kwargs: Any) -> RunHandle:
     """Start a run of a workflow given by registered name (or by the workflow object);
-    ``tags``: its search tags (see :func:`list_runs`)."""
+    ``tags``: its search tags (see :func:`list_runs`). ``debounce="5s", debounce_key="k"``
+    (optionally ``debounce_max="1m"``): starts with one key within the window collapse into one
+    run, which starts with the last arguments once the window has passed (docs/flow-control.md)."""
     name = workflow if isinstance(workflow, str) else getattr(workflow, "name", workflow)
-    return start_workflow(get_workflow(_check_text(name, "workflow name")), args, kwargs,
-                          idempotency_key=idempotency_key, tags=tags)
+    definition = get_workflow(_check_text(name, "workflow name"))
+    return start_workflow(definition, args, kwargs, idempotency_key=idempotency_key, tags=tags,
+                          debounce=debounce_options(debounce, debounce_key, debounce_max, idempotency_key))
 
 
 class RunHandle:

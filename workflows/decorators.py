@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, T
 
 from . import registry
 from .durations import Duration, to_seconds
-from .errors import InvalidSchedule, RegistrationError
-from .limits import step_limits
+from .errors import InvalidDebounce, InvalidSchedule, RegistrationError
+from .limits import step_limits, workflow_limits
 
 if TYPE_CHECKING:
     from .client import RunHandle
@@ -22,7 +22,8 @@ R = TypeVar("R")
 
 _STEP_OPTIONS = {"name", "retries", "retry_delay", "backoff", "max_delay", "jitter", "timeout", "queue", "inline",
                  "concurrency", "concurrency_key", "rate", "rate_key", "burst"}
-_WORKFLOW_OPTIONS = {"name", "max_duration", "queue", "schedule", "schedule_timezone", "schedule_overlap"}
+_WORKFLOW_OPTIONS = {"name", "max_duration", "queue", "schedule", "schedule_timezone", "schedule_overlap",
+                     "concurrency", "concurrency_key"}
 
 
 @dataclass(frozen=True)
@@ -98,19 +99,26 @@ class Workflow(Generic[P, R]):
         return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
 
     def start(self, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
-              **kwargs: Any) -> RunHandle:
-        """Start a run (``idempotency_key=`` keyword: same key, same run; ``tags=``: its search tags).
+              debounce: Duration | None = None, debounce_key: str | None = None,
+              debounce_max: Duration | None = None, **kwargs: Any) -> RunHandle:
+        """Start a run (``idempotency_key=`` keyword: same key, same run; ``tags=``: its search tags;
+        ``debounce=``, ``debounce_key=``, ``debounce_max=``: see :func:`workflows.start`).
 
         Inside a workflow this starts a linked child run; ``.result()`` on the
         returned handle then waits for it durably.
         """
         from .client import start_workflow
         from .core.context import current_workflow
+        from .debounce import debounce_options
 
         ctx = current_workflow()
+        options = debounce_options(debounce, debounce_key, debounce_max, idempotency_key)
+        if ctx is not None and options is not None:
+            raise InvalidDebounce("a child run cannot be debounced (start it from outside a workflow)")
         if ctx is not None:
             return ctx.start_child(self.definition, args, kwargs)  # type: ignore[return-value]
-        return start_workflow(self.definition, args, kwargs, idempotency_key=idempotency_key, tags=tags)
+        return start_workflow(self.definition, args, kwargs, idempotency_key=idempotency_key, tags=tags,
+                              debounce=options)
 
     def __repr__(self) -> str:
         return f"<workflow {self.name}>"
@@ -206,6 +214,7 @@ def _build_workflow(fn: Callable[..., Any], options: dict[str, Any]) -> Workflow
         max_duration=None if max_duration is None else to_seconds(max_duration, what="max_duration",
                                                                      allow_zero=False),
         options={k: options[k] for k in ("schedule_timezone", "schedule_overlap") if k in options},
+        limits=workflow_limits(fn, options),
     )
     registry.add_workflow(definition)
     return Workflow(definition)
@@ -260,11 +269,15 @@ def workflow(fn: Callable[P, R], /) -> Workflow[P, R]: ...
 @overload
 def workflow(*, name: str | None = ..., max_duration: Duration | None = ..., queue: str | None = ...,
              schedule: str | None = ..., schedule_timezone: str | None = ...,
-             schedule_overlap: str | None = ...) -> Callable[[Callable[P, R]], Workflow[P, R]]: ...
+             schedule_overlap: str | None = ..., concurrency: int | None = ...,
+             concurrency_key: str | None = ...) -> Callable[[Callable[P, R]], Workflow[P, R]]: ...
 
 
 def workflow(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
-    """Mark a function as a durable workflow (bare or ``@workflow(name=..., max_duration="7d")``)."""
+    """Mark a function as a durable workflow (bare or ``@workflow(name=..., max_duration="7d")``).
+
+    ``concurrency=N`` (and ``concurrency_key="arg"``): at most N live runs at once (per value of
+    that argument); further runs wait in start order (docs/flow-control.md)."""
     if fn is not None:
         return _build_workflow(fn, options)
     return lambda f: _build_workflow(f, options)

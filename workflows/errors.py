@@ -13,6 +13,7 @@ Tree::
     │   ├── InvalidTags              run tags that break the rules (names the tag and the rule)
     │   └── InvalidExport            a run export that cannot be read or replayed
     ├── InvalidDuration
+    ├── InvalidDebounce              bad debounce window, key or cap of a start
     ├── InvalidSchedule              bad cron, time zone, interval or policy
     ├── NotFound
     │   ├── RunNotFound
@@ -115,6 +116,11 @@ class InvalidTags(SerializationError, ValueError):
 
 class InvalidDuration(WorkflowError, ValueError):
     """A duration string or value cannot be understood."""
+
+
+class InvalidDebounce(WorkflowError, ValueError):
+    """Bad debounce options of a start: a window that is not a positive duration, a missing or
+    bad ``debounce_key``, a ``debounce_max`` shorter than the window, or a combination refused."""
 
 
 class InvalidSchedule(WorkflowError, ValueError):

@@ -83,6 +83,34 @@ def step_limits(fn: Callable[..., Any], options: dict[str, Any]) -> StepLimits |
     return StepLimits(concurrency, concurrency_key, per_second, float(burst), rate_key)
 
 
+@dataclass(frozen=True)
+class WorkflowLimits:
+    """How many runs of a workflow may be live at once (per value of ``concurrency_key``)."""
+
+    concurrency: int
+    concurrency_key: str | None = None
+
+
+def workflow_limits(fn: Callable[..., Any], options: dict[str, Any]) -> WorkflowLimits | None:
+    """Validate ``@workflow(concurrency=N, concurrency_key="arg")`` on ``fn``; None without a limit.
+
+    Raises:
+        RegistrationError: N is not an int from 1 to 1000, the key is not a parameter of ``fn``,
+            or a key is given without a limit.
+    """
+    concurrency, key = options.get("concurrency"), options.get("concurrency_key")
+    if concurrency is None:
+        if key is not None:
+            raise RegistrationError("@workflow concurrency_key needs concurrency=")
+        return None
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or not 1 <= concurrency <= 1000:
+        raise RegistrationError(f"@workflow concurrency must be an int from 1 to 1000, got {concurrency!r}")
+    if key is not None and key not in _parameters(fn):
+        raise RegistrationError(f"@workflow concurrency_key {key!r} is not a parameter of "
+                                f"{getattr(fn, '__name__', fn)!r}")
+    return WorkflowLimits(concurrency, key)
+
+
 def key_value(fn: Callable[..., Any], name: str, args: list[Any], kwargs: dict[str, Any]) -> str:
     """The value of argument ``name`` of a call of ``fn``, as a limit key (JSON unless a string)."""
     bound = inspect.signature(fn).bind(*args, **kwargs)

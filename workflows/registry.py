@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .errors import InvalidArguments, RegistrationError, UnknownStep, UnknownWorkflow
-from .limits import StepLimits
+from .limits import StepLimits, WorkflowLimits
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class WorkflowDef:
     queue: str | None
     schedule: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    limits: WorkflowLimits | None = None
 
 
 _lock = threading.Lock()

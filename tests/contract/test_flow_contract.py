@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .support import uid
+from .support import start, uid
 
 
 def test_slots_are_taken_up_to_capacity_and_freed_by_their_holder(store, clock) -> None:  # type: ignore[no-untyped-def]
@@ -103,3 +103,55 @@ def test_waiters_coming_back_when_due_are_admitted_at_the_rate(store, clock) -> 
     for i, first in enumerate(admitted):  # any window of w seconds: at most burst + rate * w
         assert sum(1 for t in admitted[i:] if t - first <= 1.0 + 1e-6) <= 2 + 5.0 * 1.0
     assert len(admitted) >= 5.0 * 3.9 - 1  # and the rate is used to the full
+
+
+def test_a_slot_passes_to_a_successor_once_and_only_from_its_holder(store, clock) -> None:  # type: ignore[no-untyped-def]
+    limit = uid("workflow:w")
+    slot = store.acquire_slot(limit, 1, "first", clock.now() + 10**9)
+    assert store.pass_slot(limit, slot, "someone-else", "thief") is False
+    assert store.pass_slot(limit, slot, "first", "second") is True
+    assert store.pass_slot(limit, slot, "first", "second") is True  # the same pass again (a retried request)
+    assert store.pass_slot(limit, slot, "first", "third") is False
+    assert [(s.slot, s.holder) for s in store.slot_holders(limit)] == [(slot, "second")]
+    assert store.acquire_slot(limit, 1, "third", clock.now() + 10) is None  # the lease went with it
+
+
+def test_waiters_keep_one_place_each_in_order(store, clock) -> None:  # type: ignore[no-untyped-def]
+    queue = uid("queue:workflow:w")
+    base = 1_800_000_000_000_000
+    assert store.enqueue_waiter(queue, base + 20, "late") == base + 20
+    assert store.enqueue_waiter(queue, base + 10, "early") == base + 10
+    assert store.enqueue_waiter(queue, base + 10, "early") == base + 10  # repeated: the same place
+    assert store.enqueue_waiter(queue, base + 10, "tied") == base + 11  # same microsecond: the next free place
+    assert [w.holder for w in store.slot_holders(queue)] == ["early", "tied", "late"]
+    assert store.release_slot(queue, base + 10, "tied") is False  # only its own place is taken out
+    assert store.release_slot(queue, base + 11, "tied") is True
+    assert [(w.slot, w.holder) for w in store.slot_holders(queue)] == [(base + 10, "early"), (base + 20, "late")]
+
+
+def test_a_push_into_an_open_window_sets_the_runs_arguments_and_the_windows_end(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id, window = start(store), uid("debounce:wf#k")
+    assert store.acquire_slot(window, 1, run_id, clock.now() + 5) == 0
+    assert store.push_debounce(window, run_id, '[["late"],{}]', clock.now() + 9) is True
+    assert store.push_debounce(window, run_id, '[["late"],{}]', clock.now() + 9) is True  # repeated: the same
+    assert store.get_run(run_id).args == '[["late"],{}]'
+    assert [(s.holder, s.expires_at) for s in store.slot_holders(window)] == [(run_id, clock.now() + 9)]
+
+
+def test_a_push_into_a_closed_expired_or_other_window_writes_nothing(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id, other, window = start(store), start(store), uid("debounce:wf#k")
+    before = store.get_run(run_id).args
+    assert store.push_debounce(window, run_id, '[["x"],{}]', clock.now() + 5) is False  # no window
+    assert store.acquire_slot(window, 1, other, clock.now() + 5) == 0
+    assert store.push_debounce(window, run_id, '[["x"],{}]', clock.now() + 5) is False  # another run's window
+    clock.advance(6)
+    assert store.push_debounce(window, other, '[["x"],{}]', clock.now() + 5) is False  # its end has passed
+    assert store.release_slot(window, 0, other) is True
+    assert store.push_debounce(window, other, '[["x"],{}]', clock.now() + 5) is False  # closed
+    assert store.get_run(run_id).args == before and store.get_run(other).args == before
+    assert store.slot_holders(window) == []
+    ghost, window2 = uid("r"), uid("debounce:wf#k")
+    assert store.acquire_slot(window2, 1, ghost, clock.now() + 5) == 0
+    assert store.push_debounce(window2, ghost, '[["x"],{}]', clock.now() + 9) is False  # its run does not exist
+    assert store.find_run(ghost) is None
+    assert [s.expires_at for s in store.slot_holders(window2)] == [clock.now() + 5]

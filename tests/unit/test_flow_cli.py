@@ -7,7 +7,7 @@ from typing import Iterator
 import pytest
 
 from tests.replay.ports import memory_engine
-from tests.testing import flow_flows
+from tests.testing import flow_flows, workflow_limit_flows
 from workflows import cli, runtime
 from workflows.core.engine import Engine
 
@@ -40,3 +40,20 @@ def test_flow_slots_refuses_a_missing_or_needless_key(engine: Engine, capsys: py
     assert "give --key" in capsys.readouterr().err
     assert cli.main(["flow", "slots", "flow_two_per_second"]) == cli.EXIT_USAGE
     assert "no concurrency limit" in capsys.readouterr().err
+
+
+def test_flow_queued_shows_running_and_waiting_runs_in_order(engine: Engine,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert workflow_limit_flows.one_per_customer.name
+    store = engine.store
+    store.acquire_slot("workflow:one_per_customer#c7", 1, "run-a", engine.now() + 10**9)
+    store.enqueue_waiter("queue:workflow:one_per_customer#c7", 2_000_000, "run-c")
+    store.enqueue_waiter("queue:workflow:one_per_customer#c7", 1_000_000, "run-b")
+    assert cli.main(["flow", "queued", "one_per_customer", "--key", "c7"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("run-a") < out.index("run-b") < out.index("run-c")
+    assert "1 of 1 slot(s) held, 2 run(s) waiting" in out
+    assert cli.main(["flow", "queued", "one_per_customer"]) == cli.EXIT_USAGE
+    assert "give --key" in capsys.readouterr().err
+    assert cli.main(["flow", "queued", "two_at_a_time", "--key", "x"]) == cli.EXIT_USAGE
+    assert "limited globally" in capsys.readouterr().err

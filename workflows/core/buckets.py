@@ -10,6 +10,8 @@ BUCKET_SLOT = -1
 TOKEN_ATTEMPTS = 8
 #: The share of a token that may be missing when a token counts as there.
 TOKEN_TOLERANCE = 1e-4
+#: Places a waiter of a workflow's queue tries after its own (two runs started in one microsecond).
+QUEUE_PROBES = 16
 
 
 def refill(stored: tuple[float | None, float | None] | None, now: float, rate: float,

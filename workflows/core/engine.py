@@ -30,6 +30,7 @@ from ..settings import Settings
 from .async_workflow import call_workflow
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
 from .deferral import defer, refusal
+from .gates import pass_gates
 from .history_cache import HistoryCache, RunHistory
 from .in_place import InPlace
 from .observer import NullObserver, Observer
@@ -38,6 +39,7 @@ from .ports import Clock, Store, SystemClock, Transport
 from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
 from .tags import current_tags
 from .versions import code_version
+from .workflow_slots import enqueue_new, release
 
 log = logging.getLogger("workflows.engine")
 
@@ -84,6 +86,7 @@ class Engine:
         deadline = self.now() + definition.max_duration if definition.max_duration else None
         record = self.new_run_record(run_id or str(uuid.uuid4()), definition.name, args, deadline=deadline,
                                      idempotency_key=idempotency_key, **fields)
+        enqueue_new(self, definition, record)  # a limited workflow's run waits its turn in creation order
         run_id, created = self.store.create_run(record, timers=record_timers(record))
         if created:  # a fork has copied history: its first resume must read it
             self.send_leased_resume(run_id, fresh=None if record.forked_from else record)
@@ -150,6 +153,8 @@ class Engine:
         refused = refusal(self, run, known=definition is not None)
         if refused is not None or definition is None:  # not this worker's to decide (see deferral)
             return defer(self, run, refused or "")
+        if (passed := pass_gates(self, definition, run)) is not True:  # debounce window, workflow limit
+            return passed is False
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
         args, kwargs = self.payloads.decode(run.args)
         token = ctx.activate()
@@ -265,6 +270,7 @@ class Engine:
                 self.request_cancel(child)
         if ended.parent_run_id and ended.status != RunStatus.CONTINUED:
             self.resume_if_suspended(ended.parent_run_id)  # the end woke it (one transaction)
+        release(self, ended)  # its workflow slot, if it is limited
         for listener in self.run_end_listeners:
             listener(ended)
         self.observer.run_ended(ended)

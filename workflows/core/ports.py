@@ -453,6 +453,24 @@ class FlowStore(Protocol):
     def slot_holders(self, limit: str) -> list[SlotRecord]:
         """The slots of ``limit`` that are or were held, in slot order (one Query)."""
 
+    def pass_slot(self, limit: str, slot: int, holder: str, successor: str) -> bool:
+        """Hand a slot ``holder`` holds to ``successor``, lease kept (conditional on the holder);
+        False if ``holder`` no longer held it. A retry of a pass that applied (``successor``
+        holds the slot) is True."""
+
+    def enqueue_waiter(self, queue: str, place: int, holder: str) -> int:
+        """Put ``holder`` in the waiting list ``queue`` (items read back in place order by
+        ``slot_holders``, taken out by ``release_slot``) at ``place``, or at the first place after
+        it that no other holder has; return the place it holds. Conditional (the place is free or
+        already ``holder``'s), so a repeated or retried request keeps the one place."""
+
+    def push_debounce(self, window: str, run_id: str, args: str, ends: float) -> bool:
+        """Collapse a start into the open debounce ``window`` of ``run_id``: set the run's
+        arguments to ``args`` and the window's end (slot 0's expiry) to ``ends``, in one
+        transaction. Condition: slot 0 of ``window`` is held by ``run_id`` and has not expired,
+        and the run exists. False: nothing written. Raises PayloadTooLarge for arguments over
+        ``inline_payload_bytes``."""
+
     def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
         """Take one token for ``holder`` from a token bucket refilled at ``rate`` per second up to
         ``burst``: 0.0 if taken now, else the seconds until the token reserved for ``holder`` is

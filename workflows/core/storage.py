@@ -9,7 +9,7 @@ import uuid
 import zlib
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
-from ..errors import ItemTooLarge, OutcomeRecorded
+from ..errors import ItemTooLarge, OutcomeRecorded, PayloadTooLarge
 from ..settings import DYNAMODB_ITEM_LIMIT, Settings
 
 if TYPE_CHECKING:
@@ -62,6 +62,13 @@ def inline_payload_limit(settings: Settings) -> int:
     """The largest payload text a store accepts inline: a payload up to ``inline_payload_bytes``,
     or the reference that stands for a larger one."""
     return max(settings.inline_payload_bytes, REFERENCE_ROOM)
+
+
+def check_inline_args(settings: Settings, run_id: str, args: str) -> None:
+    """Refuse arguments over :func:`inline_payload_limit` (``PayloadTooLarge``), as ``create_run`` does."""
+    size = len(args.encode())
+    if size > inline_payload_limit(settings):
+        raise PayloadTooLarge(f"arguments of run {run_id}", size, inline_payload_limit(settings))
 
 
 def inline_result_limit(settings: Settings) -> int:

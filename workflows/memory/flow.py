@@ -7,11 +7,20 @@ from __future__ import annotations
 import functools
 import random
 
-from ..core.buckets import BUCKET_SLOT, TOKEN_ATTEMPTS, TOKEN_TOLERANCE, refill, reservation_slot, wait_for_token
+from ..core.buckets import (
+    BUCKET_SLOT,
+    QUEUE_PROBES,
+    TOKEN_ATTEMPTS,
+    TOKEN_TOLERANCE,
+    refill,
+    reservation_slot,
+    wait_for_token,
+)
 from ..core.records import SlotRecord
-from ..core.storage import new_request
+from ..core.storage import check_inline_args, new_request
+from ..errors import StorageError
 from .base import MemoryBase
-from .tables import Change, Condition, Item, Put, Table, Update, Write, absent, actions, set_
+from .tables import Change, Condition, Item, Put, Table, Update, Write, absent, actions, present, set_
 
 
 def _free_at(now: float) -> Condition:
@@ -20,6 +29,10 @@ def _free_at(now: float) -> Condition:
 
 def _held_by(holder: str) -> Condition:
     return lambda item: item.get("holder") == holder
+
+
+def _free_or(holder: str) -> Condition:
+    return lambda item: item.get("holder") in (None, holder)
 
 
 def _req_is(req: str | None) -> Condition:
@@ -69,6 +82,35 @@ class FlowTables(MemoryBase):
     def slot_holders(self, limit: str) -> list[SlotRecord]:
         """The slot items of ``limit`` in slot order."""
         return [SlotRecord(limit, int(i["slot"]), i.get("holder"), i.get("expires_at")) for i in self._slots(limit)]
+
+    def pass_slot(self, limit: str, slot: int, holder: str, successor: str) -> bool:
+        """Hand ``holder``'s slot to ``successor`` (a retry of a pass that applied is True)."""
+        return self._write("pass slot", lambda: self.flow.update((limit, slot), set_("holder", successor),
+                                                                  _held_by(holder)),
+                           own=lambda: (self._request("read flow item", lambda: self.flow.get(limit, slot))
+                                        or {}).get("holder") == successor)
+
+    def enqueue_waiter(self, queue: str, place: int, holder: str) -> int:
+        """Put ``holder`` in ``queue`` at ``place`` or the first place after it no one else has."""
+        for at in range(place, place + QUEUE_PROBES):
+            item = {"limit_id": queue, "slot": at, "holder": holder}
+            if self._write("enqueue waiter", functools.partial(self.flow.put, item, _free_or(holder))):
+                return at
+        raise StorageError(f"enqueue waiter failed: {QUEUE_PROBES} places from {place} of {queue} are taken")
+
+    def push_debounce(self, window: str, run_id: str, args: str, ends: float) -> bool:
+        """Set the arguments of ``run_id`` and the end of its open debounce window, in one transaction."""
+        check_inline_args(self.settings, run_id, args)
+        now = self.now()
+        runs: Table = self.runs  # type: ignore[attr-defined]  # the runs table, mixed in
+
+        def open_for_run(item: Item) -> bool:
+            return item.get("holder") == run_id and (item.get("expires_at") or 0) > now
+
+        ops: list[Write] = [Update(self.flow, (window, 0), set_("expires_at", ends), open_for_run),
+                            Update(runs, (run_id,), actions(set_("args", args), set_("updated_at", now)),
+                                   present("run_id"))]
+        return self._transact("push debounce", ops)
 
     def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
         """Take a token of ``bucket`` for ``holder``: 0.0, or the seconds until its reserved token is due."""

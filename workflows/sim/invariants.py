@@ -129,7 +129,8 @@ def _resolved(world: World, text: str) -> str:
 
 def check_exclusive(world: World, label: str) -> None:
     """Two attempts of a ``concurrency=1`` step never run at once, unless a process stalled
-    since the earlier one began (its slot's lease may then have passed and been reclaimed)."""
+    since the earlier one's task began: a stall between taking the slot and entering the body
+    counts too (its slot's lease may then have passed and been reclaimed)."""
     actor = world.baton.actor()
     for other, since in list(world.inside.items()):
         if other.done or other.kill:
@@ -138,7 +139,17 @@ def check_exclusive(world: World, label: str) -> None:
             world.violations.append(f"two attempts of the concurrency=1 step {label} ran at once: "
                                     f"{other.name} since {since:.1f}s and {getattr(actor, 'name', '?')}")
     if actor is not None:
-        world.inside[actor] = world.time
+        world.inside[actor] = getattr(actor, "started", world.time)
+
+
+def check_one_live_run(world: World, run_id: str) -> None:
+    """A step of a run of the ``concurrency=1`` workflow runs only while no other run of it that
+    has begun is live (a workflow slot has no lease: no stall excuses a second live run)."""
+    world.gated_runs.add(run_id)
+    live = sorted(r for r in world.gated_runs if (item := _run(world, r)) is not None
+                  and item["status"] not in TERMINAL)
+    if len(live) > 1:
+        world.violations.append(f"runs {', '.join(live)} of the concurrency=1 workflow were live at once")
 
 
 def check_ends(world: World) -> None:

@@ -32,6 +32,9 @@ class Observer:
     def left(self, label: str) -> None:
         """That body ended."""
 
+    def gated(self, run_id: str) -> None:
+        """A step of a run of the ``concurrency=1`` workflow began its body."""
+
 
 observer: Observer = Observer()
 
@@ -93,6 +96,27 @@ def sim_exclusive(i: int) -> int:
 @workflow
 def sim_exclusive_batch(n: int) -> list[int]:
     return parallel(*(sim_exclusive.s(i) for i in range(n))) + [sim_exclusive(n)]
+
+
+@step
+def sim_gated(i: int) -> int:
+    info = current_step()
+    observer.gated(info.run_id if info is not None else "")
+    _ran(f"gated{i}")
+    return i
+
+
+@workflow(concurrency=1)
+def sim_one_at_a_time(n: int) -> int:
+    first = sim_gated(n)
+    sleep(120.0)  # long enough that runs started together overlap without the limit
+    return sim_gated(first)
+
+
+@workflow
+def sim_gated_batch(n: int) -> list[int]:
+    children = [sim_one_at_a_time.start(i) for i in range(n)]  # they contend for its one slot
+    return [int(child.result()) for child in children]
 
 
 @workflow
@@ -223,4 +247,6 @@ CATALOGUE = [
     Workload("sim_continue", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
     Workload("sim_async", lambda r, k: [r.randint(1, 3)], lambda a: _ok(3 + sum(400 + 2 * i for i in range(a[0])))),
     Workload("sim_exclusive_batch", lambda r, k: [r.randint(1, 3)], lambda a: _ok(list(range(a[0] + 1)))),
+    Workload("sim_one_at_a_time", lambda r, k: [r.randint(1, 3)], lambda a: _ok(a[0])),
+    Workload("sim_gated_batch", lambda r, k: [r.randint(2, 3)], lambda a: _ok(list(range(a[0])))),
 ]

@@ -27,7 +27,14 @@ from . import workloads
 from .actors import Actor, ActorLocalInPlace, Baton, Crash
 from .broker import Broker, Envelope
 from .faults import FaultPlan
-from .invariants import check_ends, check_exclusive, check_liveness, check_recovery, final_item
+from .invariants import (
+    check_ends,
+    check_exclusive,
+    check_liveness,
+    check_one_live_run,
+    check_recovery,
+    final_item,
+)
 from .retention import check_retention
 
 START = 1_800_000_000.0
@@ -124,6 +131,7 @@ class World:
         self.ended_history: dict[str, int] = {}
         self.events_seen = 0  # history records at the last liveness check
         self.inside: dict[Any, float] = {}  # actors in the body of a concurrency=1 step, since when
+        self.gated_runs: set[str] = set()  # runs of the concurrency=1 workflow that ran a step
         self.last_pause = float("-inf")  # when a process last stalled (every lease may have expired)
         self.processes = ([Process(f"worker{i}", "worker") for i in range(workers)]
                           + [Process(f"beat{i}", "beat") for i in range(beats)] + [Process("client", "client")])
@@ -260,6 +268,9 @@ class World:
         actor = self.baton.actor()
         if actor is not None:
             self.inside.pop(actor, None)
+
+    def gated(self, run_id: str) -> None:
+        check_one_live_run(self, run_id)
 
     # -- the scheduler ------------------------------------------------------------------------
     def run(self) -> World:

@@ -26,6 +26,7 @@ from ..client import (
     start_workflow,
 )
 from ..core.engine import Engine
+from ..debounce import debounce_options
 from ..durations import Duration, to_seconds
 from ..errors import Stalled
 from ..inspect import step_rows
@@ -159,11 +160,14 @@ class WorkflowEnv:
 
     # -- runs -----------------------------------------------------------------------------
     def start(self, workflow: Any, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
-              **kwargs: Any) -> EnvRunHandle:
-        """Start a run of ``workflow`` (the object or its name); nothing runs until the env does."""
+              debounce: Duration | None = None, debounce_key: str | None = None,
+              debounce_max: Duration | None = None, **kwargs: Any) -> EnvRunHandle:
+        """Start a run of ``workflow`` (the object or its name); nothing runs until the env does.
+        ``debounce=``, ``debounce_key=``, ``debounce_max=``: as :func:`workflows.start`."""
         name = workflow if isinstance(workflow, str) else workflow.name
         handle = start_workflow(registry.get_workflow(name), args, kwargs, idempotency_key=idempotency_key,
-                                tags=tags)
+                                tags=tags, debounce=debounce_options(debounce, debounce_key, debounce_max,
+                                                                     idempotency_key))
         return EnvRunHandle(handle.run_id, self)
 
     def runs(self, workflow: Any = None, status: str | None = None) -> list[RunHandle]:

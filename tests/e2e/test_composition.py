@@ -24,7 +24,11 @@ def test_redelivered_branches_resume_the_parent_exactly_once(cluster, spawn, set
     # A worker whose queue hides a message for only 2 s: each 3-second branch is
     # delivered again while it runs, so every branch completes at least twice.
     sqs = boto3.client("sqs", region_name=settings.region, endpoint_url=settings.sqs_endpoint)
-    sqs.create_queue(QueueName=settings.queue_prefix + "dup", Attributes={"VisibilityTimeout": "2"})
+    try:
+        sqs.create_queue(QueueName=settings.queue_prefix + "dup", Attributes={"VisibilityTimeout": "2"})
+    except sqs.exceptions.QueueNameExists:  # made earlier in the session (init-aws makes every step queue)
+        url = sqs.get_queue_url(QueueName=settings.queue_prefix + "dup")["QueueUrl"]
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "2"})
     worker = spawn("worker", "-Q", "dup", "-c", "8")
     t = uuid.uuid4().hex[:10]
     try:

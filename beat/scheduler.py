@@ -4,6 +4,7 @@ and recovers runs with expired leases. Safe to run more than once at a time."""
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from celery.beat import Scheduler
@@ -18,13 +19,22 @@ from .schedules import fire_due_schedules, sync_declared_schedules
 log = logging.getLogger("workflows.beat")
 
 
+#: Retention is not urgent: beat reads its index at most this often (at least every tick's interval).
+RETENTION_PERIOD = 2.0
+_last_retention = 0.0
+
+
 def tick_once() -> dict[str, int]:
-    """Do one tick's work: timers, recovery, schedules, then as much retention stamping as
-    half a sweep interval allows (the rest waits for the next tick)."""
+    """Do one tick's work: timers, recovery, schedules, then (at most every ``RETENTION_PERIOD``
+    seconds) as much retention stamping as half that period allows; the rest waits."""
+    global _last_retention
     engine = get_engine()
     counts = {"timers": fire_due_timers(engine), "recovered": reconcile(engine)}
     counts["schedules"] = fire_due_schedules(engine)
-    counts["retained"] = retain_ended_runs(engine, budget=engine.settings.sweep_interval / 2)
+    period = max(engine.settings.sweep_interval, RETENTION_PERIOD)
+    if time.monotonic() - _last_retention >= period:
+        _last_retention = time.monotonic()
+        counts["retained"] = retain_ended_runs(engine, budget=period / 2)
     return counts
 
 

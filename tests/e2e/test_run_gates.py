@@ -19,7 +19,9 @@ def test_a_workflow_limit_runs_two_at_once_in_start_order(cluster) -> None:  # t
     assert len(rows) == 10
     assert max_overlap(rows) == 2
     begins = [label for what, _, label in sorted(rows, key=lambda r: r[1]) if what == "S"]
-    assert begins[2:] == ["r2", "r3", "r4"]  # the queued ones in start order
+    # The queued ones in start order: r2 and r3 take the two slots r0 and r1 free (admitted in
+    # that order, though their steps may begin in either), r4 only the slot one of them frees.
+    assert set(begins[:2]) == {"r0", "r1"} and set(begins[2:4]) == {"r2", "r3"} and begins[4] == "r4"
 
 
 def test_debounced_starts_collapse_into_one_run_with_the_last_arguments(cluster) -> None:  # type: ignore[no-untyped-def]

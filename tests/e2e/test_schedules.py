@@ -71,7 +71,7 @@ def test_two_beats_start_each_fire_once_and_pause_resume_without_backfill(cluste
 
 @pytest.fixture(scope="module")
 def overlap_runs(cluster) -> Iterator[dict[str, tuple[Any, list[Any]]]]:
-    """One schedule per overlap policy, firing every second a workflow that lasts 2 s or more, for 9 s.
+    """One schedule per overlap policy, firing every second a workflow that lasts 2 s or more, for 12 s.
 
     A catch-up window keeps a late beat tick (the suite's machine may be busy) from
     skipping fires: here only the overlap policy decides.
@@ -82,7 +82,7 @@ def overlap_runs(cluster) -> Iterator[dict[str, tuple[Any, list[Any]]]]:
         create_schedule(flows.scheduled_slow, every="1s", args=[schedule_id, 2.0], overlap=policy,
                         catchup_window="1m", schedule_id=schedule_id)
     try:
-        time.sleep(9)
+        time.sleep(12)
         for schedule_id in ids.values():
             pause_schedule(schedule_id)
         assert wait_until(lambda: not any(get_schedule(s).running for s in ids.values()), 20)

@@ -247,8 +247,28 @@ class WorkflowContext:
         # A recovery re-send goes on from the last recorded failure, not from attempt 1.
         attempt = self.history.attempts.get(pos, 0) + 1
         call = StepMessage(step.name, self.run.run_id, pos, attempt, args_json, queue=step.queue)
-        raise self.halt(Suspend(Dispatch(pos, [call], {"kind": OpKind.STEP.value, "name": step.name,
-                                                        "since": self.now()})))
+        waiting = {"kind": OpKind.STEP.value, "name": step.name, "since": self.now()}
+        if not self.recovering and self.engine.in_place.admits(call, self.engine.transport.runs_here):
+            from .steps import run_in_place
+
+            return run_in_place(self, step, call, waiting)
+        raise self.halt(Suspend(Dispatch(pos, [call], waiting)))
+
+    def advanced(self, pos: int, waiting: dict[str, Any]) -> None:
+        """Note that this resume marked op ``pos`` in flight (``Store.advance_run``): the
+        write renewed the lease and released any claim of the run."""
+        self.run = dataclasses.replace(self.run, status="running", cursor=pos, waiting=waiting,
+                                       lease_expires_at=self.lease.renewed(self.now()))
+        self.owns_run = False
+
+    @contextlib.contextmanager
+    def outside(self) -> Iterator[None]:
+        """Run code as if in no workflow (a step body run in place)."""
+        token = _current.set(None)
+        try:
+            yield
+        finally:
+            _current.reset(token)
 
     def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Start a linked child run (idempotent on replay); return its handle."""

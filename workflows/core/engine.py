@@ -180,7 +180,7 @@ class Engine:
             self.cache.forget(run.run_id)
             return False
         if ctx.fatal is None and ctx.halted is not None and raised is not ctx.halted:
-            ctx.fatal = SuspensionSwallowed(*ctx.halted_at)
+            ctx.fatal = SuspensionSwallowed(*ctx.halted_op())
         if ctx.fatal is not None or isinstance(raised, Suspend):
             return self._perform(ctx, raised.args[0] if isinstance(raised, Suspend) and raised.args else None)
         if isinstance(raised, ContinueAsNew):

@@ -208,27 +208,46 @@ def _measured(results: list[dict[str, Any]], system: str) -> list[tuple[dict[str
     return out
 
 
+def _shared_key(table: dict[str, Any], shards: int) -> tuple[str, float] | None:
+    """(shown key, write units) of an index's hottest shared key in one window: for an index sharded
+    today, the mean over its shards (what an even spread of many runs gives), else the hottest value."""
+    top = table.get("hottest_shared")
+    if not top:
+        return None
+    if shards > 1:
+        return f"{top['key']} (mean of {shards} shards)", table.get("shared_units", top["units"]) / shards
+    return top["key"], float(top["units"])
+
+
 def shared_rates(results: list[dict[str, Any]], system: str = "workflows",
                  current: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
-    """Per table and index, the hottest shared key (a status, a workflow, a shard) extrapolated:
-    its write units per run and per step in each window, times 10,000 runs/s and 100,000 steps/s;
-    the worst window wins. ``unsharded`` is the rate one key would take without today's shards."""
+    """Per table and index, the hottest shared key (a status, a workflow, a shard) at 10,000 runs/s
+    of 10 steps each (100,000 steps/s): ``a`` write units per run plus ``b`` per step, fitted from
+    the one-step runs of ``throughput`` and the longer runs of the other windows (the steepest slope
+    wins); ``unsharded`` is the rate one key would take without today's shards."""
     current = sharded_today() if current is None else current
-    out: dict[str, dict[str, Any]] = {}
-    for result, hot, runs, steps in _measured(results, system):
+    per_run: dict[str, list[tuple[int, float, str, str]]] = {}
+    for result, hot, runs, _steps in _measured(results, system):
         for where, table in hot["tables"].items():
-            top = table.get("hottest_shared")
-            if not top:
-                continue
-            at_runs, at_steps = top["units"] / runs * RUNS_PER_S, top["units"] / steps * STEPS_PER_S
-            rate = max(at_runs, at_steps)
-            if where not in out or rate > out[where]["rate"]:
-                shards = current.get(where, 1)
-                out[where] = {"table": where, "key": top["key"], "scenario": result["scenario"],
-                              "units_per_run": top["units"] / runs, "units_per_step": top["units"] / steps,
-                              "at_runs": at_runs, "at_steps": at_steps, "rate": rate, "share": rate / PARTITION_WCU,
-                              "shards_today": shards, "unsharded": rate * shards,
-                              "shards_needed": shards_needed(rate * shards)}
+            found = _shared_key(table, current.get(where, 1))
+            if found:
+                per_run.setdefault(where, []).append((int(result["steps_per_run"]), found[1] / runs, found[0],
+                                                      result["scenario"]))
+    out: dict[str, dict[str, Any]] = {}
+    for where, points in per_run.items():
+        ones = [p for p in points if p[0] == 1]
+        if not ones:
+            continue
+        one = max(ones, key=lambda p: p[1])
+        slopes = [((units - one[1]) / (steps - 1), name) for steps, units, _, name in points if steps > 1]
+        per_step, slope_from = max(slopes, default=(0.0, "—"))
+        per_step = max(per_step, 0.0)
+        fixed = max(one[1] - per_step, 0.0)
+        rate = fixed * RUNS_PER_S + per_step * STEPS_PER_S
+        shards = current.get(where, 1)
+        out[where] = {"table": where, "key": one[2], "scenario": f"{one[3]} + {slope_from}", "units_per_run": fixed,
+                      "units_per_step": per_step, "rate": rate, "share": rate / PARTITION_WCU, "shards_today": shards,
+                      "unsharded": rate * shards, "shards_needed": shards_needed(rate * shards)}
     return out
 
 
@@ -278,17 +297,18 @@ def capacity_tables(results: list[dict[str, Any]], system: str = "workflows", de
     """The extrapolation as Markdown: shared keys (and what ``design_shards`` shards make of them),
     then per-entity keys."""
     shared, entity = shared_rates(results, system), entity_rates(results, system)
-    lines = [f"Shared keys at {RUNS_PER_S:,} runs/s and {STEPS_PER_S:,} steps/s (worst window of {system}; "
-             f"limit {PARTITION_WCU:,} WCU/s per key):", "",
-             "| Table or index | Hottest key | Window | WCU/run | WCU/step | WCU/s at 10k runs/s "
-             "| WCU/s at 100k steps/s | % of limit | Shards today | One key unsharded, WCU/s "
-             f"| Per shard at N={design_shards} | % | N for < 50% |", "|" + "---|" * 13]
+    lines = [f"Shared keys at {RUNS_PER_S:,} runs/s and {STEPS_PER_S:,} steps/s ({system}; limit "
+             f"{PARTITION_WCU:,} WCU/s per key; WCU/s = WCU per run x {RUNS_PER_S:,} + WCU per step x "
+             f"{STEPS_PER_S:,}):", "",
+             "| Table or index | Hottest key | Windows | WCU per run | WCU per step | WCU/s on the key | % of limit "
+             f"| Shards today | One key unsharded, WCU/s | Per shard at N={design_shards} | % | N for < 50% |",
+             "|" + "---|" * 12]
     for where, e in sorted(shared.items()):
         per_shard = e["unsharded"] / design_shards
         lines.append(f"| {where} | `{e['key']}` | {e['scenario']} | {e['units_per_run']:.3f} "
-                     f"| {e['units_per_step']:.3f} | {_n(e['at_runs'], 0)} | {_n(e['at_steps'], 0)} "
-                     f"| {e['share']:.0%} | {e['shards_today']} | {_n(e['unsharded'], 0)} | {_n(per_shard, 0)} "
-                     f"| {per_shard / PARTITION_WCU:.0%} | {e['shards_needed']} |")
+                     f"| {e['units_per_step']:.4f} | {_n(e['rate'], 0)} | {e['share']:.0%} | {e['shards_today']} "
+                     f"| {_n(e['unsharded'], 0)} | {_n(per_shard, 0)} | {per_shard / PARTITION_WCU:.0%} "
+                     f"| {e['shards_needed']} |")
     lines += ["", "Per-entity keys (one run's or one fan-out's partition): WCU per step of that entity "
               "(slope between the narrowest and widest window):", "",
               "| Table or index | Hottest key | Series | WCU per entity step | WCU/s if one entity took 100k steps/s "

@@ -104,21 +104,23 @@ def key(name: str, units: int, entity: bool = False) -> dict[str, Any]:
     return {"key": name, "units": units, "writes": units, "per_entity": entity}
 
 
-def test_shared_keys_extrapolate_per_run_and_per_step_and_the_worst_window_wins() -> None:
+def test_shared_keys_extrapolate_a_cost_per_run_plus_a_cost_per_step() -> None:
     results = [
         window("throughput", 50, 1, {"runs.by_status": {"hottest_shared": key("running", 100)},
-                                     "runs.by_lease": {"hottest_shared": key("3", 10)}}),
-        window("sequential", 5, 10, {"runs.by_status": {"hottest_shared": key("running", 20)}}),
+                                     "runs.by_lease": {"hottest_shared": key("3", 14), "shared_units": 80}}),
+        window("sequential", 10, 10, {"runs.by_status": {"hottest_shared": key("running", 29)}}),
     ]
     rates = shared_rates(results, current={"runs.by_lease": 8})
     status = rates["runs.by_status"]
-    # throughput: 100 units / 50 runs = 2 per run -> 20,000/s at 10,000 runs/s (and 2 per step -> 200,000/s)
-    assert status["scenario"] == "throughput"
-    assert status["at_runs"] == pytest.approx(2 * RUNS_PER_S) and status["at_steps"] == pytest.approx(2 * STEPS_PER_S)
-    assert status["share"] == pytest.approx(200.0) and status["shards_needed"] == 401
-    lease = rates["runs.by_lease"]  # one of 8 shards today: one key would take 8 times as much
-    assert lease["rate"] == pytest.approx(0.2 * STEPS_PER_S) and lease["unsharded"] == pytest.approx(8 * 20_000)
-    assert lease["shards_needed"] == shards_needed(160_000) == 321
+    # one-step runs: 2 units a run; ten-step runs: 2.9 -> 0.1 per extra step, 1.9 per run whatever its steps
+    assert status["units_per_step"] == pytest.approx(0.1) and status["units_per_run"] == pytest.approx(1.9)
+    assert status["rate"] == pytest.approx(1.9 * RUNS_PER_S + 0.1 * STEPS_PER_S) == 29_000
+    assert status["share"] == pytest.approx(29.0) and status["shards_needed"] == 59
+    assert status["scenario"] == "throughput + sequential"
+    lease = rates["runs.by_lease"]  # sharded 8 ways today: the mean shard (80 / 8 units, 50 runs); 8x unsharded
+    assert lease["key"] == "3 (mean of 8 shards)" and lease["units_per_run"] == pytest.approx(0.2)
+    assert lease["rate"] == pytest.approx(2_000) and lease["unsharded"] == pytest.approx(16_000)
+    assert lease["shards_needed"] == shards_needed(16_000) == 33
 
 
 def test_shards_needed_keeps_each_shard_under_half_the_limit() -> None:

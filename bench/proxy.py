@@ -15,8 +15,13 @@ Each request is counted under ``(system, role, service, operation)``:
 * ``service`` and ``operation``: from ``X-Amz-Target`` (DynamoDB and SQS JSON
   protocol) or the ``Action`` parameter (SQS query protocol).
 
+It also counts writes per partition key, of base tables and of every GSI
+(:mod:`bench.keys`): each system's hottest keys of the window come as one more
+counter row, ``operation: "hot_keys"`` with zero requests and the figures under
+``hot_keys``.
+
 ``GET /__bench/counts`` returns the counters as JSON, ``POST /__bench/reset``
-zeroes them. Run it with ``python -m bench.proxy --port N``.
+zeroes them (and starts a new window). Run it with ``python -m bench.proxy --port N``.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from collections import defaultdict
 from typing import Any, Callable, Iterable
 from urllib.parse import parse_qs
 
-from .capacity import DDB_WRITES, Sizer, request_units, writes_before
+from .capacity import DDB_WRITES, Sizer, item_size, request_units, write_units, writes_before
+from .keys import KeyCounter
 
 _APP_ID = re.compile(r"\bapp/([\w.\-]+)")
 _SCOPE = re.compile(r"Credential=[^/]+/[^/]+/[^/]+/([\w-]+)/aws4_request")
@@ -123,6 +129,7 @@ class CountingMiddleware:
 
     def __init__(self, app: Callable[..., Any], counter: Counter | None = None, sizer: Sizer | None = None) -> None:
         self.app, self.counter, self.sizer = app, counter or Counter(), sizer or Sizer()
+        self.keys = KeyCounter()
         # DynamoDB applies each write to an item atomically; moto's threaded server does not
         # (concurrent ADDs to one counter can be lost), so DynamoDB requests take turns here.
         self._dynamodb = threading.Lock()
@@ -139,9 +146,11 @@ class CountingMiddleware:
         service, op, resource, parsed = classify(headers, body, environ.get("QUERY_STRING", ""))
         with self._dynamodb if service == "dynamodb" else contextlib.nullcontext():
             before = writes_before(op, parsed, self.sizer) if service == "dynamodb" and op in DDB_WRITES else []
+            items = [(table, key, self.sizer.item(table, key)) for table, key, size in before if size >= 0]
             began = time.perf_counter()
             out = b"".join(self.app(environ, start_response))
             seconds = time.perf_counter() - began
+            self._count_keys(op, items)
         response: dict[str, Any] = {}
         if service in ("dynamodb", "sqs") and out[:1] == b"{":
             try:
@@ -156,12 +165,25 @@ class CountingMiddleware:
             self.counter.add(key, bytes_in=len(body), bytes_out=len(out), seconds=seconds, **amounts)
         return [out]
 
+    def _count_keys(self, op: str, items: list[tuple[str | None, dict | None, dict | None]]) -> None:
+        """Count each item written by partition key: the table's, and every GSI's before and after."""
+        factor = 2 if op == "TransactWriteItems" else 1
+        for table, key, before in items:
+            schema = self.sizer.schema(table)
+            if table is None or schema is None:
+                continue
+            after = self.sizer.item(table, key)
+            units = factor * write_units(max(item_size(before), item_size(after)))
+            self.keys.record(system_of(table), table, schema, before, after, key, units)
+
     def _control(self, path: str, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
         if path == "/__bench/reset":
             self.counter.reset()
+            self.keys.reset()
             payload = b"{}"
         else:
-            payload = json.dumps(self.counter.snapshot()).encode()
+            zero = dict.fromkeys(FIELDS, 0)
+            payload = json.dumps(self.counter.snapshot() + [{**zero, **row} for row in self.keys.rows()]).encode()
         start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))])
         return [payload]
 

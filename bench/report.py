@@ -9,6 +9,7 @@ from typing import Any
 from workflows.core.metering import DDB_READS, DDB_WRITES
 from workflows.pricing import PRICE_READ_UNIT, PRICE_SQS_REQUEST, PRICE_WRITE_UNIT
 
+from . import keys
 from .scenarios import Result
 
 BASELINE = "celery"
@@ -236,4 +237,4 @@ def render(results: list[Result], meta: dict[str, Any]) -> str:
     return "\n\n".join(["\n".join(head), "### Speed, requests and cost per step", main_table(results),
                         "### Requests per step by operation (all processes)", ops_table(results),
                         "### History growth (one sequential run)", history_table(results),
-                        "### Targets", targets_table(targets(results))])
+                        "### Targets", targets_table(targets(results)), keys.section(results)])

@@ -8,7 +8,7 @@ from typing import Iterable
 import boto3
 from botocore.config import Config
 
-from workflows.settings import SQS_RETRIES, Settings
+from workflows.settings import SQS_MAX_MESSAGE_BYTES, SQS_RETRIES, Settings
 
 from .models import build_models
 
@@ -72,7 +72,7 @@ def create_queues(settings: Settings, extra: Iterable[str] = ()) -> list[tuple[s
     for name in dict.fromkeys([*BASE_QUEUES, *extra, DLQ]):
         full = settings.queue_prefix + name
         if full not in existing:
-            client.create_queue(QueueName=full, Attributes={
-                "VisibilityTimeout": str(settings.visibility_timeout)})
+            client.create_queue(QueueName=full, Attributes={"VisibilityTimeout": str(settings.visibility_timeout),
+                                                            "MaximumMessageSize": str(SQS_MAX_MESSAGE_BYTES)})
         report.append((full, full not in existing))
     return report

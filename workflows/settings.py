@@ -16,6 +16,10 @@ MAX_INLINE_PAYLOAD = DYNAMODB_ITEM_LIMIT - 16 * 1024
 #: The documented maximum of ``max_payload_bytes``: payloads above the threshold go to S3, and
 #: a worker holds a payload whole in memory (and its encoding), so tens of MB is the sane end.
 MAX_PAYLOAD_LIMIT = 32 * 1024 * 1024
+#: SQS's largest message (1 MiB), set on every queue: a queue's own limit defaults lower (256 KiB
+#: in the API reference), below a message carrying a payload held inline up to the threshold
+#: (256 KiB), which kombu sends base64-encoded (4/3 of its size) in a JSON envelope.
+SQS_MAX_MESSAGE_BYTES = 1024 * 1024
 #: botocore retries for SQS calls: throttles and 5xx are retried with backoff, up to 10 attempts.
 SQS_RETRIES = {"mode": "standard", "max_attempts": 10}
 MIN_HOOK_SECRET_BYTES = 32

@@ -144,3 +144,19 @@ def test_init_aws_enables_ttl_on_every_table_made_without_it(aws_env, as_setting
         name: ("ENABLED", "retain_until") for name in names}
     assert main(["init-aws"]) == 0  # enabled already: UpdateTimeToLive is not sent again (AWS refuses it)
     assert "(TTL retain_until)" not in capsys.readouterr().out
+
+
+def test_init_aws_gives_every_queue_sqs_largest_message_size(aws_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A payload held inline (up to 256 KiB) travels base64-encoded, over a 256 KiB queue limit:
+    init-aws raises the limit of queues made with it, and the template declares 1 MiB."""
+    old = Settings.from_env().with_(queue_prefix=f"small{uuid.uuid4().hex[:6]}-")
+    _, sqs = _clients(aws_env)
+    made = sqs.create_queue(QueueName=old.queue_prefix + "steps", Attributes={"MaximumMessageSize": "262144"})
+    ensure_queues(old, queue_specs([]))
+    sizes = {url.rsplit("/", 1)[-1]: sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["MaximumMessageSize"])[
+        "Attributes"]["MaximumMessageSize"] for url in sqs.list_queues(QueueNamePrefix=old.queue_prefix)["QueueUrls"]}
+    assert sizes[old.queue_prefix + "steps"] == "1048576" and set(sizes.values()) == {"1048576"}, (made, sizes)
+    template = tmp_path / "stack.json"
+    assert main(["aws", "template", "--output", str(template)]) == 0
+    queues = [r for r in json.loads(template.read_text())["Resources"].values() if r["Type"] == "AWS::SQS::Queue"]
+    assert queues and {q["Properties"]["MaximumMessageSize"] for q in queues} == {1048576}

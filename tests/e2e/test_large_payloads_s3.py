@@ -85,3 +85,15 @@ def test_megabyte_arguments_results_and_signals_go_through_s3(  # type: ignore[n
     listed = s3_client(big_settings).list_objects_v2(Bucket=big_settings.bucket, Prefix="payloads/")["Contents"]
     assert {o["Key"]: o["Size"] for o in listed if o["Key"] in refs} == refs
     assert run.events()[0]["args"] == [[blob], {}]  # events() reads the payloads back
+
+
+def test_an_argument_just_under_the_threshold_travels_inline_through_sqs(  # type: ignore[no-untyped-def]
+        big_settings, big_worker, big_engine) -> None:
+    """A payload kept inline may fill the threshold (256 KiB): its message, base64-encoded by
+    kombu, is over SQS's default 256 KiB limit, so the queues are made to take 1 MiB."""
+    blob = "x" * (big_settings.payload_threshold_bytes - 1024)
+    run = flows.big_data.start(blob)
+    _wait_for(run.run_id, "suspended", timeout=30)  # its first resume was received
+    assert reference_of(DynamoStore(big_settings).m.Run.get(run.run_id).args) is None  # held inline
+    send_signal(run.run_id, "data", "ok")
+    assert run.result(timeout=60) == {"doubled": blob + blob, "received": "ok"}

@@ -8,10 +8,10 @@ from typing import Any, Iterable
 from persistence.provision import sqs_client
 from workflows.settings import Settings
 
-from .resources import DLQ_RETENTION_SECONDS, MAX_RECEIVE_COUNT, QueueSpec
+from .resources import DLQ_RETENTION_SECONDS, MAX_MESSAGE_BYTES, MAX_RECEIVE_COUNT, QueueSpec
 
 #: The attributes init-aws keeps equal to the spec on queues that already exist.
-MANAGED = ("RedrivePolicy", "MessageRetentionPeriod")
+MANAGED = ("RedrivePolicy", "MessageRetentionPeriod", "MaximumMessageSize")
 
 
 def redrive_policy(dead_letter_arn: str, max_receive_count: int = MAX_RECEIVE_COUNT) -> str:
@@ -21,7 +21,7 @@ def redrive_policy(dead_letter_arn: str, max_receive_count: int = MAX_RECEIVE_CO
 
 def queue_attributes(spec: QueueSpec, settings: Settings, dead_letter_arn: str | None) -> dict[str, str]:
     """The attributes of a queue as init-aws creates it."""
-    attributes = {"VisibilityTimeout": str(settings.visibility_timeout)}
+    attributes = {"VisibilityTimeout": str(settings.visibility_timeout), "MaximumMessageSize": str(MAX_MESSAGE_BYTES)}
     if spec.dead_letter:
         attributes["MessageRetentionPeriod"] = str(DLQ_RETENTION_SECONDS)
     elif dead_letter_arn:

@@ -11,12 +11,13 @@ from typing import Any, Iterable
 
 from persistence.models import build_models
 from persistence.provision import BASE_QUEUES, DLQ
-from workflows.settings import Settings
+from workflows.settings import SQS_MAX_MESSAGE_BYTES, Settings
 
 #: Deliveries of one message before SQS moves it to the dead-letter queue. A message is
 #: received again only when a worker died or shut down holding it, so ten is far above normal.
 MAX_RECEIVE_COUNT = 10
 #: Dead letters are kept for the longest time SQS allows (14 days), to be looked at.
+MAX_MESSAGE_BYTES = SQS_MAX_MESSAGE_BYTES  # every queue takes SQS's largest message
 DLQ_RETENTION_SECONDS = 14 * 24 * 3600
 BILLING_MODE = "PAY_PER_REQUEST"
 

@@ -18,6 +18,7 @@ from .policies import ROLES, policy_document
 from .resources import (
     BILLING_MODE,
     DLQ_RETENTION_SECONDS,
+    MAX_MESSAGE_BYTES,
     MAX_RECEIVE_COUNT,
     QueueSpec,
     TableSpec,
@@ -113,7 +114,7 @@ def table_resource(spec: TableSpec) -> dict[str, Any]:
 def queue_resource(spec: QueueSpec, dead_letter_id: str) -> dict[str, Any]:
     """The ``AWS::SQS::Queue`` of ``spec``: a work queue redrives to the dead-letter queue."""
     props: dict[str, Any] = {"QueueName": {"Fn::Sub": "${QueuePrefix}" + spec.name},
-                             "VisibilityTimeout": {"Ref": "VisibilityTimeout"}}
+                             "VisibilityTimeout": {"Ref": "VisibilityTimeout"}, "MaximumMessageSize": MAX_MESSAGE_BYTES}
     if spec.dead_letter:
         props["MessageRetentionPeriod"] = DLQ_RETENTION_SECONDS
     else:

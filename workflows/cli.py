@@ -418,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", metavar="KEY=VALUE", help="only runs carrying this tag (not with --status)")
     p.add_argument("--limit", type=_int_in(1, 1000), default=20)
     p.add_argument("--cursor")
-    p = add("count", cmd_runs_count, "count runs by status (one index Query per status, Select COUNT)", runs)
+    p = add("count", cmd_runs_count, "count runs by status (Select COUNT Queries of each status's index shards)", runs)
     p.add_argument("--status", choices=STATUSES)
     p.add_argument("--since", type=_seconds, help="only runs created this long ago or later (e.g. 24h)")
     p.add_argument("--until", type=float, help="only runs created at or before these epoch seconds")

@@ -87,8 +87,8 @@ class JoinStore(StoreBase):
             return None
         return _branch(item)
 
-    def _shard_items(self, join_id: str, shard: int, cond: Any = None) -> list[Any]:
-        with self.errors("read join"):
+    def _shard_items(self, join_id: str, shard: int, cond: Any = None, action: str = "read join") -> list[Any]:
+        with self.errors(action):
             return list(self.m.Join.query(shard_partition(join_id, shard), cond, consistent_read=True))
 
     def settle_join(self, join_id: str, total: int) -> tuple[list[BranchRecord], bool]:
@@ -115,7 +115,7 @@ class JoinStore(StoreBase):
         Join = self.m.Join
 
         def read(shard: int) -> list[BranchRecord]:
-            return [_branch(i) for i in self._shard_items(join_id, shard, Join.slot >= 0)]
+            return [_branch(i) for i in self._shard_items(join_id, shard, Join.slot >= 0, "read branches")]
 
         return read_by_shard(total, read, lambda found: len(found) == SHARD_SIZE)
 

@@ -79,8 +79,9 @@ class JoinTables(MemoryBase):
         item = self._request("read branch", lambda: self.joins.get(partition, index))
         return None if item is None else _branch(item)
 
-    def _shard_items(self, join_id: str, shard: int, where: Callable[[int], bool] | None = None) -> list[Item]:
-        return list(self._pages("read join", self.joins, shard_partition(join_id, shard), where=where))
+    def _shard_items(self, join_id: str, shard: int, where: Callable[[int], bool] | None = None,
+                     name: str = "read join") -> list[Item]:
+        return list(self._pages(name, self.joins, shard_partition(join_id, shard), where=where))
 
     def settle_join(self, join_id: str, total: int) -> tuple[list[BranchRecord], bool]:
         """Count every recorded branch the join has not counted; return the recorded outcomes in
@@ -98,17 +99,19 @@ class JoinTables(MemoryBase):
 
     def branch_results(self, join_id: str, total: int | None = None) -> list[BranchRecord]:
         """Every recorded branch outcome, in index order (``total``: as the DynamoDB store's)."""
-        return read_by_shard(total, lambda shard: [_branch(i) for i in self._shard_items(join_id, shard,
-                                                                                     lambda slot: slot >= 0)],
-                         lambda found: len(found) == SHARD_SIZE)
+        def read(shard: int) -> list[BranchRecord]:
+            return [_branch(i) for i in self._shard_items(join_id, shard, lambda slot: slot >= 0, "read branches")]
+
+        return read_by_shard(total, read, lambda found: len(found) == SHARD_SIZE)
 
     def join_items(self, join_id: str, total: int | None = None) -> list[JoinCounter]:
         """The counter items of a join, the root's first (for inspection)."""
         root = [_counter(i) for i in self._pages("read join", self.joins, join_id, where=lambda slot: slot < 0)]
         if total is None and root and root[0].total:
             total = int(root[0].total) * SHARD_SIZE
-        counters = read_by_shard(total, lambda shard: [_counter(i) for i in self._shard_items(join_id, shard,
-                                                                                         lambda slot: slot < 0)],
-                             lambda found: any(len(c.done) == SHARD_SIZE for c in found))
+        def read(shard: int) -> list[JoinCounter]:
+            return [_counter(i) for i in self._shard_items(join_id, shard, lambda slot: slot < 0)]
+
+        counters = read_by_shard(total, read, lambda found: any(len(c.done) == SHARD_SIZE for c in found))
         return root + counters
 

@@ -25,18 +25,21 @@ def test_index_shards_setting() -> None:
 Item = tuple[float, str]
 
 
-def shard_query(shards: list[list[Item]]):  # type: ignore[no-untyped-def]
-    """Queries of in-memory shards: newest first, after a position, up to a limit."""
+def shard_query(shards: list[list[Item]], short: random.Random | None = None):  # type: ignore[no-untyped-def]
+    """Queries of in-memory shards: newest first, after a position, up to a limit (``short``:
+    sometimes fewer, at least one, with more to come, as a read cut short would be)."""
     def query(shard: int, after: Position | None, limit: int) -> tuple[list[Item], bool]:
         rows = sorted(shards[shard], key=lambda r: (-r[0], r[1]))
         if after is not None:
             rows = [r for r in rows if (-r[0], r[1]) > (-after[0], after[1])]
-        return rows[:limit], len(rows) > limit
+        taken = limit if short is None else short.randint(1, limit)
+        return rows[:taken], len(rows) > taken
     return query
 
 
+@pytest.mark.parametrize("short", [False, True], ids=["full-reads", "short-reads"])
 @pytest.mark.parametrize("seed", range(20))
-def test_merged_pages_are_newest_first_and_complete(seed: int) -> None:
+def test_merged_pages_are_newest_first_and_complete(seed: int, short: bool) -> None:
     rng = random.Random(seed)
     count, limit = rng.randint(4, 6), rng.randint(1, 9)
     items = [(float(rng.randint(0, 40)), f"r{i}") for i in range(rng.randint(0, 60))]  # ties in time too
@@ -45,8 +48,9 @@ def test_merged_pages_are_newest_first_and_complete(seed: int) -> None:
         shards[rng.randrange(count)].append(item)
     seen, cursor = [], None
     while True:
-        page, cursor = merged_page("status", count, limit, cursor, shard_query(shards), lambda r: r)
-        assert len(page) <= limit and (cursor is None or len(page) == limit)
+        query = shard_query(shards, random.Random(seed) if short else None)
+        page, cursor = merged_page("status", count, limit, cursor, query, lambda r: r)
+        assert len(page) <= limit and (cursor is None or short or len(page) == limit)
         seen += page
         if cursor is None:
             break

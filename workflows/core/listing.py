@@ -21,7 +21,8 @@ T = TypeVar("T")
 #: The last item taken from a shard: its creation time and run id (the rest of its index key is known).
 Position = tuple[float, str]
 #: ``query(shard, after, limit)``: up to ``limit`` items of one shard, newest first, after
-#: ``after`` (None: from the newest); and whether more may follow them.
+#: ``after`` (None: from the newest), fewer only at the shard's end (a filtered Query pages on);
+#: and whether more may follow them.
 ShardQuery = Callable[[int, Position | None, int], tuple[list[T], bool]]
 
 
@@ -108,6 +109,10 @@ def merged_page(kind: str, shards: int, limit: int, cursor: str | None, query: S
              for shard in range(shards) if shard not in state.done]
     ranked = sorted(((position(item)[0], read.shard, n, item) for read in reads for n, item in enumerate(read.items)),
                     key=lambda entry: (-entry[0], entry[1], entry[2]))[:limit]
+    # A shard with more to come holds nothing newer than its last item read: nothing older is taken
+    # from the others (with full reads this never bites; it keeps the order if a read came back short).
+    frontier = max((position(read.items[-1])[0] for read in reads if read.more and read.items), default=None)
+    ranked = [entry for entry in ranked if frontier is None or entry[0] >= frontier]
     taken = {read.shard: 0 for read in reads}
     for _, shard, _, item in ranked:
         taken[shard] += 1

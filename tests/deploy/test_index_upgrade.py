@@ -11,9 +11,10 @@ import boto3
 
 from persistence import DynamoStore
 from persistence.provision import create_tables
+from workflows.cli import main
 from workflows.deploy.indexes import ensure_indexes, index_plan, upgrade_indexes
 from workflows.deploy.resources import table_specs
-from workflows.settings import Settings
+from workflows.settings import Settings, configure
 
 
 def _old_index(name: str, hash_key: str, projection: list[str]) -> dict[str, Any]:
@@ -38,7 +39,7 @@ def _make_old_runs_table(client: Any, name: str) -> None:
                            {"AttributeName": "lease_expires_at", "KeyType": "RANGE"}]}])
 
 
-def test_init_aws_rekeys_the_listing_indexes_of_an_old_runs_table(settings: Settings) -> None:
+def test_init_aws_rekeys_the_listing_indexes_of_an_old_runs_table(settings: Settings, capsys: Any) -> None:
     own = settings.with_(table_prefix=f"u{uuid.uuid4().hex[:6]}-")
     client = boto3.client("dynamodb", region_name=own.region, endpoint_url=own.dynamodb_endpoint)
     runs = own.table_prefix + "runs"
@@ -68,6 +69,13 @@ def test_init_aws_rekeys_the_listing_indexes_of_an_old_runs_table(settings: Sett
     assert store.count_runs("completed", **window) == (1, False)
     assert store.finish_run("old-0", "cancelled") is not None  # a status write keys the run as it goes
     assert [r.run_id for r in store.list_runs(status="cancelled", **window)] == ["old-0"]
-    from persistence.reindex import ListingKeys
-
-    assert ListingKeys(own).reindex_runs() == 0  # nothing left to key
+    client.put_item(TableName=runs, Item={  # one more, as an earlier version's worker still running would write it
+        "run_id": {"S": "late"}, "workflow": {"S": "old"}, "status": {"S": "running"},
+        "created_at": {"N": str(created + 5)}, "updated_at": {"N": str(created + 5)}, "args": {"S": "[[],{}]"}})
+    configure(own)
+    try:
+        assert main(["runs", "reindex"]) == 0
+    finally:
+        configure(Settings.from_env())
+    assert "listing keys set on 1 run(s)" in capsys.readouterr().out
+    assert [r.run_id for r in store.list_runs(status="running", **window)] == ["late"]

@@ -12,12 +12,11 @@ from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
+from workflows.core.listing import listing_key
 from workflows.core.records import LIVE, TimerRecord
 from workflows.core.retention import retain_until
 from workflows.core.storage import (  # noqa: F401 - the store's modules import these from here
-    LEASE_SHARDS,
     SCHEDULE_SHARDS,
-    TIMER_SHARDS,
     check_item_size,
     lease_expiry,
     new_request,
@@ -80,6 +79,16 @@ class StoreBase:
         until = retain_until(ended_at, self.settings)
         return None if until is None else datetime.fromtimestamp(until, tz=timezone.utc)
 
+    @property
+    def shards(self) -> int:
+        """The shard count of every write-sharded index key (``WORKFLOWS_INDEX_SHARDS``)."""
+        return self.settings.index_shards
+
+    def status_actions(self, run_id: str, status: str) -> list[Any]:
+        """Set a run's status and its key in the status listing index (always together)."""
+        Run = self.m.Run
+        return [Run.status.set(status), Run.status_shard.set(listing_key(status, run_id, self.shards))]
+
     def lease_until(self, seconds: float | None = None) -> float:
         """Return a lease expiry, rounded up to a bucket so index writes stay rare."""
         return lease_expiry(self.now(), self.settings, seconds)
@@ -131,7 +140,7 @@ class StoreBase:
     def timer_item(self, timer: TimerRecord) -> Any:
         """Return the model item of ``timer``."""
         check_item_size({"data": timer.data})
-        return self.m.Timer(timer.timer_id, shard=shard_of(timer.timer_id, TIMER_SHARDS), due_at=timer.due_at,
+        return self.m.Timer(timer.timer_id, shard=shard_of(timer.timer_id, self.shards), due_at=timer.due_at,
                             kind=timer.kind, run_id=timer.run_id, pos=timer.pos, data=timer.data,
                             version=new_request())
 

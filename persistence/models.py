@@ -58,16 +58,20 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
     def index_meta(name: str, projection: Any) -> type:
         return type("Meta", (), {"index_name": name, "projection": projection})
 
-    summary = IncludeProjection(["workflow", "parent_run_id", "schedule_id", "ended_at"])
+    summary = IncludeProjection(["status", "workflow", "parent_run_id", "schedule_id", "ended_at"])
 
     class RunsByStatus(GlobalSecondaryIndex):  # type: ignore[type-arg]
+        """Runs by status, newest first: key ``<status>#<k>``, k of WORKFLOWS_INDEX_SHARDS (see core.listing)."""
+
         Meta = index_meta("by_status", summary)
-        status = UnicodeAttribute(hash_key=True)
+        status_shard = UnicodeAttribute(hash_key=True)
         created_at = NumberAttribute(range_key=True)
 
     class RunsByWorkflow(GlobalSecondaryIndex):  # type: ignore[type-arg]
-        Meta = index_meta("by_workflow", IncludeProjection(["status", "parent_run_id", "schedule_id", "ended_at"]))
-        workflow = UnicodeAttribute(hash_key=True)
+        """Runs by workflow, newest first: key ``<workflow>#<k>``."""
+
+        Meta = index_meta("by_workflow", summary)
+        workflow_shard = UnicodeAttribute(hash_key=True)
         created_at = NumberAttribute(range_key=True)
 
     class RunsByLease(GlobalSecondaryIndex):  # type: ignore[type-arg]
@@ -87,6 +91,8 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         run_id = UnicodeAttribute(hash_key=True)
         workflow = UnicodeAttribute()
         status = UnicodeAttribute()
+        status_shard = UnicodeAttribute(null=True)  # <status>#<k>: the by_status key, set with every status
+        workflow_shard = UnicodeAttribute(null=True)  # <workflow>#<k>: the by_workflow key
         created_at = NumberAttribute()
         updated_at = NumberAttribute()
         ended_at = NumberAttribute(null=True)
@@ -233,7 +239,8 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         by_id = SchedulesById()
 
     class Join(Model):
-        """Branch results (slot >= 0) and the join's counters (slot < 0)."""
+        """Branch results (slot >= 0) and the join's counters (slot < 0): counter shard s and its
+        branches' results in partition ``<join id>#<s>``, the root counter in ``<join id>``."""
 
         Meta = meta("joins")
         join_id = UnicodeAttribute(hash_key=True)

@@ -8,9 +8,9 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
+from workflows.core.join_layout import fan_out_width_at, partitions
 from workflows.core.records import TERMINAL, RunStatus, TimerKind, op_timer_id
 from workflows.core.retention import fan_out_positions
-from workflows.core.storage import RETAIN_SHARDS
 from workflows.core.tags import index_key, index_sort_key
 
 from .base import StoreBase
@@ -22,7 +22,7 @@ class RetentionStore(StoreBase):
     def runs_to_retain(self, ended_before: float, limit: int = 100) -> list[str]:
         """Ended runs not yet stamped that ended before ``ended_before``, a fair share from every shard."""
         Run = self.m.Run
-        items = self.read_shards("query ended runs", RETAIN_SHARDS, limit, lambda shard: Run.by_retention.query(
+        items = self.read_shards("query ended runs", self.shards, limit, lambda shard: Run.by_retention.query(
             shard, Run.ended_at < ended_before))
         return [item.run_id for item in items]
 
@@ -44,15 +44,18 @@ class RetentionStore(StoreBase):
         stamp = functools.partial(self._stamp, until)
         with self.errors("read history"):
             events = list(Event.query(run_id, consistent_read=True))
-        kinds = {int(e.seq) // 1000: e.kind for e in events if e.seq >= 0 and e.seq % 1000 == 999}
+        outcomes = [e for e in events if e.seq >= 0 and e.seq % 1000 == 999]
+        kinds = {int(e.seq) // 1000: e.kind for e in outcomes}
+        names = {int(e.seq) // 1000: e.name for e in outcomes}
         for event in events:
             stamp(event, Event.run_id)
         waiting = json.loads(run.waiting) if run.waiting else None
         for pos in fan_out_positions(kinds, int(run.cursor if run.cursor is not None else -1), waiting):
             join_id = f"{run_id}#{pos}"
             with self.errors("read join"):
-                joined = list(Join.query(join_id, consistent_read=True)) + list(
-                    Event.query(join_id, consistent_read=True))
+                joined = [item for partition in partitions(join_id, fan_out_width_at(pos, names, waiting) or 1)
+                          for item in Join.query(partition, consistent_read=True)]
+                joined += list(Event.query(join_id, consistent_read=True))
             for item in joined:
                 stamp(item, type(item).join_id if isinstance(item, Join) else Event.run_id)
         with self.errors("read signals"):

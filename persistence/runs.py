@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pynamodb.exceptions import DoesNotExist
 
+from workflows.core.listing import listing_key
 from workflows.core.metering import Tally, flush
 from workflows.core.records import (
     RUN_RESULT_SEQ,
@@ -19,10 +20,11 @@ from workflows.core.records import (
     TimerRecord,
     event_seq,
 )
-from workflows.core.storage import RETAIN_SHARDS, inline_payload_limit, inline_result_limit, refuse_taken_fence
+from workflows.core.storage import inline_payload_limit, inline_result_limit, refuse_taken_fence
 from workflows.errors import PayloadTooLarge, RunNotFound, SerializationError
 
-from .base import LEASE_SHARDS, LIVE_STATUSES, StoreBase, check_item_size, new_request, shard_of, to_json
+from .base import LIVE_STATUSES, check_item_size, new_request, shard_of, to_json
+from .listing import ListingStore
 
 if TYPE_CHECKING:
     from workflows.core.ports import Store
@@ -65,7 +67,7 @@ def _decode_cursor(cursor: str | None, keys: frozenset[str] | None = None) -> di
     return value
 
 
-class RunStore(StoreBase):
+class RunStore(ListingStore):
     """Run items: the only mutable per-run state, always written conditionally."""
 
     def create_run(self, run: RunRecord, *, timers: list[TimerRecord] = ()) -> tuple[str, bool]:  # type: ignore[assignment]
@@ -112,8 +114,10 @@ class RunStore(StoreBase):
         now = self.now()
         return self.m.Run(
             run.run_id, workflow=run.workflow, status="pending", created_at=run.created_at or now,
+            status_shard=listing_key("pending", run.run_id, self.shards),
+            workflow_shard=listing_key(run.workflow, run.run_id, self.shards),
             updated_at=now, args=run.args, cursor=-1, wake_seq=0, recoveries=0, cancel_requested=False,
-            lease_shard=shard_of(run.run_id, LEASE_SHARDS), lease_expires_at=self.lease_until(),
+            lease_shard=shard_of(run.run_id, self.shards), lease_expires_at=self.lease_until(),
             deadline=run.deadline, idempotency_key=run.idempotency_key, parent_run_id=run.parent_run_id,
             parent_pos=run.parent_pos, continued_from=run.continued_from, schedule_id=run.schedule_id,
             fire_time=run.fire_time, code_version=run.code_version, forked_from=run.forked_from,
@@ -187,40 +191,6 @@ class RunStore(StoreBase):
                                       item.parent_run_id, item.schedule_id) for item in items],
                     next_cursor=cursor_out)
 
-    def _index_page(self, status: str | None, workflow: str | None, limit: int, cursor: str | None,
-                    since: float | None, until: float | None) -> tuple[list[Any], str | None]:
-        """One page of a listing index's items, newest first, and the cursor of the next."""
-        if status is None and workflow is None:
-            raise ValueError("list_runs needs status= or workflow=")
-        index = self.m.Run.by_status if status is not None else self.m.Run.by_workflow
-        key = status if status is not None else workflow
-        lo, hi = since if since is not None else 0, until if until is not None else 1e12
-        cond = self.m.Run.created_at.between(lo, hi)
-        with self.errors("list runs"):
-            results = index.query(key, range_key_condition=cond, scan_index_forward=False, limit=limit,
-                                  last_evaluated_key=_decode_cursor(cursor, frozenset(
-                                      {"run_id", "created_at", "status" if status is not None else "workflow"})),
-                                  filter_condition=(self.m.Run.workflow == workflow)
-                                  if status is not None and workflow is not None else None)
-            items = list(results)
-            last = results.last_evaluated_key
-        return items, _encode_cursor(last) if len(items) >= limit or last else None
-
-    def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
-                   cap: int = 10_000) -> tuple[int, bool]:
-        """How many runs have ``status`` (created within the bounds), counting at most ``cap``:
-        Queries of the status index with Select COUNT, paged, stopping past the cap."""
-        lo, hi = since if since is not None else 0, until if until is not None else 1e12
-        Run, found, start = self.m.Run, 0, None
-        with self.errors("count runs"):
-            while True:  # each page evaluates at most what is left to pass the cap (and at most 1 MB)
-                page = Run._get_connection().query(
-                    status, range_key_condition=Run.created_at.between(lo, hi), index_name="by_status",
-                    select="COUNT", limit=cap + 1 - found, exclusive_start_key=start)
-                found, start = found + page["Count"], page.get("LastEvaluatedKey")
-                if found > cap or start is None:
-                    return min(found, cap), found > cap
-
     def get_runs(self, run_ids: list[str]) -> list[RunRecord]:
         """Return runs by id, in the order given (BatchGet)."""
         if not run_ids:
@@ -240,7 +210,7 @@ class RunStore(StoreBase):
             Run.cancel_requested == False)  # noqa: E712 - a DynamoDB condition, not a Python test
         req = new_request()
         with flush(run_id) as counts:
-            actions = [Run.status.set("running"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
+            actions = [*self.status_actions(run_id, "running"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
                        Run.lease_expires_at.set(self.lease_until()), Run.updated_at.set(self.now()),
                        Run.req.set(req), Run.owner.remove(), *self.count_actions(counts.tally)]
             counts.applied = self.conditional("advance run", lambda: Run(run_id).update(
@@ -256,7 +226,8 @@ class RunStore(StoreBase):
         Run = self.m.Run
         cond = (Run.wake_seq == seen_wake) & Run.status.is_in(*LIVE_STATUSES) & (Run.cursor <= pos)
         with flush(run_id) as counts:
-            actions = [Run.status.set("suspended"), Run.cursor.set(pos), Run.waiting.set(to_json(waiting)),
+            actions = [*self.status_actions(run_id, "suspended"), Run.cursor.set(pos),
+                       Run.waiting.set(to_json(waiting)),
                        Run.lease_expires_at.remove(), Run.owner.remove(), Run.updated_at.set(self.now()),
                        *self.count_actions(counts.tally)]
 
@@ -299,7 +270,7 @@ class RunStore(StoreBase):
         free = Run.owner.does_not_exist() | (Run.owner == owner) | (Run.lease_expires_at < now)
         cond = (Run.cursor <= pos) & Run.status.is_in(*LIVE_STATUSES) & (Run.cancel_requested == False) & free  # noqa: E712
         with flush(run_id) as counts:
-            actions = [Run.status.set("running"), Run.cursor.set(pos), Run.owner.set(owner),
+            actions = [*self.status_actions(run_id, "running"), Run.cursor.set(pos), Run.owner.set(owner),
                        Run.waiting.set(to_json(waiting)), Run.lease_expires_at.set(self.lease_until()),
                        Run.updated_at.set(now), *self.count_actions(counts.tally)]
             counts.applied = self.conditional("claim run", lambda: Run(run_id).update(
@@ -416,11 +387,11 @@ class RunStore(StoreBase):
             raise ValueError(f"not a terminal status: {status}")
         check_item_size({"result": result, "error": None if error is None else error[:4000]})
         Run, now, req = self.m.Run, self.now(), new_request()
-        actions = [Run.status.set(status), Run.ended_at.set(now), Run.updated_at.set(now),
+        actions = [*self.status_actions(run_id, status), Run.ended_at.set(now), Run.updated_at.set(now),
                    Run.lease_expires_at.remove(), Run.req.set(req)]
         until = self.retention_of(now)
         if until is not None:  # the run's TTL, and the retention index that stamps its other items
-            actions += [Run.retain_until.set(until), Run.retain_shard.set(shard_of(run_id, RETAIN_SHARDS))]
+            actions += [Run.retain_until.set(until), Run.retain_shard.set(shard_of(run_id, self.shards))]
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         if result is not None:
             actions.append(Run.result_in_history.set(True) if outside else Run.result.set(result))
@@ -433,7 +404,7 @@ class RunStore(StoreBase):
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Return runs whose lease has expired, a fair share from every shard of the lease index."""
         now, Run = self.now(), self.m.Run
-        items = self.read_shards("query stale leases", LEASE_SHARDS, limit, lambda shard: Run.by_lease.query(
+        items = self.read_shards("query stale leases", self.shards, limit, lambda shard: Run.by_lease.query(
             shard, Run.lease_expires_at < now))
         return [item.run_id for item in items]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from workflows.core.records import TimerRecord
 from workflows.core.storage import new_request
 
-from .base import TIMER_SHARDS, StoreBase
+from .base import StoreBase
 
 
 class TimerStore(StoreBase):
@@ -20,7 +20,7 @@ class TimerStore(StoreBase):
     def due_timers(self, limit: int = 500, page_size: int | None = None) -> list[TimerRecord]:
         """Return timers due now, a fair share from every shard (paged Queries, never a Scan)."""
         now, Timer = self.now(), self.m.Timer
-        items = self.read_shards("query due timers", TIMER_SHARDS, limit, lambda shard: Timer.by_due.query(
+        items = self.read_shards("query due timers", self.shards, limit, lambda shard: Timer.by_due.query(
             shard, Timer.due_at <= now, page_size=page_size))
         return [TimerRecord(timer_id=item.timer_id, kind=item.kind, run_id=item.run_id, due_at=item.due_at,
                             pos=None if item.pos is None else int(item.pos), data=item.data, version=item.version)

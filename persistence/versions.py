@@ -21,7 +21,7 @@ class VersionStore(HistoryStore):
         now = self.now()
         free = Run.owner.does_not_exist() | (Run.lease_expires_at < now)
         cond = (Run.wake_seq == seen_wake) & Run.status.is_in(*LIVE_STATUSES) & free
-        actions = [Run.status.set("suspended"), Run.lease_expires_at.remove(), Run.owner.remove(),
+        actions = [*self.status_actions(run_id, "suspended"), Run.lease_expires_at.remove(), Run.owner.remove(),
                    Run.updated_at.set(now)]
 
         def build(tx: Any) -> None:

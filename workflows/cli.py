@@ -116,6 +116,7 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
     from persistence.provision import create_tables, ensure_ttl
 
     from .app import worker_queues
+    from .deploy.indexes import upgrade_indexes
     from .deploy.queues import ensure_queues
     from .deploy.resources import queue_specs
     from .settings import get_settings
@@ -123,6 +124,7 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
     settings = get_settings()
     changed = 0
     tables = [(name, "created" if created else "exists") for name, created in create_tables(settings)]
+    tables += upgrade_indexes(settings)  # tables made by an earlier version: new or re-keyed indexes
     tables += [(f"{name} (TTL retain_until)", "updated") for name, enabled in ensure_ttl(settings) if enabled]
     bucket = [ensure_bucket(settings)]  # large payloads (docs/payloads.md), with its lifecycle rule
     for name, action in tables + ensure_queues(settings, queue_specs(worker_queues())) + bucket:
@@ -221,6 +223,15 @@ def cmd_runs_count(args: argparse.Namespace) -> int:
     since = None if args.since is None else until - args.since
     for status, (count, capped) in count_runs(args.status, since=since, until=until, cap=args.cap).items():
         print(f"{status:10} {count}{'+' if capped else ''}")
+    return 0
+
+
+def cmd_runs_reindex(args: argparse.Namespace) -> int:
+    from persistence.reindex import ListingKeys
+
+    from .settings import get_settings
+
+    print(f"listing keys set on {ListingKeys(get_settings()).reindex_runs()} run(s)")
     return 0
 
 
@@ -407,11 +418,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", metavar="KEY=VALUE", help="only runs carrying this tag (not with --status)")
     p.add_argument("--limit", type=_int_in(1, 1000), default=20)
     p.add_argument("--cursor")
-    p = add("count", cmd_runs_count, "count runs by status (one index Query per status, Select COUNT)", runs)
+    p = add("count", cmd_runs_count, "count runs by status (Select COUNT Queries of each status's index shards)", runs)
     p.add_argument("--status", choices=STATUSES)
     p.add_argument("--since", type=_seconds, help="only runs created this long ago or later (e.g. 24h)")
     p.add_argument("--until", type=float, help="only runs created at or before these epoch seconds")
     p.add_argument("--cap", type=_int_in(1, 1_000_000), default=10_000, help="stop counting a status here")
+    add("reindex", cmd_runs_reindex, "set the listing index keys on runs stored without them (a Scan)", runs)
     add("show", cmd_runs_show, "show a run, its steps and its timeline", runs).add_argument("run_id")
     p = add("events", cmd_runs_events, "print a run's history", runs)
     p.add_argument("run_id")

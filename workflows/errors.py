@@ -181,7 +181,8 @@ class PayloadUnavailable(StorageError):
 
 
 class DeploymentError(WorkflowError):
-    """A CloudFormation stack could not be created or updated; the message names the failed resources."""
+    """A CloudFormation stack could not be created or updated, or an index of an existing table not
+    made (``init-aws``); the message names the failed resources."""
 
 
 class HookError(WorkflowError):

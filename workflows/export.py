@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.fanout import join_id
+from .core.join_layout import fan_out_width_at
 from .core.payloads import Payloads
 from .core.ports import Store
 from .core.records import BranchRecord, EventRecord, OpKind, RunRecord
@@ -46,7 +47,10 @@ def export_run(store: Store, run_id: str, payloads: Payloads | None = None) -> d
     fan_outs = {e.pos for e in history if e.kind == OpKind.PARALLEL and e.is_outcome}
     if run.waiting and run.waiting.get("kind") == OpKind.PARALLEL.value:
         fan_outs.add(run.cursor)  # a fan-out in flight: its branches recorded so far
-    branches = {join_id(run_id, pos): store.branch_results(join_id(run_id, pos)) for pos in sorted(fan_outs)}
+    names = {e.pos: e.name for e in history if e.kind == OpKind.PARALLEL and e.is_outcome}
+    branches = {join_id(run_id, pos): store.branch_results(join_id(run_id, pos),
+                                                           fan_out_width_at(pos, names, run.waiting))
+                for pos in sorted(fan_outs)}
     if payloads is not None:
         show = payloads.resolve_record
         run = dataclasses.replace(run, args=show(run.args) or run.args, result=show(run.result))

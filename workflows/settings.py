@@ -27,6 +27,9 @@ MIN_DASHBOARD_TOKEN_BYTES = 16
 #: How long an ended run's items are kept by default (``WORKFLOWS_RETENTION``), and the shortest retention.
 DEFAULT_RETENTION_SECONDS = 30 * 86400.0
 MIN_RETENTION_SECONDS = 3600.0
+#: The shard count of every write-sharded index key (``WORKFLOWS_INDEX_SHARDS``), and its largest value.
+DEFAULT_INDEX_SHARDS = 8
+MAX_INDEX_SHARDS = 1024
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,11 @@ class Settings:
             serves it. Empty (the default): every version.
         defer_seconds: how long a run this worker cannot serve (unknown workflow, version not
             served) waits before another resume (``WORKFLOWS_DEFER_SECONDS``).
+        index_shards: the shard count of every write-sharded index key: the lease, due-timer and
+            retention indexes and the status and workflow listing indexes (``WORKFLOWS_INDEX_SHARDS``,
+            default 8, at most 1024). A deploy-time setting, the same on every process: it may only
+            be raised, never lowered (items in shards at or above a lowered count would not be read).
+            See docs/architecture.md, "Sharded index keys".
         access_key_id / secret_access_key: taken from the standard AWS variables when set;
             otherwise boto3's credential chain applies.
     """
@@ -122,6 +130,7 @@ class Settings:
     code_version: str | None = None
     serve_versions: tuple[str, ...] = ()
     defer_seconds: float = 30.0
+    index_shards: int = DEFAULT_INDEX_SHARDS
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
 
@@ -151,6 +160,10 @@ class Settings:
             raise ConfigurationError(f"WORKFLOWS_TRACES must be 'otel' or 'file:PATH', got {self.traces!r}")
         if self.retention is not None and not self.retention >= MIN_RETENTION_SECONDS:
             raise ConfigurationError(f"WORKFLOWS_RETENTION must be at least 1h (or 'off'), got {self.retention} s")
+        if isinstance(self.index_shards, bool) or not isinstance(self.index_shards, int) or not (
+                1 <= self.index_shards <= MAX_INDEX_SHARDS):
+            raise ConfigurationError(f"WORKFLOWS_INDEX_SHARDS must be a whole number in 1..{MAX_INDEX_SHARDS}, "
+                                     f"got {self.index_shards!r}")
         if not self.in_place_seconds >= 0:
             raise ConfigurationError(f"in_place_seconds must be 0 or more, got {self.in_place_seconds}")
 
@@ -191,6 +204,7 @@ class Settings:
                 serve_versions=tuple(v.strip() for v in env.get("WORKFLOWS_SERVE_VERSIONS", "").split(",")
                                      if v.strip()),
                 defer_seconds=float(env.get("WORKFLOWS_DEFER_SECONDS", "30")),
+                index_shards=_index_shards(env.get("WORKFLOWS_INDEX_SHARDS")),
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             )
@@ -227,6 +241,17 @@ class Settings:
     def sqs_is_secure(self) -> bool:
         """Whether the SQS endpoint uses TLS."""
         return not self.sqs_endpoint or self.sqs_endpoint.startswith("https")
+
+
+def _index_shards(text: str | None) -> int:
+    """``WORKFLOWS_INDEX_SHARDS``: a whole number of shards (validated by :class:`Settings`)."""
+    if text is None or not text.strip():
+        return DEFAULT_INDEX_SHARDS
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ConfigurationError(f"WORKFLOWS_INDEX_SHARDS must be a whole number in 1..{MAX_INDEX_SHARDS}, "
+                                 f"got {text!r}") from None
 
 
 def _retention(text: str | None) -> float | None:

@@ -14,6 +14,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from tests.e2e import flows
 from workflows import list_runs
 from workflows.cli import main
+from workflows.core.join_layout import shard_partition
 from workflows.settings import Settings
 
 
@@ -59,7 +60,7 @@ def test_beat_stamps_every_item_of_an_ended_run_with_its_ttl(cluster, settings, 
         time.sleep(0.5)
     history = _items(settings, "history", "run_id", run.run_id)
     [pos] = [e["seq"] // 1000 for e in history if e["kind"] == "parallel"]
-    joins = _items(settings, "joins", "join_id", f"{run.run_id}#{pos}")
+    joins = _items(settings, "joins", "join_id", shard_partition(f"{run.run_id}#{pos}", 0))  # results and counter
     guard = _items(settings, "idempotency", "key", key)
     tags = _items(settings, "tags", "tag", f"batch={key}")
     assert len(history) == 4 and len(joins) >= 3 and len(guard) == 1 and len(tags) == 1

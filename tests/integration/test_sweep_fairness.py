@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from persistence import DynamoStore
-from persistence.base import LEASE_SHARDS, SCHEDULE_SHARDS, TIMER_SHARDS, shard_of
+from persistence.base import SCHEDULE_SHARDS, shard_of
 from persistence.provision import create_tables
 from workflows.core.records import RunRecord, ScheduleRecord, TimerRecord
 
@@ -36,8 +36,9 @@ def store(settings, clock):  # type: ignore[no-untyped-def]
 
 def test_due_timers_reach_the_last_shard(store, clock) -> None:  # type: ignore[no-untyped-def]
     tag = uuid.uuid4().hex[:6]
-    backlog = ids_in_shard(f"t{tag}", 0, TIMER_SHARDS, BACKLOG)
-    last = ids_in_shard(f"t{tag}", TIMER_SHARDS - 1, TIMER_SHARDS, 1)
+    shards = store.settings.index_shards
+    backlog = ids_in_shard(f"t{tag}", 0, shards, BACKLOG)
+    last = ids_in_shard(f"t{tag}", shards - 1, shards, 1)
     for timer_id in backlog + last:
         store.put_timer(TimerRecord(timer_id=timer_id, kind="wake", run_id=timer_id, due_at=clock[0] - 1))
     due = [t.timer_id for t in store.due_timers(limit=LIMIT)]
@@ -47,8 +48,9 @@ def test_due_timers_reach_the_last_shard(store, clock) -> None:  # type: ignore[
 
 def test_stale_runs_reach_the_last_shard(store, clock) -> None:  # type: ignore[no-untyped-def]
     tag = uuid.uuid4().hex[:6]
-    backlog = ids_in_shard(f"r{tag}", 0, LEASE_SHARDS, BACKLOG)
-    last = ids_in_shard(f"r{tag}", LEASE_SHARDS - 1, LEASE_SHARDS, 1)
+    shards = store.settings.index_shards
+    backlog = ids_in_shard(f"r{tag}", 0, shards, BACKLOG)
+    last = ids_in_shard(f"r{tag}", shards - 1, shards, 1)
     for run_id in backlog + last:
         store.create_run(RunRecord(run_id=run_id, workflow="sequence", status="pending", created_at=clock[0]))
     clock[0] += store.settings.lease_seconds * 3  # every lease has expired

@@ -78,7 +78,7 @@ def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, 
         info = json.loads(event.data or "{}")
         raise ParallelError(info.get("index", -1), info.get("name", "?"), info.get("error", event.error))
     results: list[Any] = []
-    for record in ctx.store.branch_results(join_id(ctx.run.run_id, pos)):
+    for record in ctx.store.branch_results(join_id(ctx.run.run_id, pos), len(calls)):
         name = calls[record.index].step.name if record.index < len(calls) else "?"
         if record.error is not None:
             if not return_exceptions:

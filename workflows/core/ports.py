@@ -318,8 +318,10 @@ class JoinStore(Protocol):
     def join_branch(self, join_id: str, index: int, total: int) -> bool:
         """Count branch ``index`` of ``total`` (idempotently); True when the join is complete."""
 
-    def branch_results(self, join_id: str) -> list[BranchRecord]:
-        """Every recorded branch outcome, in index order."""
+    def branch_results(self, join_id: str, total: int | None = None) -> list[BranchRecord]:
+        """Every recorded branch outcome, in index order. ``total`` (the join's width) reads every
+        counter shard; without it, shards are read in order while each is full, which finds
+        every outcome of a complete join (see ``core.join_layout``)."""
 
     def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
         """Branch ``index``'s recorded outcome, or None."""

@@ -19,10 +19,10 @@ T = TypeVar("T")
 
 #: Room in a run item for everything but its arguments and result (ids, times, waiting, error).
 RUN_ITEM_RESERVE = 24 * 1024
-TIMER_SHARDS = 8
-LEASE_SHARDS = 8
+#: The schedules' due index keeps its own count; every other write-sharded index key has
+#: ``Settings.index_shards`` shards (``WORKFLOWS_INDEX_SHARDS``): leases, due timers,
+#: retention, and the status and workflow listings.
 SCHEDULE_SHARDS = 4
-RETAIN_SHARDS = 8
 
 
 def check_item_size(fields: dict[str, str | None], limit: int = DYNAMODB_ITEM_LIMIT - 8 * 1024) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core.join_layout import fan_out_width_at, partitions
 from ..core.records import TERMINAL, RunStatus, TimerKind, op_timer_id
 from ..core.retention import fan_out_positions
-from ..core.storage import RETAIN_SHARDS
 from ..core.tags import index_key, index_sort_key
 from .base import MemoryBase
 from .tables import Item, Table, present, remove, set_
@@ -27,7 +27,7 @@ class RetentionTables(MemoryBase):
 
     def runs_to_retain(self, ended_before: float, limit: int = 100) -> list[str]:
         """Ended runs not yet stamped that ended before ``ended_before``, a fair share from every shard."""
-        items = self._read_shards(RETAIN_SHARDS, limit, lambda shard: self._pages(
+        items = self._read_shards(self.settings.index_shards, limit, lambda shard: self._pages(
             "query ended runs", self.runs, shard, index="by_retention", where=lambda at: at < ended_before))
         return [item["run_id"] for item in items]
 
@@ -38,13 +38,16 @@ class RetentionTables(MemoryBase):
             return False
         until = run["retain_until"]
         events = list(self._pages("read history", self.events, run_id))
-        kinds = {int(e["seq"]) // 1000: e["kind"] for e in events if e["seq"] >= 0 and e["seq"] % 1000 == 999}
+        outcomes = [e for e in events if e["seq"] >= 0 and e["seq"] % 1000 == 999]
+        kinds = {int(e["seq"]) // 1000: e["kind"] for e in outcomes}
+        names = {int(e["seq"]) // 1000: e.get("name") for e in outcomes}
         for event in events:
             self._stamp(until, self.events, event)
         waiting = json.loads(run["waiting"]) if run.get("waiting") else None
         for pos in fan_out_positions(kinds, int(run.get("cursor", -1)), waiting):
             join_id = f"{run_id}#{pos}"
-            joined = [(self.joins, i) for i in self._pages("read join", self.joins, join_id)]
+            joined = [(self.joins, i) for partition in partitions(join_id, fan_out_width_at(pos, names, waiting) or 1)
+                      for i in self._pages("read join", self.joins, partition)]
             joined += [(self.events, i) for i in self._pages("read join", self.events, join_id)]
             for table, item in joined:
                 self._stamp(until, table, item)

@@ -7,16 +7,15 @@ import itertools
 import json
 import math
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.hooks import refusal
+from ..core.listing import Position, merged_page
 from ..core.metering import Tally, flush
 from ..core.records import (
     LIVE,
     RUN_RESULT_SEQ,
     TERMINAL,
-    BranchRecord,
     EventRecord,
     HookRecord,
     OpKind,
@@ -29,9 +28,6 @@ from ..core.records import (
 )
 from ..core.retention import retain_until
 from ..core.storage import (
-    LEASE_SHARDS,
-    RETAIN_SHARDS,
-    TIMER_SHARDS,
     check_item_size,
     inline_payload_limit,
     inline_result_limit,
@@ -41,8 +37,9 @@ from ..core.storage import (
 )
 from ..errors import HookClosed, HookExpired, PayloadTooLarge, RunNotFound, StorageError
 from ..settings import Settings
-from .base import decode_cursor, encode_cursor, to_json
+from .base import to_json
 from .flow import FlowTables
+from .joins import JoinTables
 from .retention import RetentionTables
 from .schedules import ScheduleTables
 from .tables import (
@@ -63,9 +60,6 @@ from .tables import (
 )
 from .tags import TagTables
 from .versions import VersionTables
-
-SHARD_SIZE = 100  # branches per join counter
-ROOT_SLOT = -1
 
 
 def _live(item: Item) -> bool:
@@ -119,17 +113,7 @@ def _timer_record(item: Item) -> TimerRecord:
                        version=item.get("version"))
 
 
-@dataclass
-class JoinCounter:
-    """One counter item of a join: the members counted in a shard (slot -2 - n) or the root (-1)."""
-
-    join_id: str
-    slot: int
-    total: int | None
-    done: set[int]
-
-
-class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, VersionTables):
+class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, VersionTables, JoinTables):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional
@@ -179,9 +163,9 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
 
     def _timer_item(self, timer: TimerRecord) -> Item:
         check_item_size({"data": timer.data})
-        return {"timer_id": timer.timer_id, "shard": shard_of(timer.timer_id, TIMER_SHARDS), "due_at": timer.due_at,
-                "kind": timer.kind, "run_id": timer.run_id, "pos": timer.pos, "data": timer.data,
-                "version": new_request()}
+        return {"timer_id": timer.timer_id, "shard": shard_of(timer.timer_id, self.settings.index_shards),
+                "due_at": timer.due_at, "kind": timer.kind, "run_id": timer.run_id, "pos": timer.pos,
+                "data": timer.data, "version": new_request()}
 
     def _event_item(self, event: EventRecord) -> Item:
         check_item_size({"data": event.data, "error": event.error})
@@ -227,7 +211,7 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
         return {"run_id": run.run_id, "workflow": run.workflow, "status": "pending",
                 "created_at": run.created_at or now, "updated_at": now, "args": run.args, "cursor": -1,
                 "wake_seq": 0, "recoveries": 0, "cancel_requested": False,
-                "lease_shard": shard_of(run.run_id, LEASE_SHARDS), "lease_expires_at": self.lease_until(),
+                "lease_shard": shard_of(run.run_id, self.settings.index_shards), "lease_expires_at": self.lease_until(),
                 "deadline": run.deadline, "idempotency_key": run.idempotency_key,
                 "parent_run_id": run.parent_run_id, "parent_pos": run.parent_pos,
                 "continued_from": run.continued_from, "schedule_id": run.schedule_id, "fire_time": run.fire_time,
@@ -290,18 +274,22 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
 
     def _index_page(self, status: str | None, workflow: str | None, limit: int, cursor: str | None,
                     since: float | None, until: float | None) -> tuple[list[Item], str | None]:
-        """One page of a listing index's items, newest first, and the cursor of the next."""
+        """One page of a listing index's items, newest first, and the cursor of the next: one
+        partition per key here, paged and with cursors as the DynamoDB store's shards are."""
         if status is None and workflow is None:
             raise ValueError("list_runs needs status= or workflow=")
         by_status = status is not None
-        index, key = ("by_status", status) if by_status else ("by_workflow", workflow)
+        (index, name), key = (("by_status", "status"), status) if by_status else (("by_workflow", "workflow"), workflow)
         lo, hi = since if since is not None else 0, until if until is not None else 1e12
-        keys = frozenset({"run_id", "created_at", "status" if by_status else "workflow"})
-        start = decode_cursor(cursor, keys, frozenset({"created_at"}))
         only = (lambda item: item.get("workflow") == workflow) if by_status and workflow is not None else None
-        items, last = self._limited("list runs", self.runs, key, limit, start, index=index,
-                                    where=lambda at: lo <= at <= hi, forward=False, filter=only)
-        return items, encode_cursor(last)
+
+        def query(shard: int, after: Position | None, count: int) -> tuple[list[Item], bool]:
+            start = None if after is None else {name: key, "created_at": after[0], "run_id": after[1]}
+            items, last = self._limited("list runs", self.runs, key, count, start, index=index,
+                                        where=lambda at: lo <= at <= hi, forward=False, filter=only)
+            return items, last is not None
+
+        return merged_page(name, 1, limit, cursor, query, lambda item: (item["created_at"], item["run_id"]))
 
     def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
                    cap: int = 10_000) -> tuple[int, bool]:
@@ -466,7 +454,7 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
                    set_("req", req)]
         until = retain_until(now, self.settings)
         if until is not None:  # the run's TTL, and the retention index that stamps its other items
-            changes += [set_("retain_until", until), set_("retain_shard", shard_of(run_id, RETAIN_SHARDS))]
+            changes += [set_("retain_until", until), set_("retain_shard", shard_of(run_id, self.settings.index_shards))]
         if result is not None:
             changes.append(set_("result", result))
         if error is not None:
@@ -478,7 +466,7 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Live runs whose lease has expired (the sparse lease index, shard by shard)."""
         now = self.now()
-        items = self._read_shards(LEASE_SHARDS, limit, lambda shard: self._pages(
+        items = self._read_shards(self.settings.index_shards, limit, lambda shard: self._pages(
             "query stale leases", self.runs, shard, index="by_lease", where=lambda at: at < now))
         return [item["run_id"] for item in items]
 
@@ -568,7 +556,7 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
     def due_timers(self, limit: int = 500, page_size: int | None = None) -> list[TimerRecord]:
         """Timers due now (``due_at <= now``), shard by shard."""
         now = self.now()
-        items = self._read_shards(TIMER_SHARDS, limit, lambda shard: self._pages(
+        items = self._read_shards(self.settings.index_shards, limit, lambda shard: self._pages(
             "query due timers", self.timers, shard, index="by_due", where=lambda at: at <= now, limit=page_size))
         return [_timer_record(item) for item in items]
 
@@ -705,64 +693,3 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
                              sent_at=i["sent_at"])
                 for i in self._pages("read signals", self.signal_items, run_id,
                                      where=lambda key: key.startswith(f"{name}#"))]
-
-    # -- joins ----------------------------------------------------------------------------------------
-    def record_branch(self, join_id: str, index: int, data: str | None, error: str | None) -> bool:
-        """Record branch ``index``'s outcome once; False if it was recorded already."""
-        check_item_size({"data": data, "error": error})
-        item = {"join_id": join_id, "slot": index, "data": data, "error": error}
-        return self._write("record branch", lambda: self.joins.put(item, absent("slot")))
-
-    def _count(self, join_id: str, slot: int, member: int, size: int) -> bool | None:
-        """Add ``member`` to the set at ``slot``: True if this filled it, False if not yet, None if a repeat."""
-        after = self._update("join", self.joins, (join_id, slot), actions(add("done", {member}), set_("total", size)),
-                             lambda item: member not in item.get("done", ()))
-        return None if after is None else len(after.get("done") or ()) == size
-
-    def _is_full(self, join_id: str, slot: int, size: int) -> bool:
-        item = self._request("read join", lambda: self.joins.get(join_id, slot))
-        return item is not None and len(item.get("done") or ()) == size
-
-    def join_branch(self, join_id: str, index: int, total: int) -> bool:
-        """Count branch ``index`` of ``total`` (idempotently); True when the join is complete."""
-        shard, shards = index // SHARD_SIZE, max(1, -(-total // SHARD_SIZE))
-        size = min(SHARD_SIZE, total - shard * SHARD_SIZE)
-        filled = self._count(join_id, -2 - shard, index, size)
-        if filled is False or (filled is None and not self._is_full(join_id, -2 - shard, size)):
-            return False
-        if shards == 1:
-            return True
-        root = self._count(join_id, ROOT_SLOT, shard, shards)
-        return root is True or (root is None and self._is_full(join_id, ROOT_SLOT, shards))
-
-    def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
-        """Branch ``index``'s recorded outcome, or None."""
-        item = self._request("read branch", lambda: self.joins.get(join_id, index))
-        return None if item is None else BranchRecord(index=int(item["slot"]), data=item.get("data"),
-                                                       error=item.get("error"))
-
-    def settle_join(self, join_id: str, total: int) -> tuple[list[BranchRecord], bool]:
-        """Count every recorded branch the join has not counted; return the recorded outcomes in
-        index order and whether the join is complete (as the DynamoDB store does)."""
-        items = list(self._pages("read join", self.joins, join_id))
-        results = [BranchRecord(index=int(i["slot"]), data=i.get("data"), error=i.get("error"))
-                   for i in items if i["slot"] >= 0]
-        counted = {int(n) for i in items if i["slot"] <= -2 for n in i.get("done") or ()}
-        repeat = {r.index for r in results} - counted
-        if len(results) == total:
-            repeat |= {shard * SHARD_SIZE for shard in range(max(1, -(-total // SHARD_SIZE)))}
-        complete = False
-        for index in sorted(repeat):
-            complete = self.join_branch(join_id, index, total) or complete
-        return results, complete
-
-    def branch_results(self, join_id: str) -> list[BranchRecord]:
-        """Every recorded branch outcome, in index order."""
-        return [BranchRecord(index=int(i["slot"]), data=i.get("data"), error=i.get("error"))
-                for i in self._pages("read branches", self.joins, join_id, where=lambda slot: slot >= 0)]
-
-    def join_items(self, join_id: str) -> list[JoinCounter]:
-        """The counter items of a join (for inspection)."""
-        return [JoinCounter(i["join_id"], int(i["slot"]), i.get("total"), set(i.get("done") or ()))
-                for i in self._pages("read join", self.joins, join_id, where=lambda slot: slot < 0)]
-

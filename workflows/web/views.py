@@ -18,6 +18,7 @@ from beat.cron import ScheduleSpec, next_fire
 from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries, list_runs
 from ..core.fanout import join_id
+from ..core.join_layout import fan_out_width_at
 from ..core.payloads import describe_payload
 from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
 from ..errors import SerializationError
@@ -165,7 +166,9 @@ class HookRow:
 
 def _branches(run: RunRecord, history: list[EventRecord]) -> dict[int, tuple[list[EventRecord], list[BranchRecord]]]:
     store = get_engine().store
-    return {pos: (store.read_history(join_id(run.run_id, pos)), store.branch_results(join_id(run.run_id, pos)))
+    names = {e.pos: e.name for e in history if e.kind == OpKind.PARALLEL.value and e.is_outcome}
+    return {pos: (store.read_history(join_id(run.run_id, pos)),
+                  store.branch_results(join_id(run.run_id, pos), fan_out_width_at(pos, names, run.waiting)))
             for pos in branch_positions(history, run)}
 
 

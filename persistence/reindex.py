@@ -1,0 +1,52 @@
+"""Set the listing index keys (``status_shard``, ``workflow_shard``) on runs written without them.
+
+Runs stored before the listing indexes were write-sharded carry neither attribute, so the
+new ``by_status`` and ``by_workflow`` indexes do not hold them. An operator operation, not a
+hot path: one Scan of the runs table, then one conditional update per run that lacks a key.
+The condition is the status the Scan saw, so a status write meanwhile (which sets
+``status_shard`` itself) is never overwritten with a stale key; such a run is read again.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from pynamodb.exceptions import DoesNotExist
+
+from workflows.core.listing import listing_key
+
+from .base import StoreBase
+
+ATTEMPTS = 5
+
+
+class ListingKeys(StoreBase):
+    """The backfill of the listing index keys (``workflows init-aws`` runs it after it made the
+    listing indexes; ``workflows runs reindex`` runs it by hand)."""
+
+    def reindex_runs(self) -> int:
+        """Give every run without its listing keys both keys; return how many runs were updated."""
+        Run = self.m.Run
+        missing = Run.status_shard.does_not_exist() | Run.workflow_shard.does_not_exist()
+        with self.errors("scan runs"):
+            run_ids = [item.run_id for item in Run.scan(missing, attributes_to_get=["run_id"])]
+        return sum(self._reindex(run_id) for run_id in run_ids)
+
+    def _reindex(self, run_id: str) -> bool:
+        Run = self.m.Run
+        for _ in range(ATTEMPTS):
+            try:
+                with self.errors("read run"):
+                    item = Run.get(run_id, consistent_read=True)
+            except DoesNotExist:
+                return False
+            status_key = listing_key(item.status, run_id, self.shards)
+            workflow_key = listing_key(item.workflow, run_id, self.shards)
+            if item.status_shard is not None and item.workflow_shard is not None:
+                return False  # keyed already (under another shard count: still read)
+            actions = [Run.workflow_shard.set(item.workflow_shard or workflow_key),
+                       Run.status_shard.set(item.status_shard or status_key)]
+            update = functools.partial(Run(run_id).update, actions=actions, condition=Run.status == item.status)
+            if self.conditional("reindex run", update):
+                return True
+        return False

@@ -1,15 +1,18 @@
 """``python -m bench [--quick]``: speed and AWS cost per step, this library vs plain Celery vs pyworkflow-engine.
 
 Starts its own stack (moto behind a counting front, real worker processes), runs
-every scenario on each system in turn, prints the tables and writes them as JSON
-under ``bench/results/``.
+each latency scenario several times with the systems taking turns
+(:mod:`bench.session`), prints the tables and writes them, with every repeat's
+raw figures, as JSON under ``bench/results/``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
+import functools
 import json
 import os
 import platform
@@ -17,10 +20,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from . import report
-from .scenarios import FULL, QUICK, Result, run_system
+from . import report, targets
+from .scenarios import FULL, QUICK, Plan, Result
+from .session import Session, latency_rounds, once_turns, run_peer
 from .stack import Cluster, Front
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -65,7 +69,11 @@ def versions() -> dict[str, str]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 2 minutes)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 6 minutes)")
+    parser.add_argument("--repeats", type=int, help="runs of each latency scenario (default 3, --quick 2)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="change one size of the plan, e.g. --set seq_runs=3 --set history=100,500 "
+                             "--set prefork=1 --set wide=0 (repeatable)")
     parser.add_argument("--skip-peer", action="store_true", help="leave pyworkflow-engine out")
     parser.add_argument("--only", choices=("workflows", "workflows-sent", "celery", "pyworkflow"), action="append",
                         help="run only these systems (repeatable)")
@@ -75,24 +83,56 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sweep", type=float, default=5.0, help="beat sweep interval, seconds (default 5)")
     parser.add_argument("--profile", action="store_true",
                         help="record this library's worker with py-spy during each scenario (results/profiles/)")
+    parser.add_argument("--keep-idle", action="store_true",
+                        help="leave the other systems' workers running idle during a turn instead of pausing them "
+                             "(their requests are counted in each window's other_requests)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes (default bench/results)")
     return parser.parse_args(argv)
 
 
-def build_systems(args: argparse.Namespace) -> list[Any]:
+def plan_of(args: argparse.Namespace) -> Plan:
+    """The sizes: full or quick, then ``--repeats`` and every ``--set FIELD=VALUE``."""
+    plan = QUICK if args.quick else FULL
+    changes: dict[str, Any] = {} if args.repeats is None else {"repeats": args.repeats}
+    fields = {f.name: f for f in dataclasses.fields(Plan)}
+    for item in args.set:
+        name, _, value = item.partition("=")
+        if name not in fields:
+            raise SystemExit(f"--set {item}: no size {name!r}; sizes: {', '.join(fields)}")
+        current = getattr(plan, name)
+        if isinstance(current, tuple):
+            changes[name] = tuple(int(v) for v in value.split(",") if v)
+        elif name == "wide":
+            changes[name] = int(value) or None
+        else:
+            changes[name] = type(current)(value)
+    return dataclasses.replace(plan, **changes)
+
+
+def wanted(args: argparse.Namespace) -> list[str]:
+    return args.only or ["workflows", "workflows-sent", "celery", "pyworkflow"]
+
+
+def threads_systems(args: argparse.Namespace) -> list[Any]:
+    """The systems of the threads-pool phase (the bench's default pool)."""
     from .systems import PlainCelery, Workflows
 
-    wanted = args.only or ["workflows", "workflows-sent", "celery", "pyworkflow"]
     systems: list[Any] = []
-    if "workflows" in wanted:
+    if "workflows" in wanted(args):
         systems.append(Workflows(args.workers, args.concurrency))
-    if "workflows-sent" in wanted:
+    if "workflows-sent" in wanted(args):
         systems.append(Workflows(args.workers, args.concurrency, in_place=False))
-    if "celery" in wanted:
+    if "celery" in wanted(args):
         systems.append(PlainCelery(args.workers, args.concurrency))
-    if "pyworkflow" in wanted and not args.skip_peer:
-        systems.append("pyworkflow")  # its virtualenv is prepared when its turn comes
     return systems
+
+
+def prefork_systems(args: argparse.Namespace, processes: int) -> list[Any]:
+    """One worker of ``processes`` prefork pool processes, for this library and for plain Celery."""
+    from .systems import PlainCelery, Workflows
+
+    return ([Workflows(1, processes, pool="prefork")] if "workflows" in wanted(args) else []) + \
+        ([PlainCelery(1, processes, pool="prefork")] if "celery" in wanted(args) else [])
 
 
 def peer_system(args: argparse.Namespace) -> Any:
@@ -123,14 +163,18 @@ def profiling(args: argparse.Namespace, system: Any, cluster: Cluster, stamp: st
 
 
 def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
-    plan = QUICK if args.quick else FULL
+    plan = plan_of(args)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     logdir = Path(tempfile.mkdtemp(prefix="bench-logs-"))
     settings = (f"SQS long-poll wait {args.poll}s (all systems), beat sweep {args.sweep:g}s, "
-                f"{args.workers} worker process(es) x {args.concurrency} threads per system, "
+                f"{args.workers} worker process(es) x {args.concurrency} threads per system (prefork: one worker "
+                f"of {', '.join(map(str, plan.prefork))} processes), each latency scenario {plan.repeats} times "
+                f"in alternating order, "
                 f"sizes {'--quick' if args.quick else 'full'}: {plan}")
-    meta = {"machine": machine(), "settings": settings, "versions": versions(), "started": stamp, "commit": commit(),
-            "command": "python -m bench" + (" --quick" if args.quick else "")}
+    phases: dict[str, float] = {}
+    meta: dict[str, Any] = {"machine": machine(), "settings": settings, "versions": versions(), "started": stamp,
+                            "commit": commit(), "command": "python -m bench" + (" --quick" if args.quick else ""),
+                            "plan": dataclasses.asdict(plan), "phases": phases}
     log(f"logs in {logdir}")
     front = Front(logdir)
     results: list[Result] = []
@@ -142,27 +186,41 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
         from workflows.settings import Settings, configure
 
         configure(Settings.from_env())
-        for system in build_systems(args):
+
+        def phase(name: str, systems: list[Any], pool: str, processes: Callable[[Any], int],
+                  body: Callable[[Session], None]) -> None:
             began = time.monotonic()
+            with Session(front, plan, logdir, log, args.sweep, args.poll, args.keep_idle) as session:
+                for system in systems:
+                    wrap = None if pool != "threads" or system.name != "workflows" else (
+                        lambda cluster, system=system: profiling(args, system, cluster, stamp))
+                    session.start(system, pool, processes(system), wrap)
+                body(session)
+                results.extend(session.results)
+            phases[name] = round(time.monotonic() - began, 1)
+            log(f"phase {name}: done in {phases[name]:.0f}s")
+
+        def threads_body(session: Session) -> None:
+            for turns in latency_rounds(plan):
+                session.rounds(turns, plan.repeats)
+            session.rounds(once_turns(plan), 1)
+
+        def prefork_body(session: Session) -> None:
+            for turns in latency_rounds(plan, prefork=True):
+                session.rounds(turns, plan.repeats)
+
+        phase("threads", threads_systems(args), "threads", lambda s: args.workers, threads_body)
+        for processes in plan.prefork:
+            phase(f"prefork-{processes}", prefork_systems(args, processes), "prefork",
+                  functools.partial(lambda n, s: n, processes), prefork_body)
+        if "pyworkflow" in wanted(args) and not args.skip_peer:
             try:
-                system = peer_system(args) if system == "pyworkflow" else system
+                peer = peer_system(args)
             except Exception as exc:
                 log(f"pyworkflow-engine could not be installed: {exc}")
-                results += [Result(s, "pyworkflow", 0, 0, error=f"install failed: {exc}")
-                            for s in ("sequential", "sequential-inline", *(f"fan-out-{w}" for w in plan.widths))]
-                continue
-            log(f"{system.label}: starting workers")
-            with Cluster(logdir) as cluster:
-                try:
-                    system.start(front, cluster, args.sweep, args.poll)
-                except Exception as exc:
-                    log(f"{system.label} did not start: {exc}")
-                    results.append(Result("start", system.name, 0, 0, error=f"did not start: {exc}"))
-                    continue
-                with profiling(args, system, cluster, stamp) as wrap:
-                    results += run_system(front, cluster, system, plan, log, wrap)
-                cluster.check()
-            log(f"{system.label}: done in {time.monotonic() - began:.0f}s")
+                results.append(Result("start", "pyworkflow", 0, 0, error=f"install failed: {exc}"))
+            else:
+                phase("pyworkflow", [peer], "threads", lambda s: 1, lambda session: run_peer(session, plan))
     finally:
         front.stop()
     meta["seconds"] = f"{time.monotonic() - _START:.1f}"
@@ -175,13 +233,15 @@ _START = time.monotonic()
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     results, meta = run(args)
-    text = report.render(results, meta)
+    goals = targets.targets(results)
+    text = report.render(results, meta, targets.targets_table(goals))
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"bench-{meta['started']}{'-quick' if args.quick else ''}.json"
-    payload = {"meta": meta, "results": [r.to_json() for r in results], "targets": report.targets(results),
-               "figures": [{"scenario": r.scenario, "system": r.system, **{k: v for k, v in report.figures(r).items()}}
-                           for r in results], "markdown": text}
+    payload = {"meta": meta, "results": [r.to_json() for r in results], "targets": goals,
+               "figures": [{"scenario": r.scenario, "system": r.system, "pool": r.pool, "processes": r.processes,
+                            "repeat": r.repeat, **report.figures(r)} for r in results],
+               "summary": report.summary(results), "markdown": text}
     path.write_text(json.dumps(payload, indent=1, default=str))
     log(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path} "
         f"in {meta['seconds']}s total")

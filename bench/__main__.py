@@ -12,7 +12,6 @@ import argparse
 import contextlib
 import dataclasses
 import datetime as dt
-import functools
 import json
 import os
 import platform
@@ -20,7 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from . import report, targets
 from .scenarios import FULL, QUICK, Plan, Result
@@ -187,32 +186,29 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
 
         configure(Settings.from_env())
 
-        def phase(name: str, systems: list[Any], pool: str, processes: Callable[[Any], int],
-                  body: Callable[[Session], None]) -> None:
+        @contextlib.contextmanager
+        def phase(name: str, systems: list[Any], pool: str, processes: int) -> Iterator[Session]:
             began = time.monotonic()
-            with Session(front, plan, logdir, log, args.sweep, args.poll, args.keep_idle) as session:
+            with Session(front, plan, logdir, log, args.sweep, args.poll, args.keep_idle, results) as session:
                 for system in systems:
                     wrap = None if pool != "threads" or system.name != "workflows" else (
                         lambda cluster, system=system: profiling(args, system, cluster, stamp))
-                    session.start(system, pool, processes(system), wrap)
-                body(session)
-                results.extend(session.results)
+                    session.start(system, pool, processes, wrap)
+                yield session
             phases[name] = round(time.monotonic() - began, 1)
             log(f"phase {name}: done in {phases[name]:.0f}s")
 
-        def threads_body(session: Session) -> None:
+        # The threads systems stay up (paused) through the prefork phases, whose tables then hold only
+        # the repeated scenarios' items (moto's Queries slow down as tables grow); the long runs come last.
+        with phase("threads", threads_systems(args), "threads", args.workers) as threads:
             for turns in latency_rounds(plan):
-                session.rounds(turns, plan.repeats)
-            session.rounds(once_turns(plan), 1)
-
-        def prefork_body(session: Session) -> None:
-            for turns in latency_rounds(plan, prefork=True):
-                session.rounds(turns, plan.repeats)
-
-        phase("threads", threads_systems(args), "threads", lambda s: args.workers, threads_body)
-        for processes in plan.prefork:
-            phase(f"prefork-{processes}", prefork_systems(args, processes), "prefork",
-                  functools.partial(lambda n, s: n, processes), prefork_body)
+                threads.rounds(turns, plan.repeats)
+            threads.pause_all()
+            for n in plan.prefork:
+                with phase(f"prefork-{n}", prefork_systems(args, n), "prefork", n) as prefork:
+                    for turns in latency_rounds(plan, prefork=True):
+                        prefork.rounds(turns, plan.repeats)
+            threads.rounds(once_turns(plan), 1)
         if "pyworkflow" in wanted(args) and not args.skip_peer:
             try:
                 peer = peer_system(args)
@@ -220,7 +216,8 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
                 log(f"pyworkflow-engine could not be installed: {exc}")
                 results.append(Result("start", "pyworkflow", 0, 0, error=f"install failed: {exc}"))
             else:
-                phase("pyworkflow", [peer], "threads", lambda s: 1, lambda session: run_peer(session, plan))
+                with phase("pyworkflow", [peer], "threads", 1) as session:
+                    run_peer(session, plan)
     finally:
         front.stop()
     meta["seconds"] = f"{time.monotonic() - _START:.1f}"

@@ -6,10 +6,11 @@ system runs at a time and a paused one sends nothing (no long polls, no beat
 sweeps: each window counts the other systems' requests to show it). Pausing costs
 nothing, where restarting a system costs its start and warm-up at every turn.
 
-Phases: the threads pool (latency scenarios repeated in alternating order, then
-the long histories and the wide fan-out), then the prefork pool with 1, 2 and 4
-processes (sequential and throughput, repeated likewise), then pyworkflow-engine
-(once: its runs take seconds each).
+Phases: the threads pool's latency scenarios, repeated in alternating order; the
+prefork pool with 1, 2 and 4 processes (sequential and throughput, repeated
+likewise) while the threads-pool systems stay paused; back on those, the long
+histories and the wide fan-out, once each; then pyworkflow-engine (once: its runs
+take seconds each).
 """
 
 from __future__ import annotations
@@ -57,13 +58,13 @@ class Session:
     """The systems of one phase and the measurements taken on them."""
 
     def __init__(self, front: Front, plan: Plan, logdir: Path, log: Log, sweep: float, poll: int,
-                 keep_idle: bool = False) -> None:
+                 keep_idle: bool = False, results: list[Result] | None = None) -> None:
         self.front, self.plan, self.logdir, self.log, self.sweep, self.poll = front, plan, logdir, log, sweep, poll
         self.keep_idle = keep_idle  # leave other systems running idle (systems sharing queues are still paused)
         self.entrants: dict[str, Entrant] = {}
         self.active: str | None = None  # the system measured last
         self.running: set[str] = set()  # systems whose processes are not paused
-        self.results: list[Result] = []
+        self.results: list[Result] = [] if results is None else results  # appended to as measured
         self._stack = contextlib.ExitStack()  # per-system wrappers (a profiler), closed at the end
 
     def start(self, system: Any, pool: str, processes: int,
@@ -104,6 +105,15 @@ class Session:
                 self.running.discard(other)
                 same_queues |= entrant.system.prefix == prefix
         if same_queues:
+            time.sleep(self.poll + 0.5)
+
+    def pause_all(self) -> None:
+        """Pause every system (another session's systems run next, maybe on the same queues)."""
+        for name in sorted(self.running):
+            self.entrants[name].cluster.pause()
+        if self.running:
+            self.running.clear()
+            self.active = None
             time.sleep(self.poll + 0.5)
 
     def turn(self, name: str) -> Entrant:

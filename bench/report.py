@@ -297,6 +297,8 @@ def render(results: list[Result], meta: dict[str, Any], target_rows: str) -> str
     head = [f"- Machine: {meta['machine']}", f"- Settings: {meta['settings']}",
             f"- Command: `{meta['command']}` at commit {meta.get('commit', 'unknown')}, started {meta['started']}",
             f"- Phases (s): {meta.get('phases', {})}"]
+    head += [f"- **{r.system} ({r.pool}, {r.processes}) did not start**: {r.error}" for r in results
+             if r.scenario == "start"]
     sections = ["\n".join(head), "### Targets", target_rows,
                 "### Speed, requests and cost per step (threads pool; medians over repeats, ratios min-max)",
                 main_table(results), "### Pools: threads and prefork", pool_table(results),

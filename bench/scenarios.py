@@ -37,6 +37,8 @@ class Plan:
     wide: int | None = 10_000  # one fan-out of this width per system (None: none)
     wide_timeout: float = 900.0
     prefork: tuple[int, ...] = (1, 2, 4)  # pool processes of the prefork runs (sequential and throughput)
+    prefork_seq_runs: int = 20  # smaller than the threads pool's: three process counts, each repeated
+    prefork_burst: int = 200
     peer_fan_timeout: float = 45.0
     timeout: float = 300.0
 
@@ -44,6 +46,7 @@ class Plan:
 FULL = Plan()
 QUICK = Plan(seq_runs=5, peer_seq_runs=1, peer_inline_runs=2, widths=(50, 150), burst=50, repeats=2,
              history=(100, 1000), sent_history=(10, 150), history_timeout=300.0, wide=None, prefork=(2,),
+             prefork_seq_runs=5, prefork_burst=50,
              peer_fan_timeout=20.0, timeout=120.0)
 
 

@@ -69,7 +69,8 @@ class Session:
 
     def start(self, system: Any, pool: str, processes: int,
               wrap: Callable[[Cluster], ContextManager[Any]] | None = None) -> bool:
-        """Start ``system``'s processes, warm it up and pause it; False (and a result saying why) if it failed."""
+        """Start ``system``'s processes (the others paused) and warm it up; it runs until another system's
+        turn. False, and a result saying why, if it did not start."""
         self.pause_others(system.name, system.prefix)
         logdir = self.logdir / f"{system.name}-{pool}-{processes}"
         logdir.mkdir(parents=True, exist_ok=True)
@@ -186,16 +187,17 @@ def latency_rounds(plan: Plan, prefork: bool = False) -> Iterator[list[Turn]]:
     """The repeated scenarios, as rounds of turns (one round per scenario; sequential with its inline
     runs, which are compared with the chain of the same repeat)."""
     n, t = plan.seq_steps, plan.timeout
-    seq = [Turn("sequential", "workflows", n, plan.seq_runs, sequence(n, plan.seq_runs, False, t))]
+    runs, size = (plan.prefork_seq_runs, plan.prefork_burst) if prefork else (plan.seq_runs, plan.burst)
+    seq = [Turn("sequential", "workflows", n, runs, sequence(n, runs, False, t))]
     if not prefork:
-        seq += [Turn("sequential-inline", "workflows", n, plan.seq_runs, sequence(n, plan.seq_runs, True, t)),
-                Turn("sequential", SENT, n, plan.seq_runs, sequence(n, plan.seq_runs, False, t))]
-    yield seq + [Turn("sequential", "celery", n, plan.seq_runs, sequence(n, plan.seq_runs, False, t))]
+        seq += [Turn("sequential-inline", "workflows", n, runs, sequence(n, runs, True, t)),
+                Turn("sequential", SENT, n, runs, sequence(n, runs, False, t))]
+    yield seq + [Turn("sequential", "celery", n, runs, sequence(n, runs, False, t))]
     if not prefork:
         for width in plan.widths:
             yield [Turn(f"fan-out-{width}", system, width, 1, fan_out(width, t)) for system in ("workflows", "celery")]
     systems = ("workflows", "celery") if prefork else ("workflows", SENT, "celery")
-    yield [Turn("throughput", system, 1, plan.burst, burst(plan.burst, t)) for system in systems]
+    yield [Turn("throughput", system, 1, size, burst(size, t)) for system in systems]
 
 
 def once_turns(plan: Plan) -> list[Turn]:

@@ -68,7 +68,7 @@ def versions() -> dict[str, str]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 6 minutes)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 10 minutes)")
     parser.add_argument("--repeats", type=int, help="runs of each latency scenario (default 3, --quick 2)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="change one size of the plan, e.g. --set seq_runs=3 --set history=100,500 "
@@ -188,27 +188,36 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
 
         @contextlib.contextmanager
         def phase(name: str, systems: list[Any], pool: str, processes: int) -> Iterator[Session]:
-            began = time.monotonic()
             with Session(front, plan, logdir, log, args.sweep, args.poll, args.keep_idle, results) as session:
                 for system in systems:
                     wrap = None if pool != "threads" or system.name != "workflows" else (
                         lambda cluster, system=system: profiling(args, system, cluster, stamp))
                     session.start(system, pool, processes, wrap)
                 yield session
-            phases[name] = round(time.monotonic() - began, 1)
-            log(f"phase {name}: done in {phases[name]:.0f}s")
+            lap(name)
+
+        last = [time.monotonic()]
+
+        def lap(name: str) -> None:
+            """Seconds since the previous lap, under ``name`` (phases nest: each part is timed once)."""
+            now = time.monotonic()
+            phases[name] = round(now - last[0], 1)
+            last[0] = now
+            log(f"{name}: done in {phases[name]:.0f}s")
 
         # The threads systems stay up (paused) through the prefork phases, whose tables then hold only
         # the repeated scenarios' items (moto's Queries slow down as tables grow); the long runs come last.
-        with phase("threads", threads_systems(args), "threads", args.workers) as threads:
+        with phase("threads: stop", threads_systems(args), "threads", args.workers) as threads:
             for turns in latency_rounds(plan):
                 threads.rounds(turns, plan.repeats)
             threads.pause_all()
+            lap("threads: start and repeated scenarios")
             for n in plan.prefork:
                 with phase(f"prefork-{n}", prefork_systems(args, n), "prefork", n) as prefork:
                     for turns in latency_rounds(plan, prefork=True):
                         prefork.rounds(turns, plan.repeats)
             threads.rounds(once_turns(plan), 1)
+            lap("threads: long runs")
         if "pyworkflow" in wanted(args) and not args.skip_peer:
             try:
                 peer = peer_system(args)

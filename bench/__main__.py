@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import os
 import platform
+import signal
 import sys
 import tempfile
 import time
@@ -227,6 +228,9 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
             else:
                 with phase("pyworkflow", [peer], "threads", 1) as session:
                     run_peer(session, plan)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every process was stopped on the way out; keep what was measured
+        meta["interrupted"] = f"after {time.monotonic() - _START:.0f}s"
+        log(f"interrupted: reporting the {len(results)} measurements taken")
     finally:
         front.stop()
     meta["seconds"] = f"{time.monotonic() - _START:.1f}"
@@ -236,8 +240,14 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
 _START = time.monotonic()
 
 
+def interrupt(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C: the worker processes and the AWS front are stopped, not left running."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, interrupt)
     results, meta = run(args)
     goals = targets.targets(results)
     text = report.render(results, meta, targets.targets_table(goals))

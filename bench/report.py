@@ -297,6 +297,8 @@ def render(results: list[Result], meta: dict[str, Any], target_rows: str) -> str
     head = [f"- Machine: {meta['machine']}", f"- Settings: {meta['settings']}",
             f"- Command: `{meta['command']}` at commit {meta.get('commit', 'unknown')}, started {meta['started']}",
             f"- Phases (s): {meta.get('phases', {})}"]
+    if meta.get("interrupted"):
+        head.append(f"- **Interrupted** {meta['interrupted']}: the tables hold the measurements taken until then")
     head += [f"- **{r.system} ({r.pool}, {r.processes}) did not start**: {r.error}" for r in results
              if r.scenario == "start"]
     sections = ["\n".join(head), "### Targets", target_rows,

@@ -123,3 +123,14 @@ def test_target_eight_reads_the_hot_keys_when_the_front_reports_them() -> None:
     row = hot_key_target([{"key": "runs.by_status: running", "writes_per_second": 120.0},
                           {"key": "timers.by_due: 3", "writes_per_second": 700.0}])
     assert row["value"] == 700.0 and row["met"] is False and "timers.by_due" in row["note"]
+
+
+def test_sizes_come_from_quick_or_full_then_repeats_and_set() -> None:
+    from bench.__main__ import parse_args, plan_of
+
+    plan = plan_of(parse_args(["--quick", "--repeats", "4", "--set", "history=100,2000", "--set", "wide=0",
+                               "--set", "seq_runs=7", "--set", "prefork=1,2"]))
+    assert (plan.repeats, plan.history, plan.wide, plan.seq_runs, plan.prefork) == (4, (100, 2000), None, 7, (1, 2))
+    full = plan_of(parse_args([]))
+    assert (full.repeats, full.history, full.wide, full.prefork) == (3, (100, 10_000), 10_000, (1, 2, 4))
+    assert plan_of(parse_args(["--quick"])).repeats == 2

@@ -224,4 +224,7 @@ def loads(text: str | None) -> Any:
     """Decode JSON text made by :func:`dumps` (``None`` stays ``None``)."""
     if text is None:
         return None
-    return json.loads(text, object_hook=_hook)
+    return _DECODER.decode(text)
+
+
+_DECODER = json.JSONDecoder(object_hook=_hook)  # one for all: json.loads with a hook builds one per call

@@ -35,6 +35,16 @@ class StepCall:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
+@functools.cache
+def _replay_hooks() -> tuple[Any, Any, Any]:
+    """What a step call asks of the engine, imported once (the engine imports this module;
+    an import per call costs more than the call of a recorded step)."""
+    from .core.async_workflow import StepAwaitable, current_driver
+    from .core.context import current_workflow
+
+    return current_workflow, current_driver, StepAwaitable
+
+
 class Step(Generic[P, R]):
     """A durable step. Inside a workflow a call is recorded; outside it is a plain call."""
 
@@ -44,13 +54,10 @@ class Step(Generic[P, R]):
         functools.update_wrapper(self, definition.fn)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        from .core.context import current_workflow
-
+        current_workflow, current_driver, StepAwaitable = _replay_hooks()
         ctx = current_workflow()
         if ctx is None:
             return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
-        from .core.async_workflow import StepAwaitable, current_driver
-
         driver = current_driver()
         if driver is None:
             return self.call_in_workflow(ctx, args, kwargs)  # type: ignore[no-any-return]

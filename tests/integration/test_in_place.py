@@ -11,6 +11,8 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import flows
 from workflows.core.engine import Engine
+from workflows.core.observer import NullObserver
+from workflows.core.records import RunRecord
 from workflows.core.steps import run_worker_task
 from workflows.memory import RecordingTransport
 from workflows.registry import get_workflow
@@ -76,14 +78,42 @@ def test_outside_a_worker_task_steps_are_sent(own_settings) -> None:  # type: ig
     assert sent(transport) == [("add", 0, False)]
 
 
-def test_a_step_kept_in_place_is_sent_if_the_worker_stops_before_it_starts(own_settings) -> None:  # type: ignore[no-untyped-def]
-    transport = RecordingTransport({None})
+class StoppingTransport(RecordingTransport):
+    """A worker asked to stop (warm shutdown) after ``runs`` steps ran in place."""
+
+    def __init__(self, runs: int) -> None:
+        super().__init__({None})
+        self.left = runs
+
+    def runs_here(self, step: str, queue: str | None) -> bool:
+        self.left -= 1
+        return self.left >= 0 and super().runs_here(step, queue)
+
+
+def test_once_the_worker_stops_the_next_step_is_sent(own_settings) -> None:  # type: ignore[no-untyped-def]
+    transport = StoppingTransport(runs=2)
     engine, run_id = started(own_settings, transport, flows.sequence.name, 4)
+    run_worker_task(engine, lambda: engine.resume(run_id))
+    assert sent(transport) == [("add", 2, False)]
+    assert [e.pos for e in engine.store.read_history(run_id)] == [0, 1]
+    assert engine.store.get_run(run_id).cursor == 2
 
-    def body() -> None:
-        engine.resume(run_id)  # keeps step 0, to run it next in this task
-        transport.local_queues.clear()  # the worker is asked to stop
 
-    run_worker_task(engine, body)
-    assert sent(transport) == [("add", 0, False)]
-    assert [e.pos for e in engine.store.read_history(run_id)] == []
+class Replays(NullObserver):
+    """Counts the replays of the workflow function."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def replaying(self, run: RunRecord) -> None:
+        self.count += 1
+
+
+def test_steps_in_place_continue_the_function_without_replaying_it(own_settings) -> None:  # type: ignore[no-untyped-def]
+    """A run of 6 steps in place runs its workflow function once, from one resume."""
+    transport = RecordingTransport({None})
+    engine, run_id = started(own_settings, transport, flows.sequence.name, 6)
+    engine.observer = replays = Replays()
+    run_worker_task(engine, lambda: engine.resume(run_id))
+    assert engine.store.get_run(run_id).result == "15"
+    assert replays.count == 1

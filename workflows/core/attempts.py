@@ -17,12 +17,13 @@ import logging
 import random
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import codec
 from ..errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
 from ..registry import StepDef
 from .embed import embed
+from .heartbeat import HEARTBEATS
 from .observer import StepAttempt
 from .records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
 from .step_loop import is_async_callable, run_async_step
@@ -156,25 +157,13 @@ def call_with_timeout(fn: Callable[..., Any], args: list[Any], kwargs: dict[str,
     return box.get("value")
 
 
-@contextlib.contextmanager
-def lease_heartbeat(engine: Engine, run_id: str, pos: int | None) -> Iterator[None]:
-    """Renew the run's lease while a step runs, so the reconciler leaves it alone."""
-    interval = engine.settings.lease_seconds / 3
-    stop = threading.Event()
+def lease_heartbeat(engine: Engine, run_id: str, pos: int | None) -> contextlib.AbstractContextManager[None]:
+    """Renew the run's lease while a step runs, so the reconciler leaves it alone (a renewal
+    that finds the run ended, cancelled or moved on is tried again: the step goes on)."""
+    def renew() -> None:
+        engine.store.renew_lease(run_id, pos)
 
-    def beat() -> None:
-        while not stop.wait(interval):
-            try:
-                engine.store.renew_lease(run_id, pos)
-            except Exception:  # a missed renewal only risks a duplicate attempt
-                log.warning("lease renewal of run %s failed", run_id, exc_info=True)
-
-    thread = threading.Thread(target=beat, daemon=True, name=f"lease-{run_id}")
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
+    return HEARTBEATS.every(engine.settings.lease_seconds / 3, renew, f"the lease of run {run_id}")
 
 
 def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,

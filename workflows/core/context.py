@@ -21,6 +21,7 @@ from ..registry import check_arguments
 from .guard import GuardedStore
 from .history_cache import RunHistory
 from .lease import LeaseSchedule
+from .payloads import reference_of
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq, op_timer_id
 
 if TYPE_CHECKING:
@@ -75,9 +76,9 @@ class WorkflowContext:
         self.lease = LeaseSchedule(engine.settings.lease_seconds, run.lease_expires_at, engine.now())
         self.pos = 0
         self.fatal: BaseException | None = None
-        self.op: tuple[int, str] = (-1, "")  # the op being run: position, description
+        self.op: tuple[int, str, str | None] = (-1, "", None)  # the op being run: position, kind, name
         self.halted: BaseException | None = None  # the first signal that stopped the function
-        self.halted_at: tuple[int, str] = (-1, "")
+        self.halted_at: tuple[int, str, str | None] = (-1, "", None)
         self.consumed_signals: set[str] = set()
         self.children: list[str] = []
         self.has_hooks = False
@@ -108,6 +109,11 @@ class WorkflowContext:
         if self.halted is None:
             self.halted, self.halted_at = signal, self.op
         return signal
+
+    def halted_op(self) -> tuple[int, str]:
+        """The position and description of the op the first control-flow signal stopped."""
+        pos, kind, name = self.halted_at
+        return pos, f"{kind} {name!r}" if name else kind
 
     @contextlib.contextmanager
     def infrastructure(self) -> Iterator[None]:
@@ -159,7 +165,7 @@ class WorkflowContext:
         self.keep_lease()
         pos = self.pos
         self.pos += 1
-        self.op = (pos, f"{kind} {name!r}" if name else str(kind))
+        self.op = (pos, kind.value, name)  # described only if needed (``halted_op``): this is the replay's hot path
         event = self.history.outcomes.get(pos)
         if event is None and pos < self.run.cursor:
             # Every op before the cursor has an outcome: this history is stale.
@@ -220,8 +226,9 @@ class WorkflowContext:
 
     def decode(self, text: str | None) -> Any:
         """The value of a recorded payload (inline, or the object a reference names)."""
-        with self.infrastructure():
-            text = self.engine.payloads.resolve(text)
+        if reference_of(text) is not None:  # a payload held inline (the usual case) is decoded at once
+            with self.infrastructure():
+                text = self.engine.payloads.resolve(text)
         return codec.loads(text)
 
     def timer(self, pos: int, kind: TimerKind, due: float, data: Any = None) -> TimerRecord:
@@ -247,8 +254,28 @@ class WorkflowContext:
         # A recovery re-send goes on from the last recorded failure, not from attempt 1.
         attempt = self.history.attempts.get(pos, 0) + 1
         call = StepMessage(step.name, self.run.run_id, pos, attempt, args_json, queue=step.queue)
-        raise self.halt(Suspend(Dispatch(pos, [call], {"kind": OpKind.STEP.value, "name": step.name,
-                                                        "since": self.now()})))
+        waiting = {"kind": OpKind.STEP.value, "name": step.name, "since": self.now()}
+        if not self.recovering and self.engine.in_place.admits(call, self.engine.transport.runs_here):
+            from .steps import run_in_place
+
+            return run_in_place(self, step, call, waiting)
+        raise self.halt(Suspend(Dispatch(pos, [call], waiting)))
+
+    def advanced(self, pos: int, waiting: dict[str, Any]) -> None:
+        """Note that this resume marked op ``pos`` in flight (``Store.advance_run``): the
+        write renewed the lease and released any claim of the run."""
+        self.run = dataclasses.replace(self.run, status="running", cursor=pos, waiting=waiting,
+                                       lease_expires_at=self.lease.renewed(self.now()))
+        self.owns_run = False
+
+    @contextlib.contextmanager
+    def outside(self) -> Iterator[None]:
+        """Run code as if in no workflow (a step body run in place)."""
+        token = _current.set(None)
+        try:
+            yield
+        finally:
+            _current.reset(token)
 
     def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Start a linked child run (idempotent on replay); return its handle."""

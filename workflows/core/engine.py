@@ -180,7 +180,7 @@ class Engine:
             self.cache.forget(run.run_id)
             return False
         if ctx.fatal is None and ctx.halted is not None and raised is not ctx.halted:
-            ctx.fatal = SuspensionSwallowed(*ctx.halted_at)
+            ctx.fatal = SuspensionSwallowed(*ctx.halted_op())
         if ctx.fatal is not None or isinstance(raised, Suspend):
             return self._perform(ctx, raised.args[0] if isinstance(raised, Suspend) and raised.args else None)
         if isinstance(raised, ContinueAsNew):
@@ -214,10 +214,6 @@ class Engine:
             # before the sends leaves a leased run that the reconciler re-dispatches.
             if not self.store.advance_run(run.run_id, action.pos, action.waiting, recovering=ctx.recovering):
                 return False
-            run = dataclasses.replace(run, lease_expires_at=self.now() + self.settings.lease_seconds)  # at least
-            if not ctx.recovering and self.in_place.keep(run, action.pos, action.waiting, action.calls,
-                                                         self.transport.runs_here):
-                return True  # this worker task runs the step next (see in_place)
             for message in action.calls:
                 self.transport.send_step(dataclasses.replace(message, resent=ctx.recovering)
                                          if ctx.recovering else message)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
-import threading
 from typing import TYPE_CHECKING, Iterator
 
 from .. import codec
 from ..limits import StepLimits, key_value
 from ..registry import StepDef
 from .embed import embed
+from .heartbeat import HEARTBEATS
 from .records import StepMessage, TimerKind, TimerRecord
 
 if TYPE_CHECKING:
@@ -115,24 +115,11 @@ def _wait(engine: Engine, step: StepDef, message: StepMessage, seconds: float, r
     engine.store.schedule_retry(timer, seconds)
 
 
-@contextlib.contextmanager
-def _renewing(engine: Engine, limit: str, slot: int, holder: str) -> Iterator[None]:
+def _renewing(engine: Engine, limit: str, slot: int, holder: str) -> contextlib.AbstractContextManager[None]:
     """Renew the slot's lease while the attempt runs (as the run's lease is renewed)."""
     lease = engine.settings.lease_seconds
-    stop = threading.Event()
 
-    def renew() -> None:
-        while not stop.wait(lease / 3):
-            try:
-                if not engine.store.renew_slot(limit, slot, holder, engine.now() + lease):
-                    log.warning("slot %d of %s was taken from %s (its lease passed)", slot, limit, holder)
-                    return
-            except Exception:  # a missed renewal only risks the slot being reclaimed
-                log.warning("renewal of slot %d of %s failed", slot, limit, exc_info=True)
+    def renew() -> bool:
+        return engine.store.renew_slot(limit, slot, holder, engine.now() + lease)
 
-    thread = threading.Thread(target=renew, daemon=True, name=f"slot-{holder}")
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
+    return HEARTBEATS.every(lease / 3, renew, f"slot {slot} of {limit} held by {holder}")

@@ -1,5 +1,6 @@
 """The kinds of step, over one attempt path (``attempts``): inline steps run inside the
-resume; dispatched, in-place and fan-out-branch steps run from a step message."""
+resume; in-place steps run inside the resume as a sent step would (``run_in_place``);
+dispatched and fan-out-branch steps run from a step message."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import Suspend
 from ..registry import StepDef, get_step
-from .attempts import Slot, attempt_ran, current_step, record_failed_attempt, run_attempt, schedule_retry
-from .context import Wait, step_value
+from .attempts import Attempt, Slot, attempt_ran, current_step, record_failed_attempt, run_attempt, schedule_retry
+from .context import InFlight, StaleHistory, Wait, step_value
 from .flow import admission
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, event_seq
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from .context import WorkflowContext
     from .engine import Engine
 
-__all__ = ["current_step", "execute_step", "run_inline", "run_worker_task"]
+__all__ = ["current_step", "execute_step", "run_in_place", "run_inline", "run_worker_task"]
 
 
 def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) -> Any:
@@ -51,37 +52,72 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
 
 
 def run_worker_task(engine: Engine, body: Callable[[], None]) -> None:
-    """Run the body of a worker task, then each next step it kept in place (see ``in_place``).
-
-    A kept step that has not started when the worker begins to stop is sent instead.
-    """
+    """Run the body of a worker task; its resumes may run dispatched steps in place (see ``in_place``)."""
     with engine.in_place.session(engine.settings.in_place_seconds):
         body()
-        while (local := engine.in_place.take()) is not None:
-            message = local.message
-            if not engine.transport.runs_here(message.step, message.queue):
-                engine.transport.send_step(message)  # already marked in flight: a plain send
-                return
-            execute_step(engine, message, redelivered=False, run=local.run)
+
+
+def run_in_place(ctx: WorkflowContext, step: StepDef, message: StepMessage, waiting: dict[str, Any]) -> Any:
+    """Run a dispatched step in this resume's thread while the workflow function waits on it:
+    mark it in flight (as for a send), run it as its message would be, record its outcome and
+    return it. A retry, a wait for a slot or token, or a lost write stops the function (the
+    step is in flight: its timer or the recorder goes on from there)."""
+    engine, pos = ctx.engine, message.pos
+    if ctx.run.deadline is not None and engine.now() >= ctx.run.deadline:
+        raise ctx.halt(StaleHistory(pos))  # the resume re-reads the run and times it out
+    if not ctx.store.advance_run(ctx.run.run_id, pos, waiting):
+        raise ctx.halt(StaleHistory(pos))  # moved on, ended or cancelled: re-read the run
+    ctx.advanced(pos, waiting)
+    with ctx.outside(), ctx.infrastructure():  # the body runs as a sent step's: in no workflow
+        outcome = admitted_attempt(engine, step, message, ctx.run.workflow)
+        if outcome is not None and outcome.retry_in is not None:
+            schedule_retry(engine, message, step, outcome)
+    if outcome is None or outcome.retry_in is not None:
+        raise ctx.halt(Suspend(InFlight()))
+    event = outcome_event(engine, message, outcome)
+    if not ctx.store.record_event(event):
+        raise ctx.stopped(f"op {pos} was recorded by another resume, or the run ended")
+    ctx.history.add(event)
+    engine.cache.remember(event)
+    return step_value(ctx, event)
+
+
+def admitted_attempt(engine: Engine, step: StepDef, message: StepMessage, workflow: str) -> Attempt | None:
+    """Run one attempt of a sent step once its concurrency slot and rate token are taken;
+    None when it waits for them off the thread (docs/flow-control.md)."""
+    branch = message.branch
+    with admission(engine, step, message) as admitted:
+        if not admitted:
+            return None
+        return run_attempt(engine, step, message.args, message.attempt, message.run_id, message.pos,
+                           in_flight_pos=message.pos, workflow=workflow,
+                           branch=None if branch is None else branch.index)
+
+
+def outcome_event(engine: Engine, message: StepMessage, outcome: Attempt) -> EventRecord:
+    """The history record of a sent step's final outcome."""
+    return EventRecord(run_id=message.run_id, seq=event_seq(message.pos), kind=OpKind.STEP.value,
+                       status=outcome.status, at=engine.now(), name=message.step, data=outcome.data,
+                       error=outcome.error, attempt=message.attempt, started_at=outcome.started_at)
 
 
 def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,
                  run: RunRecord | None = None) -> None:
-    """Body of a step message (dispatched, in place, or a branch): run it, record the outcome,
-    continue the run in place.
+    """Body of a step message (dispatched, or a branch): run it, record the outcome, resume
+    the run (whose next steps may then run in place).
 
     ``redelivered``: the broker may have delivered this message before; then what is
     recorded is read first, so a step with a recorded result, or an attempt with a recorded
     failure, never runs again. A first delivery skips that read (the writes are conditional).
-    ``run``: the run as this thread just advanced it (a step kept in place), to save a read.
+    ``run``: a read of the run made already, to save one.
     """
-    step_name, run_id, pos, attempt, branch = message.step, message.run_id, message.pos, message.attempt, message.branch
-    step = get_step(step_name)
+    run_id, pos, branch = message.run_id, message.pos, message.branch
+    step = get_step(message.step)
     store = engine.store
     run = run or store.find_run(run_id)
     if run is None:
         engine.transport.dead_letter("step message for an unknown run",
-                                     {"step": step_name, "run_id": run_id, "pos": pos, "attempt": attempt})
+                                     {"step": message.step, "run_id": run_id, "pos": pos, "attempt": message.attempt})
         return
     if run.is_terminal:
         return
@@ -90,11 +126,9 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
         return
     if run.cursor > pos or (redelivered and _recorded(engine, run, message)):
         return  # a repeat of a step whose result (or this attempt's failure) is recorded: never run it again
-    with admission(engine, step, message) as admitted:
-        if not admitted:
-            return  # waits off the thread for a slot or a token (docs/flow-control.md)
-        outcome = run_attempt(engine, step, message.args, attempt, run_id, pos, in_flight_pos=pos,
-                              workflow=run.workflow, branch=None if branch is None else branch.index)
+    outcome = admitted_attempt(engine, step, message, run.workflow)
+    if outcome is None:
+        return
     if outcome.retry_in is not None:
         schedule_retry(engine, message, step, outcome)
         return
@@ -103,9 +137,7 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
 
         finish_branch(engine, run, step, branch, outcome)
         return
-    event = EventRecord(run_id=run_id, seq=event_seq(pos), kind=OpKind.STEP.value, status=outcome.status,
-                        at=engine.now(), name=step_name, data=outcome.data, error=outcome.error, attempt=attempt,
-                        started_at=outcome.started_at)
+    event = outcome_event(engine, message, outcome)
     if store.record_event(event):
         engine.cache.remember(event)
         engine.resume(run_id, run=run, known_through=pos)

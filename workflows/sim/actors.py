@@ -91,8 +91,5 @@ class ActorLocalInPlace:
     def session(self, seconds: float) -> Any:
         return self._slot().session(seconds)
 
-    def keep(self, *args: Any) -> bool:
-        return self._slot().keep(*args)
-
-    def take(self) -> Any:
-        return self._slot().take()
+    def admits(self, *args: Any) -> bool:
+        return self._slot().admits(*args)

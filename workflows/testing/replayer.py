@@ -149,7 +149,7 @@ def _judge(export: RunExport, history: RunHistory, ctx: WorkflowContext, raised:
     if isinstance(ctx.fatal, NonDeterminismError):
         raise ctx.fatal
     if ctx.halted is not None and raised is not ctx.halted and not isinstance(raised, StepBodyReached):
-        raise SuspensionSwallowed(*ctx.halted_at)
+        raise SuspensionSwallowed(*ctx.halted_op())
     waits = isinstance(raised, (Suspend, StepBodyReached, StaleHistory, ReplayStopped, ReplayAborted))
     met = ctx.pos
     if waits:

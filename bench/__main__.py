@@ -1,26 +1,30 @@
 """``python -m bench [--quick]``: speed and AWS cost per step, this library vs plain Celery vs pyworkflow-engine.
 
 Starts its own stack (moto behind a counting front, real worker processes), runs
-every scenario on each system in turn, prints the tables and writes them as JSON
-under ``bench/results/``.
+each latency scenario several times with the systems taking turns
+(:mod:`bench.session`), prints the tables and writes them, with every repeat's
+raw figures, as JSON under ``bench/results/``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import os
 import platform
+import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import report
-from .scenarios import FULL, QUICK, Result, run_system
+from . import report, targets
+from .scenarios import FULL, QUICK, Plan, Result
+from .session import Session, latency_rounds, once_turns, run_peer
 from .stack import Cluster, Front
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -65,7 +69,11 @@ def versions() -> dict[str, str]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 2 minutes)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 10 minutes)")
+    parser.add_argument("--repeats", type=int, help="runs of each latency scenario (default 3, --quick 2)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="change one size of the plan, e.g. --set seq_runs=3 --set history=100,500 "
+                             "--set prefork=1 --set wide=0 (repeatable)")
     parser.add_argument("--skip-peer", action="store_true", help="leave pyworkflow-engine out")
     parser.add_argument("--only", choices=("workflows", "workflows-sent", "celery", "pyworkflow"), action="append",
                         help="run only these systems (repeatable)")
@@ -75,24 +83,56 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sweep", type=float, default=5.0, help="beat sweep interval, seconds (default 5)")
     parser.add_argument("--profile", action="store_true",
                         help="record this library's worker with py-spy during each scenario (results/profiles/)")
+    parser.add_argument("--keep-idle", action="store_true",
+                        help="leave the other systems' workers running idle during a turn instead of pausing them "
+                             "(their requests are counted in each window's other_requests)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes (default bench/results)")
     return parser.parse_args(argv)
 
 
-def build_systems(args: argparse.Namespace) -> list[Any]:
+def plan_of(args: argparse.Namespace) -> Plan:
+    """The sizes: full or quick, then ``--repeats`` and every ``--set FIELD=VALUE``."""
+    plan = QUICK if args.quick else FULL
+    changes: dict[str, Any] = {} if args.repeats is None else {"repeats": args.repeats}
+    fields = {f.name: f for f in dataclasses.fields(Plan)}
+    for item in args.set:
+        name, _, value = item.partition("=")
+        if name not in fields:
+            raise SystemExit(f"--set {item}: no size {name!r}; sizes: {', '.join(fields)}")
+        current = getattr(plan, name)
+        if isinstance(current, tuple):
+            changes[name] = tuple(int(v) for v in value.split(",") if v)
+        elif name == "wide":
+            changes[name] = int(value) or None
+        else:
+            changes[name] = type(current)(value)
+    return dataclasses.replace(plan, **changes)
+
+
+def wanted(args: argparse.Namespace) -> list[str]:
+    return args.only or ["workflows", "workflows-sent", "celery", "pyworkflow"]
+
+
+def threads_systems(args: argparse.Namespace) -> list[Any]:
+    """The systems of the threads-pool phase (the bench's default pool)."""
     from .systems import PlainCelery, Workflows
 
-    wanted = args.only or ["workflows", "workflows-sent", "celery", "pyworkflow"]
     systems: list[Any] = []
-    if "workflows" in wanted:
+    if "workflows" in wanted(args):
         systems.append(Workflows(args.workers, args.concurrency))
-    if "workflows-sent" in wanted:
+    if "workflows-sent" in wanted(args):
         systems.append(Workflows(args.workers, args.concurrency, in_place=False))
-    if "celery" in wanted:
+    if "celery" in wanted(args):
         systems.append(PlainCelery(args.workers, args.concurrency))
-    if "pyworkflow" in wanted and not args.skip_peer:
-        systems.append("pyworkflow")  # its virtualenv is prepared when its turn comes
     return systems
+
+
+def prefork_systems(args: argparse.Namespace, processes: int) -> list[Any]:
+    """One worker of ``processes`` prefork pool processes, for this library and for plain Celery."""
+    from .systems import PlainCelery, Workflows
+
+    return ([Workflows(1, processes, pool="prefork")] if "workflows" in wanted(args) else []) + \
+        ([PlainCelery(1, processes, pool="prefork")] if "celery" in wanted(args) else [])
 
 
 def peer_system(args: argparse.Namespace) -> Any:
@@ -123,14 +163,18 @@ def profiling(args: argparse.Namespace, system: Any, cluster: Cluster, stamp: st
 
 
 def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
-    plan = QUICK if args.quick else FULL
+    plan = plan_of(args)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     logdir = Path(tempfile.mkdtemp(prefix="bench-logs-"))
     settings = (f"SQS long-poll wait {args.poll}s (all systems), beat sweep {args.sweep:g}s, "
-                f"{args.workers} worker process(es) x {args.concurrency} threads per system, "
+                f"{args.workers} worker process(es) x {args.concurrency} threads per system (prefork: one worker "
+                f"of {', '.join(map(str, plan.prefork))} processes), each latency scenario {plan.repeats} times "
+                f"in alternating order, "
                 f"sizes {'--quick' if args.quick else 'full'}: {plan}")
-    meta = {"machine": machine(), "settings": settings, "versions": versions(), "started": stamp, "commit": commit(),
-            "command": "python -m bench" + (" --quick" if args.quick else "")}
+    phases: dict[str, float] = {}
+    meta: dict[str, Any] = {"machine": machine(), "settings": settings, "versions": versions(), "started": stamp,
+                            "commit": commit(), "command": "python -m bench" + (" --quick" if args.quick else ""),
+                            "plan": dataclasses.asdict(plan), "phases": phases}
     log(f"logs in {logdir}")
     front = Front(logdir)
     results: list[Result] = []
@@ -142,27 +186,51 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
         from workflows.settings import Settings, configure
 
         configure(Settings.from_env())
-        for system in build_systems(args):
-            began = time.monotonic()
+
+        @contextlib.contextmanager
+        def phase(name: str, systems: list[Any], pool: str, processes: int) -> Iterator[Session]:
+            with Session(front, plan, logdir, log, args.sweep, args.poll, args.keep_idle, results) as session:
+                for system in systems:
+                    wrap = None if pool != "threads" or system.name != "workflows" else (
+                        lambda cluster, system=system: profiling(args, system, cluster, stamp))
+                    session.start(system, pool, processes, wrap)
+                yield session
+            lap(name)
+
+        last = [time.monotonic()]
+
+        def lap(name: str) -> None:
+            """Seconds since the previous lap, under ``name`` (phases nest: each part is timed once)."""
+            now = time.monotonic()
+            phases[name] = round(now - last[0], 1)
+            last[0] = now
+            log(f"{name}: done in {phases[name]:.0f}s")
+
+        # The threads systems stay up (paused) through the prefork phases, whose tables then hold only
+        # the repeated scenarios' items (moto's Queries slow down as tables grow); the long runs come last.
+        with phase("threads: stop", threads_systems(args), "threads", args.workers) as threads:
+            for turns in latency_rounds(plan):
+                threads.rounds(turns, plan.repeats)
+            threads.pause_all()
+            lap("threads: start and repeated scenarios")
+            for n in plan.prefork:
+                with phase(f"prefork-{n}", prefork_systems(args, n), "prefork", n) as prefork:
+                    for turns in latency_rounds(plan, prefork=True):
+                        prefork.rounds(turns, plan.repeats)
+            threads.rounds(once_turns(plan), 1)
+            lap("threads: long runs")
+        if "pyworkflow" in wanted(args) and not args.skip_peer:
             try:
-                system = peer_system(args) if system == "pyworkflow" else system
+                peer = peer_system(args)
             except Exception as exc:
                 log(f"pyworkflow-engine could not be installed: {exc}")
-                results += [Result(s, "pyworkflow", 0, 0, error=f"install failed: {exc}")
-                            for s in ("sequential", "sequential-inline", *(f"fan-out-{w}" for w in plan.widths))]
-                continue
-            log(f"{system.label}: starting workers")
-            with Cluster(logdir) as cluster:
-                try:
-                    system.start(front, cluster, args.sweep, args.poll)
-                except Exception as exc:
-                    log(f"{system.label} did not start: {exc}")
-                    results.append(Result("start", system.name, 0, 0, error=f"did not start: {exc}"))
-                    continue
-                with profiling(args, system, cluster, stamp) as wrap:
-                    results += run_system(front, cluster, system, plan, log, wrap)
-                cluster.check()
-            log(f"{system.label}: done in {time.monotonic() - began:.0f}s")
+                results.append(Result("start", "pyworkflow", 0, 0, error=f"install failed: {exc}"))
+            else:
+                with phase("pyworkflow", [peer], "threads", 1) as session:
+                    run_peer(session, plan)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every process was stopped on the way out; keep what was measured
+        meta["interrupted"] = f"after {time.monotonic() - _START:.0f}s"
+        log(f"interrupted: reporting the {len(results)} measurements taken")
     finally:
         front.stop()
     meta["seconds"] = f"{time.monotonic() - _START:.1f}"
@@ -172,16 +240,24 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
 _START = time.monotonic()
 
 
+def interrupt(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C: the worker processes and the AWS front are stopped, not left running."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, interrupt)
     results, meta = run(args)
-    text = report.render(results, meta)
+    goals = targets.targets(results)
+    text = report.render(results, meta, targets.targets_table(goals))
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"bench-{meta['started']}{'-quick' if args.quick else ''}.json"
-    payload = {"meta": meta, "results": [r.to_json() for r in results], "targets": report.targets(results),
-               "figures": [{"scenario": r.scenario, "system": r.system, **{k: v for k, v in report.figures(r).items()}}
-                           for r in results], "markdown": text}
+    payload = {"meta": meta, "results": [r.to_json() for r in results], "targets": goals,
+               "figures": [{"scenario": r.scenario, "system": r.system, "pool": r.pool, "processes": r.processes,
+                            "repeat": r.repeat, **report.figures(r)} for r in results],
+               "summary": report.summary(results), "markdown": text}
     path.write_text(json.dumps(payload, indent=1, default=str))
     log(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path} "
         f"in {meta['seconds']}s total")

@@ -1,17 +1,16 @@
-"""The benchmark's scenarios, their sizes, and one measurement window per (scenario, system).
+"""The benchmark's sizes, and one measurement window per (scenario, system, repeat).
 
 Every window starts by zeroing the counting front and ends after a short settle
 (so the last acknowledgements land), then keeps only the requests on the
-system's own tables and queues: workers, beat and the client included.
+system's own tables and queues: workers, beat and the client included. Which
+scenarios run, in which order, is :mod:`bench.session`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, ContextManager
+from typing import Any, Callable
 
 from . import proxy
 from .stack import Cluster, Front, client_cpu_seconds
@@ -31,19 +30,36 @@ class Plan:
     peer_inline_runs: int = 3
     widths: tuple[int, ...] = (100, 1000)
     burst: int = 500
-    history: tuple[int, ...] = (10, 100, 1000)
+    repeats: int = 3  # of each latency scenario, the systems taking turns
+    history: tuple[int, ...] = (100, 10_000)  # one run each, dispatched (in place) and inline
+    sent_history: tuple[int, ...] = (100, 1000)  # one run each with every step sent as a message
+    history_timeout: float = 900.0  # a longer run is given up, and its steps done and rate reported
+    wide: int | None = 10_000  # one fan-out of this width per system (None: none)
+    wide_timeout: float = 600.0  # each side; the chord of 10,000 may not finish: reported as such
+    prefork: tuple[int, ...] = (1, 2, 4)  # pool processes of the prefork runs (sequential and throughput)
+    prefork_seq_runs: int = 20  # smaller than the threads pool's: three process counts, each repeated
+    prefork_burst: int = 200
     peer_fan_timeout: float = 45.0
     timeout: float = 300.0
 
 
 FULL = Plan()
-QUICK = Plan(seq_runs=5, peer_seq_runs=1, peer_inline_runs=2, widths=(50, 150), burst=50, history=(10, 50, 150),
+QUICK = Plan(seq_runs=5, peer_seq_runs=1, peer_inline_runs=2, widths=(50, 150), burst=50, repeats=2,
+             history=(100, 1000), sent_history=(10, 150), history_timeout=300.0, wide=None, prefork=(2,),
+             prefork_seq_runs=5, prefork_burst=50,
              peer_fan_timeout=20.0, timeout=120.0)
 
 
 @dataclass
 class Result:
-    """One (scenario, system) measurement: timings, the requests counted, or why there is no figure."""
+    """One (scenario, system, repeat) measurement: timings, the requests counted, or why there is no figure.
+
+    ``pool`` and ``processes``: the workers' Celery pool (``threads``: ``processes``
+    worker processes of the bench's ``--concurrency`` threads; ``prefork``: one worker
+    of ``processes`` pool processes). ``other_requests``: requests of the other
+    systems in this window (their processes are paused: it shows they stayed idle).
+    ``hot_keys``: the window's hottest partition keys, where the counting front reports them.
+    """
 
     scenario: str
     system: str
@@ -53,26 +69,42 @@ class Result:
     counts: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     cpu: dict[str, float] = field(default_factory=dict)
+    repeat: int = 0
+    pool: str = "threads"
+    processes: int = 1
+    other_requests: int = 0
+    hot_keys: list[dict[str, Any]] | None = None
 
     @property
     def steps(self) -> int:
-        """Steps of the runs that completed."""
+        """Steps of the runs that completed (of a run given up: the steps it had done)."""
+        if not self.timing.latencies and self.timing.steps_done is not None:
+            return self.timing.steps_done
         return self.steps_per_run * len(self.timing.latencies)
+
+    @property
+    def variant(self) -> tuple[str, str, int]:
+        """What a repeat repeats: the scenario on one system with one worker setup."""
+        return self.system, self.pool, self.processes
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "steps": self.steps}
 
 
+SYSTEM_PREFIXES = ("wfb", "celb", "pwb")
+
+
 def cpu_now(front: Front, cluster: Cluster) -> dict[str, float]:
-    """CPU seconds so far of the AWS front, the system's workers (and beat), and the client."""
-    return {"aws": front.proc.cpu(), "workers": sum(p.cpu() for p in cluster.procs), "client": client_cpu_seconds()}
+    """CPU seconds so far of the AWS front, the system's workers (with their pool children), its beat,
+    and the client."""
+    workers = sum(p.cpu() for p in cluster.procs if "beat" not in p.name)
+    beat = sum(p.cpu() for p in cluster.procs if "beat" in p.name)
+    return {"aws": front.proc.cpu(), "workers": workers, "beat": beat, "client": client_cpu_seconds()}
 
 
-def measure(front: Front, cluster: Cluster, prefix: str, scenario: str, system: str, steps_per_run: int, runs: int,
-            action: Callable[[], Timing]) -> Result:
-    """Run ``action`` in a fresh counting window and keep ``prefix``'s requests (and the CPU each side used)."""
+def measure(front: Front, cluster: Cluster, prefix: str, result: Result, action: Callable[[], Timing]) -> Result:
+    """Run ``action`` in a fresh counting window; keep ``prefix``'s requests (and the CPU each side used)."""
     proxy.reset_counts(front.url)
-    result = Result(scenario, system, steps_per_run, runs)
     before = cpu_now(front, cluster)
     try:
         result.timing = action()
@@ -81,58 +113,10 @@ def measure(front: Front, cluster: Cluster, prefix: str, scenario: str, system: 
     after = cpu_now(front, cluster)
     result.cpu = {side: round(after[side] - before[side], 2) for side in after}
     time.sleep(SETTLE_SECONDS)
-    result.counts = [row for row in proxy.fetch_counts(front.url) if row["system"] == prefix]
+    rows = proxy.fetch_counts(front.url)
+    result.counts = [row for row in rows if row["system"] == prefix]
+    result.other_requests = sum(int(row["requests"]) for row in rows
+                                if row["system"] in SYSTEM_PREFIXES and row["system"] != prefix)
     if result.error is None and result.timing.errors:
-        result.error = f"{len(result.timing.errors)}/{runs} runs failed; first: {result.timing.errors[0]}"
+        result.error = f"{len(result.timing.errors)}/{result.runs} runs failed; first: {result.timing.errors[0]}"
     return result
-
-
-def run_system(front: Front, cluster: Cluster, system: Any, plan: Plan, log: Callable[[str], None],
-               wrap: Callable[[str], ContextManager[Any]] | None = None) -> list[Result]:
-    """Every scenario ``system`` takes part in, in order (``wrap(scenario)``: e.g. a profiler around each)."""
-    name, prefix, results = system.name, system.prefix, []
-    peer = name == "pyworkflow"
-
-    def one(scenario: str, steps: int, runs: int, action: Callable[[], Timing]) -> Result:
-        log(f"  {name}: {scenario} ...")
-        began = time.monotonic()
-        with wrap(scenario) if wrap else contextlib.nullcontext():
-            result = measure(front, cluster, prefix, scenario, name, steps, runs, action)
-        log(f"  {name}: {scenario} done in {time.monotonic() - began:.1f}s"
-            + (f" ({result.error})" if result.error else ""))
-        results.append(result)
-        return result
-
-    n, t = plan.seq_steps, plan.timeout
-    if not peer:  # latency on a fresh stack settles over its first ~20 s; the peer's runs take 10+ s each
-        log(f"  {name}: warm-up ({WARMUP_RUNS} unmeasured sequential runs)")
-        system.sequence(n, WARMUP_RUNS, 1, False, t)
-    seq_runs = plan.peer_seq_runs if peer else plan.seq_runs
-    one("sequential", n, seq_runs, lambda: system.sequence(n, seq_runs, 1, False, t))
-    if name == "workflows-sent":  # only what running steps in place changes
-        for size in (min(plan.history), max(plan.history)):
-            one(f"history-{size}", size, 1, functools.partial(system.sequence, size, 1, 1, False, t))
-        one("throughput", 1, plan.burst, lambda: system.burst(plan.burst, t))
-        return results
-    if name != "celery":
-        inline_runs = plan.peer_inline_runs if peer else plan.seq_runs
-        one("sequential-inline", n, inline_runs, lambda: system.sequence(n, inline_runs, 1, True, t))
-    failed: Result | None = None
-    for width in plan.widths:
-        scenario = f"fan-out-{width}"
-        if failed is not None:
-            results.append(Result(scenario, name, width, 1, error=f"not attempted: the {failed.steps_per_run}-wide "
-                                                                   f"fan-out did not finish ({failed.error})"))
-            continue
-        limit = plan.peer_fan_timeout if peer else t
-        result = one(scenario, width, 1, functools.partial(system.fan_out, width, limit))
-        if peer and result.error:
-            failed = result
-    if not peer:
-        one("throughput", 1, plan.burst, lambda: system.burst(plan.burst, t))
-    if name == "workflows":
-        for size in plan.history:
-            one(f"history-{size}", size, 1, functools.partial(system.sequence, size, 1, 1, False, t))
-        for size in (min(plan.history), max(plan.history)):
-            one(f"history-inline-{size}", size, 1, functools.partial(system.sequence, size, 1, 1, True, t))
-    return results

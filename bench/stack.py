@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -18,13 +19,40 @@ ROOT = Path(__file__).resolve().parents[1]
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"}
 
 
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first), or None if gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process (all its threads) has used so far; 0 if it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") if fields else 0.0
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid``'s live child processes, their children, and so on (a prefork worker's pool)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat(int(entry.name))
+            if fields:
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and its live descendants: a prefork worker's children run the tasks,
+    and a parent's own figure counts none of them until they exit and are reaped."""
+    return sum(cpu_seconds(p) for p in (pid, *descendants(pid)))
 
 
 def client_cpu_seconds() -> float:
@@ -44,8 +72,14 @@ class Proc:
                                       start_new_session=True)
 
     def cpu(self) -> float:
-        """CPU seconds used so far."""
-        return cpu_seconds(self.popen.pid)
+        """CPU seconds used so far by the process and its children (a prefork pool)."""
+        return tree_cpu_seconds(self.popen.pid)
+
+    def signal_group(self, signum: int) -> None:
+        """Send ``signum`` to the process's own group (it leads one: its prefork children are in it)."""
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signum)
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -56,8 +90,9 @@ class Proc:
         return "\n".join(text[-lines:])
 
     def stop(self, grace: float = 15.0) -> None:
-        """SIGTERM, then SIGKILL after ``grace`` seconds (this process only)."""
+        """SIGTERM, then SIGKILL after ``grace`` seconds (this process only; resumed first if paused)."""
         if self.alive():
+            self.signal_group(signal.SIGCONT)
             self.popen.send_signal(signal.SIGTERM)
             try:
                 self.popen.wait(timeout=grace)
@@ -111,6 +146,21 @@ class Cluster:
         for proc in self.procs:
             if not proc.alive():
                 raise RuntimeError(f"{proc.name} exited with {proc.popen.returncode}:\n{proc.tail()}")
+
+    def cpu(self) -> float:
+        """CPU seconds used so far by every process of the system (and its children)."""
+        return sum(p.cpu() for p in self.procs)
+
+    def pause(self) -> None:
+        """Freeze every process (SIGSTOP to each group): an idle system then sends no long poll and
+        no beat sweep, so it neither loads the shared AWS front nor takes another system's messages."""
+        for proc in self.procs:
+            proc.signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let paused processes run again (SIGCONT)."""
+        for proc in self.procs:
+            proc.signal_group(signal.SIGCONT)
 
     def stop(self) -> None:
         for proc in reversed(self.procs):

@@ -27,11 +27,15 @@ POLL = 0.02  # first result poll of the client (latencies come from stored end t
 
 @dataclass
 class Timing:
-    """Latencies (seconds) of the runs that ended, the scenario's wall time, and failures."""
+    """Latencies (seconds) of the runs that ended, the scenario's wall time, and failures.
+
+    ``steps_done``: for a run that did not end in time, the steps it had completed
+    when it was given up (its rate is ``steps_done / wall``)."""
 
     latencies: list[float] = field(default_factory=list)
     wall: float = 0.0
     errors: list[str] = field(default_factory=list)
+    steps_done: int | None = None
 
 
 def timed_runs(count: int, concurrency: int, run_one: Callable[[], float]) -> Timing:
@@ -71,13 +75,18 @@ SENT = "workflows-sent"
 NO_IN_PLACE = {"WORKFLOWS_IN_PLACE_SECONDS": "0"}
 
 
+def pool_args(pool: str, concurrency: int) -> list[str]:
+    """A Celery worker's pool options: ``threads`` (the bench's default) or ``prefork`` (Celery's)."""
+    return ["--pool", pool, "-c", str(concurrency)]
+
+
 class Workflows:
     """This library: ``python -m workflows worker`` processes and one beat."""
 
     name, prefix, label = "workflows", "wfb", "this library"
 
-    def __init__(self, workers: int, concurrency: int, *, in_place: bool = True) -> None:
-        self.workers, self.concurrency, self.in_place = workers, concurrency, in_place
+    def __init__(self, workers: int, concurrency: int, *, in_place: bool = True, pool: str = "threads") -> None:
+        self.workers, self.concurrency, self.in_place, self.pool = workers, concurrency, in_place, pool
         if not in_place:  # same tables and queues (so the same counting prefix), other workers
             self.name, self.label = SENT, "this library, every step sent (WORKFLOWS_IN_PLACE_SECONDS=0)"
 
@@ -96,8 +105,9 @@ class Workflows:
         create_queues(get_settings(), worker_queues())
         worker_env = {**self.env(front, "worker", sweep, poll), **({} if self.in_place else NO_IN_PLACE)}
         for i in range(self.workers):
-            cluster.start(f"wf-worker-{i}", [sys.executable, "-m", "workflows", "worker", "-c", str(self.concurrency),
-                                             "-n", f"wf{i}@%h", "--loglevel", "WARNING"], worker_env)
+            cluster.start(f"wf-worker-{i}", [sys.executable, "-m", "workflows", "worker",
+                                             *pool_args(self.pool, self.concurrency), "-n", f"wf{i}@%h",
+                                             "--loglevel", "WARNING"], worker_env)
         cluster.start("wf-beat", [sys.executable, "-m", "workflows", "beat", "--loglevel", "WARNING"],
                       self.env(front, "beat", sweep, poll))
         from bench import flows
@@ -119,6 +129,22 @@ class Workflows:
             return self._wait(workflow.start(steps), t0, timeout)
 
         return timed_runs(runs, concurrency, one)
+
+    def history(self, steps: int, inline: bool, timeout: float) -> Timing:
+        """One run of ``steps`` steps; past ``timeout`` it is cancelled and its completed steps counted."""
+        from bench import flows
+
+        workflow = flows.inline_sequence if inline else flows.sequence
+        t0 = time.time()
+        handle = workflow.start(steps)
+        try:
+            return Timing(latencies=[self._wait(handle, t0, timeout)], wall=time.time() - t0)
+        except TimeoutError:
+            wall = time.time() - t0
+            done = sum(1 for record in handle.history() if record.is_outcome and record.status == "completed")
+            handle.cancel()  # so it stops using the worker during the next scenarios
+            return Timing(wall=wall, steps_done=done,
+                          errors=[f"timeout: {done}/{steps} steps done in {wall:.0f}s ({done / wall:.1f} steps/s)"])
 
     def fan_out(self, width: int, timeout: float) -> Timing:
         from bench import flows
@@ -161,18 +187,25 @@ class PlainCelery:
 
     name, prefix, label = "celery", "celb", "plain Celery"
 
-    def __init__(self, workers: int, concurrency: int) -> None:
-        self.workers, self.concurrency = workers, concurrency
+    def __init__(self, workers: int, concurrency: int, *, pool: str = "threads") -> None:
+        self.workers, self.concurrency, self.pool = workers, concurrency, pool
 
     def start(self, front: Front, cluster: Cluster, sweep: float, poll: int) -> None:
         env = {**front.env("worker"), "BASELINE_PREFIX": "celb-", "WORKFLOWS_POLL_WAIT_SECONDS": str(poll)}
         for i in range(self.workers):
             cluster.start(f"celery-worker-{i}", [sys.executable, "-m", "celery", "-A", "bench.baseline", "worker",
-                                                 "--pool", "threads", "-c", str(self.concurrency), "-n",
+                                                 *pool_args(self.pool, self.concurrency), "-n",
                                                  f"celb{i}@%h", "-Q", "tasks", "--loglevel", "WARNING"], env)
         from bench import baseline
 
-        baseline.add.delay(1, 1).get(timeout=120)
+        for attempt in range(3):
+            try:
+                baseline.add.delay(1, 1).get(timeout=120)
+                return
+            except Exception as exc:  # the client's and the worker's backends both create the results table
+                if "ResourceInUseException" not in str(exc) or attempt == 2:
+                    raise
+                time.sleep(1)
 
     def sequence(self, steps: int, runs: int, concurrency: int, inline: bool, timeout: float) -> Timing:
         from bench import baseline

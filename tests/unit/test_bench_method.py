@@ -1,0 +1,136 @@
+"""The bench's method: alternating repeats, median ratios and their spread, the targets table (bench/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.repeats import Ratio, alternation, median, paired_ratio
+from bench.report import groups, growth, merged, ratio, summary
+from bench.scenarios import Result
+from bench.systems import Timing
+from bench.targets import hot_key_target, targets, targets_table
+
+
+def result(scenario: str, system: str, repeat: int, latencies: list[float], *, steps: int = 10,
+           pool: str = "threads", processes: int = 1, cpu: float = 0.0, wall: float | None = None,
+           steps_done: int | None = None, error: str | None = None,
+           counts: list[dict[str, Any]] | None = None) -> Result:
+    timing = Timing(latencies=latencies, wall=max(latencies, default=0.0) if wall is None else wall,
+                    steps_done=steps_done)
+    return Result(scenario, system, steps, max(len(latencies), 1), timing=timing, repeat=repeat, pool=pool,
+                  processes=processes, cpu={"workers": cpu}, error=error, counts=counts or [])
+
+
+def test_turns_alternate_the_systems_within_every_repeat() -> None:
+    assert alternation(["workflows", "celery"], 3) == [(0, "workflows"), (0, "celery"), (1, "workflows"),
+                                                       (1, "celery"), (2, "workflows"), (2, "celery")]
+    assert alternation(["a"], 0) == []
+
+
+def test_ratio_pairs_repeats_and_reports_median_and_spread() -> None:
+    r = paired_ratio({0: 1.0, 1: 3.0, 2: 2.0}, {0: 2.0, 1: 2.0, 2: 2.0})
+    assert r.per_repeat == (0.5, 1.5, 1.0)
+    assert (r.median, r.low, r.high) == (1.0, 0.5, 1.5)
+    assert r.text() == "1.00x (0.50-1.50)"
+    assert r.to_json() == {"median": 1.0, "min": 0.5, "max": 1.5, "per_repeat": [0.5, 1.5, 1.0]}
+
+
+def test_a_repeat_missing_on_either_side_is_left_out_of_the_ratio() -> None:
+    r = paired_ratio({0: 1.0, 1: None, 2: 4.0}, {0: 2.0, 1: 2.0})
+    assert r.per_repeat == (0.5,)
+    assert r.text() == "0.50x"
+    assert Ratio(()).text() == "—" and Ratio(()).median is None
+    assert median([None, 3.0, 1.0, None, 2.0]) == 2.0 and median([None]) is None
+
+
+def sequential_pair(ours: list[float], chain: list[float], scenario: str = "sequential") -> list[Result]:
+    out = []
+    for repeat, (mine, theirs) in enumerate(zip(ours, chain, strict=True)):
+        out += [result(scenario, "workflows", repeat, [mine] * 3), result("sequential", "celery", repeat, [theirs] * 3)]
+    return out
+
+
+def test_inline_runs_are_compared_with_the_chain_of_the_same_repeat() -> None:
+    results = sequential_pair([0.1, 0.5, 0.2], [0.4, 0.5, 1.0], scenario="sequential-inline")
+    r = ratio(results, ("sequential-inline", "workflows", "threads", 1))
+    assert r.per_repeat == (0.25, 1.0, 0.2)
+    assert r.median == 0.25
+
+
+def test_the_summary_keeps_the_median_p50_over_repeats() -> None:
+    results = sequential_pair([0.1, 0.3, 0.2], [0.4, 0.4, 0.4])
+    ours = next(s for s in summary(results) if s["system"] == "workflows")
+    assert ours["repeats"] == 3 and ours["median_p50"] == 0.2
+    assert ours["vs_celery"]["median"] == 0.5 and ours["vs_celery"]["min"] == 0.25
+
+
+def test_prefork_figures_compare_with_celery_of_the_same_pool_and_processes() -> None:
+    results = [result("throughput", "workflows", 0, [4.0], pool="prefork", processes=2),
+               result("throughput", "celery", 0, [2.0], pool="prefork", processes=2),
+               result("throughput", "celery", 0, [8.0])]
+    assert ratio(results, ("throughput", "workflows", "prefork", 2)).per_repeat == (2.0,)
+    assert len(groups(results)) == 3
+
+
+def test_repeats_merge_into_one_result_for_the_request_figures() -> None:
+    rows = [{"system": "wfb", "role": "worker", "service": "dynamodb", "operation": "PutItem", "requests": 10,
+             "items": 0, "read_units": 0, "write_units": 10}]
+    one = merged([result("sequential", "workflows", 0, [0.1], counts=rows, cpu=1.0),
+                  result("sequential", "workflows", 1, [0.2], counts=rows, cpu=2.0)])
+    assert one.steps == 20 and one.cpu["workers"] == 3.0 and len(one.counts) == 2
+
+
+def test_a_history_run_given_up_counts_its_steps_done_and_is_a_miss() -> None:
+    results = [result("history-100", "workflows", 0, [1.0], steps=100, cpu=0.5),
+               result("history-10000", "workflows", 0, [], steps=10_000, cpu=40.0, wall=60.0, steps_done=2000,
+                      error="timeout: 2000/10000 steps done in 60s (33.3 steps/s)")]
+    g = growth(results, "dispatched")
+    assert g is not None
+    assert g["steps_done"] == 2000 and not g["completed"]
+    assert abs(g["cpu_ratio"] - (40.0 / 2000) / (0.5 / 100)) < 1e-9
+    assert abs(g["latency_ratio"] - (60.0 / 2000) / (1.0 / 100)) < 1e-9
+    rows = [r for r in targets(results) if r["id"] == "3" and r["target"].startswith("dispatched")]
+    assert [r["met"] for r in rows] == [False, False]
+    assert "did not finish" in rows[0]["note"]
+
+
+def test_targets_cover_one_to_eight_and_say_met_or_missed() -> None:
+    results = sequential_pair([0.1, 0.1], [0.4, 0.4]) + [
+        result("sequential", "workflows-sent", 0, [0.6]), result("sequential", "workflows-sent", 1, [0.5]),
+        result("history-100", "workflows", 0, [1.0], steps=100, cpu=1.0),
+        result("history-10000", "workflows", 0, [110.0], steps=10_000, cpu=100.0)]
+    rows = targets(results)
+    assert {r["id"] for r in rows} >= {"1", "2", "3", "4", "5", "7", "8"}
+    by_name = {r["target"]: r for r in rows}
+    assert by_name["steps in place: p50 / Celery chain p50"]["value"] == 0.25
+    assert by_name["steps in place: p50 / Celery chain p50"]["met"] is True
+    assert by_name["steps sent as messages: p50 / Celery chain p50"]["met"] is False  # 1.375x
+    assert rows[0]["id"] == "1" and rows[0]["value"] == 2 and rows[0]["met"] is True
+    table = targets_table(rows)
+    assert "| 2 | steps in place: p50 / Celery chain p50 | 0.250 | <= 0.500 | yes |" in table
+
+
+def test_a_scenario_measured_once_fails_target_one() -> None:
+    results = sequential_pair([0.1, 0.1], [0.4, 0.4]) + [result("throughput", "workflows", 0, [5.0]),
+                                                         result("throughput", "celery", 0, [4.0])]
+    first = targets(results)[0]
+    assert first["value"] == 1 and first["met"] is False and "throughput" in first["note"]
+
+
+def test_target_eight_reads_the_hot_keys_when_the_front_reports_them() -> None:
+    assert hot_key_target(None)["met"] is None
+    assert "not measured" in hot_key_target(None)["note"]
+    row = hot_key_target([{"key": "runs.by_status: running", "writes_per_second": 120.0},
+                          {"key": "timers.by_due: 3", "writes_per_second": 700.0}])
+    assert row["value"] == 700.0 and row["met"] is False and "timers.by_due" in row["note"]
+
+
+def test_sizes_come_from_quick_or_full_then_repeats_and_set() -> None:
+    from bench.__main__ import parse_args, plan_of
+
+    plan = plan_of(parse_args(["--quick", "--repeats", "4", "--set", "history=100,2000", "--set", "wide=0",
+                               "--set", "seq_runs=7", "--set", "prefork=1,2"]))
+    assert (plan.repeats, plan.history, plan.wide, plan.seq_runs, plan.prefork) == (4, (100, 2000), None, 7, (1, 2))
+    full = plan_of(parse_args([]))
+    assert (full.repeats, full.history, full.wide, full.prefork) == (3, (100, 10_000), 10_000, (1, 2, 4))
+    assert plan_of(parse_args(["--quick"])).repeats == 2

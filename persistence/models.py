@@ -270,10 +270,10 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         created_at = NumberAttribute()
 
     class Tag(Model):
-        """The index item of one tag of one run: Queried by ``key=value``, newest first."""
+        """The index item of one tag of one run: Queried by ``key=value`` in each shard, newest first."""
 
         Meta = meta("tags")
-        tag = UnicodeAttribute(hash_key=True)  # key=value
+        tag = UnicodeAttribute(hash_key=True)  # key=value#<shard> (core.tags.index_key)
         run_key = UnicodeAttribute(range_key=True)  # creation time (fixed width) # run id
         run_id = UnicodeAttribute()
         workflow = UnicodeAttribute()

@@ -1,4 +1,5 @@
-"""Set the listing index keys (``status_shard``, ``workflow_shard``) on runs written without them.
+"""Set the listing index keys (``status_shard``, ``workflow_shard``) on runs written without them,
+and move tag index items written unsharded (``key=value``) to their shard (``key=value#<k>``).
 
 Runs stored before the listing indexes were write-sharded carry neither attribute, so the
 new ``by_status`` and ``by_workflow`` indexes do not hold them. An operator operation, not a
@@ -14,6 +15,7 @@ import functools
 from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.listing import listing_key
+from workflows.core.tags import TAG_SHARDS
 
 from .base import StoreBase
 
@@ -50,3 +52,27 @@ class ListingKeys(StoreBase):
             if self.conditional("reindex run", update):
                 return True
         return False
+
+    def reindex_tags(self) -> int:
+        """Move every tag index item written before tags were sharded (partition ``key=value``)
+        to its shard's partition: a put of the same item under ``key=value#<k>``, then a delete of
+        the old one (both idempotent). Return how many items were moved. One Scan.
+
+        An item is in place when its partition is ``listing_key`` of its text without the last
+        ``#<k>``; a value that itself ends in ``#<k>`` of the run's own shard would look in place.
+        """
+        Tag = self.m.Tag
+        with self.errors("scan tags"):
+            items = list(Tag.scan())
+        moved = 0
+        for item in items:
+            text = item.tag.rsplit("#", 1)[0]
+            if "#" in item.tag and item.tag == listing_key(text, item.run_id, TAG_SHARDS):
+                continue
+            copy = Tag(listing_key(item.tag, item.run_id, TAG_SHARDS), item.run_key, run_id=item.run_id,
+                       workflow=item.workflow, created_at=item.created_at, retain_until=item.retain_until)
+            with self.errors("move tag item"):
+                copy.save()
+                item.delete()
+            moved += 1
+        return moved

@@ -72,8 +72,8 @@ class RetentionStore(StoreBase):
         if run.idempotency_key is not None and run.status != RunStatus.CONTINUED:  # the chain's last run keeps it
             stamp(self.m.Guard(run.idempotency_key), self.m.Guard.key, force=True)
         for key, value in sorted(json.loads(run.tags or "{}").items()):
-            stamp(self.m.Tag(index_key(key, value), index_sort_key(run.created_at, run_id)), self.m.Tag.tag,
-                  force=True)
+            tag = self.m.Tag(index_key(key, value, run_id), index_sort_key(run.created_at, run_id))
+            stamp(tag, self.m.Tag.tag, force=True)
         return self.conditional("release ended run", lambda: Run(run_id).update(
             actions=[Run.retain_shard.remove()], condition=Run.retain_shard.exists()))
 

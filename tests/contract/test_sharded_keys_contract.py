@@ -11,6 +11,7 @@ import pytest
 
 from workflows.core.listing import listing_key
 from workflows.core.records import LIVE, TERMINAL
+from workflows.core.tags import TAG_SHARDS
 from workflows.settings import Settings
 
 from .conftest import LEASE_SECONDS
@@ -193,3 +194,34 @@ def test_branch_results_of_a_join_in_flight_need_its_width(store) -> None:  # ty
     results, complete = store.settle_join(join, total)  # counts both recorded branches
     assert [r.index for r in results] == [3, 120] and not complete
     assert sorted(n for c in store.join_items(join, total) for n in c.done) == [3, 120]
+
+
+def test_a_tag_many_runs_carry_is_spread_over_shards_and_listed_newest_first(store) -> None:  # type: ignore[no-untyped-def]
+    """A tag's index items are write-sharded (``key=value#<k>``, 32 shards): 24 runs carrying one
+    tag land in many shards, and ``list_runs(tag=...)`` pages them newest first, each once."""
+    base, rng = window(), random.Random(11)
+    value, workflow = uid("v"), uid("wf")
+    runs = []
+    for i in rng.sample(range(50), 24):
+        runs.append((start(store, workflow=workflow, created_at=base + i, tags={"env": value}), base + i))
+    assert tag_partitions(store, f"env={value}") == {listing_key(f"env={value}", r[0], TAG_SHARDS) for r in runs}
+    assert len(tag_partitions(store, f"env={value}")) > 8  # 24 runs over 32 shards
+    newest_first = [r[0] for r in sorted(runs, key=lambda r: -r[1])]
+    found, cursor = [], None
+    while True:
+        page = store.list_runs(tag=("env", value), limit=5, cursor=cursor)
+        found.append([r.run_id for r in page])
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert [r for p in found for r in p] == newest_first and all(len(p) == 5 for p in found[:-1])
+    window_ids = [r[0] for r in sorted(runs, key=lambda r: -r[1]) if base + 10 <= r[1] <= base + 30]
+    listed = store.list_runs(tag=("env", value), limit=50, since=base + 10, until=base + 30)
+    assert [r.run_id for r in listed] == window_ids
+
+
+def tag_partitions(store: Any, tag: str) -> set[str]:
+    """The partition keys of the stored index items of ``tag``, in any shard."""
+    if hasattr(store, "run_tags"):  # the memory store's table
+        return {i["tag"] for i in store.run_tags.items.values() if i["tag"].split("#")[0] == tag}
+    return {item.tag for k in range(TAG_SHARDS) for item in store.m.Tag.query(f"{tag}#{k}")}

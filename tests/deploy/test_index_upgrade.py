@@ -11,7 +11,9 @@ import boto3
 
 from persistence import DynamoStore
 from persistence.provision import create_tables
+from persistence.reindex import ListingKeys
 from workflows.cli import main
+from workflows.core.tags import index_sort_key
 from workflows.deploy.indexes import ensure_indexes, index_plan, upgrade_indexes
 from workflows.deploy.resources import table_specs
 from workflows.settings import Settings, configure
@@ -50,6 +52,9 @@ def test_init_aws_rekeys_the_listing_indexes_of_an_old_runs_table(settings: Sett
             "run_id": {"S": f"old-{n}"}, "workflow": {"S": workflow}, "status": {"S": status},
             "created_at": {"N": str(created + n)}, "updated_at": {"N": str(created + n)}, "args": {"S": "[[],{}]"}})
     create_tables(own)  # the other tables; the runs table exists and is left alone
+    client.put_item(TableName=own.table_prefix + "tags", Item={  # an earlier version's tag item: unsharded
+        "tag": {"S": "env=prod"}, "run_key": {"S": index_sort_key(created, "old-0")}, "run_id": {"S": "old-0"},
+        "workflow": {"S": "old"}, "created_at": {"N": str(created)}})
     [spec] = [s for s in table_specs(own) if s.name == "runs"]
     plan = index_plan(client.describe_table(TableName=runs)["Table"], spec)
     assert sorted((action, index.name) for action, index in plan) == [
@@ -58,7 +63,8 @@ def test_init_aws_rekeys_the_listing_indexes_of_an_old_runs_table(settings: Sett
     report = upgrade_indexes(own, sleep=lambda s: None)
     assert sorted(report) == [(f"{runs} (index by_retention)", "created"), (f"{runs} (index by_status)", "updated"),
                               (f"{runs} (index by_workflow)", "updated"),
-                              (f"{runs} (listing keys of 3 runs)", "updated")]
+                              (f"{runs} (listing keys of 3 runs)", "updated"),
+                              (f"{own.table_prefix}tags (1 items moved to their shard)", "updated")]
     assert index_plan(client.describe_table(TableName=runs)["Table"], spec) == []
     assert ensure_indexes(own) == []  # a second run changes nothing
 
@@ -67,6 +73,8 @@ def test_init_aws_rekeys_the_listing_indexes_of_an_old_runs_table(settings: Sett
     assert [r.run_id for r in store.list_runs(workflow="old")] == ["old-1", "old-0"]
     assert [r.run_id for r in store.list_run_summaries(status="failed", **window)] == ["old-2"]
     assert store.count_runs("completed", **window) == (1, False)
+    assert [r.run_id for r in store.list_runs(tag=("env", "prod"))] == ["old-0"]
+    assert ListingKeys(own).reindex_tags() == 0  # moved once
     assert store.finish_run("old-0", "cancelled") is not None  # a status write keys the run as it goes
     assert [r.run_id for r in store.list_runs(status="cancelled", **window)] == ["old-0"]
     client.put_item(TableName=runs, Item={  # one more, as an earlier version's worker still running would write it
@@ -77,5 +85,5 @@ def test_init_aws_rekeys_the_listing_indexes_of_an_old_runs_table(settings: Sett
         assert main(["runs", "reindex"]) == 0
     finally:
         configure(Settings.from_env())
-    assert "listing keys set on 1 run(s)" in capsys.readouterr().out
+    assert "listing keys set on 1 run(s); 0 tag item(s) moved" in capsys.readouterr().out
     assert [r.run_id for r in store.list_runs(status="running", **window)] == ["late"]

@@ -110,11 +110,14 @@ LISTING_INDEXES = ("by_status", "by_workflow")
 
 def upgrade_indexes(settings: Settings, **wait: Any) -> list[tuple[str, str]]:
     """:func:`ensure_indexes`, then, if it made a listing index, the listing keys of every run
-    stored without them (see ``persistence.reindex``); ``(name, action)`` pairs."""
+    stored without them and the shards of tag items stored unsharded (see ``persistence.reindex``);
+    ``(name, action)`` pairs."""
     from persistence.reindex import ListingKeys
 
     report = ensure_indexes(settings, **wait)
     runs = settings.table_prefix + "runs"
     if any(name in (f"{runs} (index {index})" for index in LISTING_INDEXES) for name, _ in report):
-        report.append((f"{runs} (listing keys of {ListingKeys(settings).reindex_runs()} runs)", "updated"))
+        keys = ListingKeys(settings)
+        report.append((f"{runs} (listing keys of {keys.reindex_runs()} runs)", "updated"))
+        report.append((f"{settings.table_prefix}tags ({keys.reindex_tags()} items moved to their shard)", "updated"))
     return report

@@ -60,7 +60,7 @@ class RetentionTables(MemoryBase):
         if run.get("idempotency_key") is not None and run["status"] != RunStatus.CONTINUED:
             self._stamp(until, self.guards, {"key": run["idempotency_key"]})
         for key, value in sorted(json.loads(run.get("tags") or "{}").items()):
-            self._stamp(until, self.run_tags, {"tag": index_key(key, value),
+            self._stamp(until, self.run_tags, {"tag": index_key(key, value, run_id),
                                                "run_key": index_sort_key(run["created_at"], run_id)})
         return self._update("release ended run", self.runs, (run_id,), remove("retain_shard"),
                             present("retain_shard")) is not None

@@ -30,7 +30,7 @@ def check_retention(world: World) -> None:
     for (run_id,), run in store.runs.items.items():
         tags = json.loads(run.get("tags") or "{}")
         indexed = {i["tag"] for i in store.run_tags.items.values() if i["run_id"] == run_id}
-        expected = {index_key(k, v) for k, v in tags.items()}
+        expected = {index_key(k, v, run_id) for k, v in tags.items()}
         if indexed != expected:
             world.violations.append(f"run {run_id}: tag index items {sorted(indexed)} but tags {tags}")
         for item in store.run_tags.items.values():

@@ -33,7 +33,8 @@ def _clients(aws_env: dict[str, str]) -> tuple[Any, Any]:
 
 
 def _tables(ddb: Any, prefix: str) -> dict[str, Any]:
-    names = [n for n in ddb.list_tables(Limit=100)["TableNames"] if n.startswith(prefix)]
+    pages = ddb.get_paginator("list_tables").paginate()  # the shared server holds hundreds of tables
+    names = [n for page in pages for n in page["TableNames"] if n.startswith(prefix)]
     shapes = {}
     for name in names:
         table = ddb.describe_table(TableName=name)["Table"]

@@ -112,8 +112,11 @@ class WorkflowContext:
 
     def halted_op(self) -> tuple[int, str]:
         """The position and description of the op the first control-flow signal stopped."""
-        pos, kind, name = self.halted_at
-        return pos, f"{kind} {name!r}" if name else kind
+        return self.halted_at[0], _described(self.halted_at)
+
+    def current_op(self) -> tuple[int, str]:
+        """The position and description of the op the replay reached last."""
+        return self.op[0], _described(self.op)
 
     @contextlib.contextmanager
     def infrastructure(self) -> Iterator[None]:
@@ -289,3 +292,9 @@ def step_value(ctx: WorkflowContext, event: EventRecord) -> Any:
     if event.status == "completed":
         return ctx.decode(event.data)
     raise StepFailed(event.name or "?", event.error)
+
+
+def _described(op: tuple[int, str, str | None]) -> str:
+    """An op as errors show it: its kind, and its name if it has one (``step 'charge'``)."""
+    _, kind, name = op
+    return f"{kind} {name!r}" if name else kind

@@ -153,13 +153,13 @@ def _judge(export: RunExport, history: RunHistory, ctx: WorkflowContext, raised:
     waits = isinstance(raised, (Suspend, StepBodyReached, StaleHistory, ReplayStopped, ReplayAborted))
     met = ctx.pos
     if waits:
-        ending = f"waits at op {ctx.op[0]} ({ctx.op[1]})"
+        ending = "waits at op {} ({})".format(*ctx.current_op())
     else:
         ending = "continued" if isinstance(raised, ContinueAsNew) else "raised" if raised is not None else "returned"
     missed = sorted(p for p in history.outcomes if p >= met)
     in_flight = run.waiting is not None and run.cursor >= met and run.cursor not in history.outcomes \
         and run.status not in (RunStatus.COMPLETED, RunStatus.CONTINUED)
-    found = ctx.op[1] if waits else f"the workflow's end ({ending})"
+    found = ctx.current_op()[1] if waits else f"the workflow's end ({ending})"
     if missed:
         raise NonDeterminismError(missed[0], _describe(history.outcomes[missed[0]]), found)
     if in_flight and not (waits and ctx.op[0] == run.cursor):

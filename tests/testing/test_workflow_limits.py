@@ -118,3 +118,37 @@ def test_a_run_in_its_debounce_window_holds_up_no_one(workflow_env: WorkflowEnv)
     workflow_env.run_until_idle()
     assert (slow.result(), quick.result()) == ("slow", "quick")
     assert began() == ["quick", "slow"] and most_at_once(flows.EVENTS) == 1
+
+
+def test_a_run_a_twin_resume_parked_while_this_one_admitted_it_keeps_its_wake_timer(
+        workflow_env: WorkflowEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two resumes of one new run race at admission: one is refused (it read the slots while
+    another run held the only one) and parks the run with its wake timer just as the other takes
+    the slot; the admitted one must not delete that timer, or a failure before its next write
+    strands the run: suspended, no lease, no timer. (Found by the simulator, seed 1389.)"""
+    from workflows.core.records import TimerKind, TimerRecord
+    from workflows.core.workflow_slots import admit, queued_timer_id
+    from workflows.registry import get_workflow
+
+    store, engine = workflow_env.store, workflow_env.engine
+    handle = workflow_env.start(flows.one_chain, "t", 1)
+    read = store.find_run(handle.run_id)  # what both resumes read, before either wrote
+    assert read is not None and read.status == RunStatus.PENDING
+    parked = TimerRecord(timer_id=queued_timer_id(read.run_id), kind=TimerKind.WAKE.value, run_id=read.run_id,
+                         due_at=engine.now() + workflow_env.settings.defer_seconds)
+    acquire = store.acquire_slot
+
+    def twin_parks_first(*args, **kwargs):  # type: ignore[no-untyped-def]
+        assert store.defer_run(read.run_id, read.wake_seq, parked)  # the refused twin parks the run
+        return acquire(*args, **kwargs)
+
+    monkeypatch.setattr(store, "acquire_slot", twin_parks_first)
+    assert admit(engine, get_workflow("one_chain"), read) is True
+    monkeypatch.setattr(store, "acquire_slot", acquire)
+    # The admitted resume now fails before its next write (a throttled advance); its message is acked.
+    run = store.find_run(read.run_id)
+    assert run is not None and run.status == RunStatus.SUSPENDED and run.lease_expires_at is None
+    assert store.timers.get(parked.timer_id) is not None  # its wake timer: what resumes it
+    assert workflow_env.transport.take() is not None and workflow_env.transport.take() is None  # acked: none left
+    workflow_env.run_until_idle()
+    assert handle.result() == "t"

@@ -8,7 +8,8 @@ time) and is parked: suspended with a ``wake`` timer, in one write, so it always
 (invariant 10). The end of a run releases its slot and wakes the oldest waiters. Everything a
 crash can leave behind heals at the next admission: a slot whose holder's run has ended is
 freed, a waiter whose run has ended or that holds a slot already is taken out of the list. The
-wake timer is the backstop when the releasing process dies between the run's end and the wake.
+wake timer is the backstop when the releasing process dies between the run's end and the wake;
+it is left in place when the run is admitted (a twin resume may have parked the run with it).
 A continue-as-new successor takes over its predecessor's slot. A run started by a client joins
 the list before it is stored (``enqueue_new``), so runs are admitted in creation order.
 """
@@ -103,8 +104,10 @@ def admit(engine: Engine, definition: WorkflowDef, run: RunRecord) -> bool | Non
     if free > 0 and len(ahead) < free:
         if store.acquire_slot(limit, capacity, run_id, engine.now() + HELD_UNTIL_THE_END) is not None or \
                 any(h.holder == run_id for h in store.slot_holders(limit)):  # a twin resume took it for us
+            # Its wake timer stays: a twin resume refused a moment ago may have just parked the run
+            # with it, and it is all that resumes the run if this resume fails before its next write.
+            # A wake of a run that is live is harmless (the timer is deleted when it fires).
             store.release_slot(queue, place, run_id)
-            store.delete_timer(queued_timer_id(run_id))
             return True
     timer = TimerRecord(timer_id=queued_timer_id(run_id), kind=TimerKind.WAKE.value, run_id=run_id,
                         due_at=engine.now() + engine.settings.defer_seconds)

@@ -185,7 +185,7 @@ class RunStore(ListingStore):
     def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
                            cursor: str | None = None, since: float | None = None,
                            until: float | None = None) -> Page[RunSummary]:
-        """``list_runs`` from the index's projected fields alone: one Query a page."""
+        """``list_runs`` from the index's projected fields alone: one Query per index shard a page."""
         items, cursor_out = self._index_page(status, workflow, limit, cursor, since, until)
         return Page(items=[RunSummary(item.run_id, item.workflow, item.status, item.created_at, item.ended_at,
                                       item.parent_run_id, item.schedule_id) for item in items],

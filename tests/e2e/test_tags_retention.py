@@ -15,6 +15,7 @@ from tests.e2e import flows
 from workflows import list_runs
 from workflows.cli import main
 from workflows.core.join_layout import shard_partition
+from workflows.core.tags import index_key
 from workflows.settings import Settings
 
 
@@ -62,6 +63,6 @@ def test_beat_stamps_every_item_of_an_ended_run_with_its_ttl(cluster, settings, 
     [pos] = [e["seq"] // 1000 for e in history if e["kind"] == "parallel"]
     joins = _items(settings, "joins", "join_id", shard_partition(f"{run.run_id}#{pos}", 0))  # results and counter
     guard = _items(settings, "idempotency", "key", key)
-    tags = _items(settings, "tags", "tag", f"batch={key}")
+    tags = _items(settings, "tags", "tag", index_key("batch", key, run.run_id))  # its shard of the tag
     assert len(history) == 4 and len(joins) >= 3 and len(guard) == 1 and len(tags) == 1
     assert {int(i["retain_until"]) for i in [*history, *joins, *guard, *tags]} == {expected}

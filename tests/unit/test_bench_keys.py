@@ -141,3 +141,16 @@ def test_entity_keys_use_the_slope_between_the_narrowest_and_widest_window() -> 
     assert joins["units_per_step"] == pytest.approx(2.0) and joins["series"] == "fan-out 50 -> 150"
     assert joins["at_steps"] == pytest.approx(200_000) and joins["steps_per_s_to_half"] == pytest.approx(250)
     assert history["units_per_step"] == pytest.approx(1.0) and history["steps_per_s_to_half"] == pytest.approx(500)
+
+
+def test_a_key_that_carries_its_shard_is_one_shard_and_repeats_are_averaged() -> None:
+    results = [
+        window("throughput", 100, 1, {"runs.by_status": {"hottest_shared": key("pending#3", 30)}}),
+        window("throughput", 100, 1, {"runs.by_status": {"hottest_shared": key("pending#5", 20)}}),
+        window("history-100", 1, 100, {"runs.by_status": {"hottest_shared": key("pending#1", 2)}}),  # too few runs
+    ]
+    status = shared_rates(results, current={"runs.by_status": 8})["runs.by_status"]
+    # the mean of the repeats' hottest shard (0.3 and 0.2 units a run) is one shard's; 8 of them unsharded
+    assert status["key"] == "pending#3 (hottest of 8 shards)" and status["units_per_run"] == pytest.approx(0.25)
+    assert status["rate"] == pytest.approx(2_500) and status["unsharded"] == pytest.approx(20_000)
+    assert status["units_per_step"] == 0 and status["scenario"] == "throughput + —"

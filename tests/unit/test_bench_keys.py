@@ -154,3 +154,16 @@ def test_a_key_that_carries_its_shard_is_one_shard_and_repeats_are_averaged() ->
     assert status["key"] == "pending#3 (hottest of 8 shards)" and status["units_per_run"] == pytest.approx(0.25)
     assert status["rate"] == pytest.approx(2_500) and status["unsharded"] == pytest.approx(20_000)
     assert status["units_per_step"] == 0 and status["scenario"] == "throughput + —"
+
+
+def test_key_spread_gives_the_hottest_and_the_mean_key_per_run_at_scale() -> None:
+    from bench.key_spread import spread
+
+    rows = [{"operation": "hot_keys", "hot_keys": {"window_s": 10.0, "tables": {
+        "tags": {"hottest_shared": key("env=prod#7", 30), "shared_units": 1280},
+        "timers.by_due": {"hottest_shared": key("3", 400), "shared_units": 1280}}}}]
+    tags, timers = spread(rows, 640, {"tags": 64, "timers.by_due": 8})
+    # 1280 units over 64 shards and 640 runs: 0.03125 a run on the mean key; the hottest took 30
+    assert tags["mean_per_run"] == pytest.approx(0.03125) and tags["hottest_per_run"] == pytest.approx(30 / 640)
+    assert tags["mean_at_scale"] == pytest.approx(312.5) and tags["key"] == "env=prod#7"
+    assert timers["mean_per_run"] == pytest.approx(0.25) and timers["hottest_at_scale"] == pytest.approx(6250)

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from .context import WorkflowContext
 
 #: The shards of every tag's index items: fixed (never a setting), since an item keeps the shard
-#: it was written to; 32 keep a tag that 10,000 runs/s carry at about 310 writes/s per key.
-TAG_SHARDS = 32
+#: it was written to. A tag item is written in a transaction (2 write units), so 64 keep a tag that
+#: 10,000 runs/s carry at about 313 write units/s per key (measured: ``python -m bench.key_spread``).
+TAG_SHARDS = 64
 MAX_TAGS = 16
 MAX_KEY_LENGTH = 64
 MAX_VALUE_LENGTH = 256

@@ -11,17 +11,14 @@ acquired slot or token (every request on the flow table, refused attempts includ
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import tempfile
 import threading
 import time
 import uuid
-from pathlib import Path
 from typing import Any, Callable
 
 from . import proxy
-from .stack import CREDENTIALS, Front
+from .stack import Front, store_on_front
 
 THREADS = 8
 BODY_SECONDS = 0.05
@@ -93,17 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.flow", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=15.0, help="length of each scenario (default 15)")
     args = parser.parse_args(argv)
-    front = Front(Path(tempfile.mkdtemp(prefix="bench-flow-")))
-    try:
-        os.environ.update(front.env("client"))
-        os.environ.update(CREDENTIALS)
-        from persistence import DynamoStore
-        from persistence.provision import create_tables
-        from workflows.settings import Settings
-
-        settings = Settings.from_env().with_(table_prefix="wfb-")
-        create_tables(settings)
-        store = DynamoStore(settings)
+    with store_on_front("flow", "wfb-") as (front, store):
         tag = uuid.uuid4().hex[:6]
         results = [
             scenario(front, "concurrency=2 (global)", args.seconds,
@@ -113,8 +100,6 @@ def main(argv: list[str] | None = None) -> None:
             scenario(front, "rate=20/s", args.seconds,
                      lambda t, s, i: _tokens(store, f"rate:{tag}", 20.0, t, s, i)),
         ]
-    finally:
-        front.stop()
     print(f"{'scenario':32} {'admitted':>8} {'per s':>7} {'peak':>5} {'DDB req/adm':>12} {'writes/adm':>11}")
     for r in results:
         print(f"{r['scenario']:32} {r['admitted']:8d} {r['per_second']:7.1f} {r['peak']:5d} "

@@ -11,16 +11,13 @@ they come to at 10,000 runs per second.
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import uuid
-from pathlib import Path
 from typing import Any
 
 from . import proxy
 from .capacity import PARTITION_WCU, RUNS_PER_S
 from .keys import hot_keys_of
-from .stack import CREDENTIALS, Front
+from .stack import store_on_front
 
 TABLES = ("tags", "timers.by_due")
 
@@ -60,24 +57,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.key_spread", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1280, help="runs to start (default 1280)")
     args = parser.parse_args(argv)
-    front = Front(Path(tempfile.mkdtemp(prefix="bench-keys-")))
-    try:
-        os.environ.update(front.env("client"))
-        os.environ.update(CREDENTIALS)
-        from persistence import DynamoStore
-        from persistence.provision import create_tables
-        from workflows.core.tags import TAG_SHARDS
-        from workflows.settings import Settings
+    from workflows.core.tags import TAG_SHARDS
 
-        settings = Settings.from_env().with_(table_prefix="wfk-")
-        create_tables(settings)
-        store = DynamoStore(settings)
+    with store_on_front("keys", "wfk-") as (front, store):
         proxy.reset_counts(front.url)
         drive(store, args.runs)
         rows = proxy.fetch_counts(front.url)
-    finally:
-        front.stop()
-    found = spread(rows, args.runs, {"tags": TAG_SHARDS, "timers.by_due": settings.index_shards})
+    found = spread(rows, args.runs, {"tags": TAG_SHARDS, "timers.by_due": store.settings.index_shards})
     print(f"{args.runs} runs; at {RUNS_PER_S:,} runs/s (limit {PARTITION_WCU:,.0f} WCU/s per key):\n")
     print("| Table or index | Shards | Hottest key | WCU per run, hottest key | WCU per run, mean key "
           "| WCU/s, hottest | WCU/s, mean |")

@@ -7,11 +7,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from workflows.localstack import free_port
 
@@ -172,3 +173,22 @@ class Cluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def store_on_front(name: str, table_prefix: str) -> Iterator[tuple[Front, Any]]:
+    """A counting front (in a temporary folder), this process's AWS settings pointed at it, the
+    tables made under ``table_prefix`` and a DynamoDB store over them; the front stops after."""
+    front = Front(Path(tempfile.mkdtemp(prefix=f"bench-{name}-")))
+    try:
+        os.environ.update(front.env("client"))
+        os.environ.update(CREDENTIALS)
+        from persistence import DynamoStore
+        from persistence.provision import create_tables
+        from workflows.settings import Settings
+
+        settings = Settings.from_env().with_(table_prefix=table_prefix)
+        create_tables(settings)
+        yield front, DynamoStore(settings)
+    finally:
+        front.stop()

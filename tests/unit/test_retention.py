@@ -40,7 +40,7 @@ def test_beat_stamps_a_run_a_lease_after_its_end(workflow_env: WorkflowEnv) -> N
     run.result()
     engine, store = workflow_env.engine, workflow_env.store
     assert retain_ended_runs(engine) == 0  # not before a lease has passed
-    workflow_env.advance(engine.settings.lease_seconds + 1)
+    workflow_env.clock.advance(engine.settings.lease_seconds + 1)  # the clock alone: no beat tick
     assert retain_ended_runs(engine) == 1
     expected = store.get_run(run.run_id).retain_until
     items = [*store.events.items.values(), *store.run_tags.items.values()]
@@ -59,11 +59,16 @@ def test_an_unreadable_retention_index_does_not_stop_timers_or_recovery(workflow
     assert sweep(workflow_env.engine) == {"timers": 0, "recovered": 0, "retained": 0}
 
 
-def test_a_budget_bounds_the_stamping_of_one_sweep(workflow_env: WorkflowEnv) -> None:
+def test_a_budget_bounds_the_stamping_of_one_sweep() -> None:
     """Beat stamps within a budget, so a backlog of ended runs never holds up the timers and
     schedules of its next tick (a tick stamping 100 runs on moto delayed a 2 s sleep to 8 s)."""
+    with WorkflowEnv(deleting=False) as workflow_env:  # the kit's own sweeps would stamp them
+        _stamp_three_in_two_sweeps(workflow_env)
+
+
+def _stamp_three_in_two_sweeps(workflow_env: WorkflowEnv) -> None:
     for i in range(3):
         workflow_env.start(flows.tag_order, f"o-b{i}").result()
-    workflow_env.advance(workflow_env.engine.settings.lease_seconds + 1)
+    workflow_env.clock.advance(workflow_env.engine.settings.lease_seconds + 1)
     assert retain_ended_runs(workflow_env.engine, budget=0.0) == 1  # at least one run a sweep, then stop
     assert retain_ended_runs(workflow_env.engine) == 2  # the rest wait for the next sweep

@@ -70,7 +70,7 @@ class MemoryBase:
         self._lock = threading.RLock()
         self._tokens = itertools.count(1)
         self._transactions = Transactions()
-        self.blob_objects = MemoryBlobs()  # shared by every view (copy) of this store
+        self.blob_objects = MemoryBlobs(self.clock)  # shared by every view (copy) of this store
 
     @property
     def blobs(self) -> StoreBlobs:

@@ -10,9 +10,11 @@ from beat.schedules import fire_due_schedules
 from ..core.engine import Engine
 from ..core.records import StepMessage
 from ..core.steps import execute_step, run_worker_task
+from ..core.retention import retain_ended_runs
 from ..core.sweeper import fire_due_timers, reconcile
 from ..errors import Stalled
 from ..memory import ManualClock, MemoryStore
+from ..memory.expiry import expire_items
 from .transport import Message, QueueTransport
 
 #: Rounds of delivering and firing at one moment before the kit gives up (a run that never settles).
@@ -20,10 +22,17 @@ MAX_ROUNDS = 10_000
 
 
 class Driver:
-    """Delivers the messages of one engine on the in-memory ports and fires its timers."""
+    """Delivers the messages of one engine on the in-memory ports and fires its timers.
 
-    def __init__(self, engine: Engine, store: MemoryStore, transport: QueueTransport, clock: ManualClock) -> None:
+    With ``deleting`` (the default), time does to the stores what AWS does: each move of the
+    clock deletes the items whose TTL passed and the objects the payload bucket's lifecycle
+    rule expires, at their earliest moment (docs/retention.md).
+    """
+
+    def __init__(self, engine: Engine, store: MemoryStore, transport: QueueTransport, clock: ManualClock,
+                 *, deleting: bool = True) -> None:
         self.engine, self.store, self.transport, self.clock = engine, store, transport, clock
+        self.deleting = deleting
 
     def deliver(self) -> int:
         """Deliver every queued message (and those they queue), oldest first; return how many."""
@@ -43,8 +52,12 @@ class Driver:
             self.engine.receive_resume(message, first_delivery=True)
 
     def tick(self) -> int:
-        """One beat tick at the current time: due timers, due schedules, expired leases."""
-        return fire_due_timers(self.engine) + fire_due_schedules(self.engine) + reconcile(self.engine)
+        """One beat tick at the current time: due timers, due schedules, expired leases, and (in a
+        deleting world) the retention sweep, which stamps ended runs' items with their TTL."""
+        busy = fire_due_timers(self.engine) + fire_due_schedules(self.engine) + reconcile(self.engine)
+        if self.deleting:
+            retain_ended_runs(self.engine)
+        return busy
 
     def settle(self) -> None:
         """Deliver and fire until nothing is queued and nothing is due now."""
@@ -65,3 +78,11 @@ class Driver:
         """Move the virtual clock forward to ``moment`` (never back)."""
         if moment > self.clock.now():
             self.clock.advance(moment - self.clock.now())
+            if self.deleting:
+                self.delete_expired()
+
+    def delete_expired(self) -> None:
+        """Delete what TTL and the lifecycle rule would have deleted by now."""
+        now = self.clock.now()
+        expire_items(self.store, now)
+        self.store.blob_objects.expire(now, self.engine.settings.payload_expiry_days)

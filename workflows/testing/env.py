@@ -82,9 +82,12 @@ class WorkflowEnv:
     Args:
         start: where the virtual clock starts (an aware datetime or epoch seconds).
         settings: the engine's settings (default: defaults with a random hook key).
+        deleting: as on AWS, moving the clock deletes items past their TTL and payload objects
+            past the bucket's lifecycle rule (at their earliest); False keeps everything.
     """
 
-    def __init__(self, *, start: datetime | float | None = None, settings: Settings | None = None) -> None:
+    def __init__(self, *, start: datetime | float | None = None, settings: Settings | None = None,
+                 deleting: bool = True) -> None:
         epoch = start.timestamp() if isinstance(start, datetime) else start
         self.clock = ManualClock(DEFAULT_START if epoch is None else float(epoch))
         self.settings = settings or Settings(hook_secret=secrets.token_urlsafe(32))
@@ -94,7 +97,7 @@ class WorkflowEnv:
         from beat.schedules import ensure_listener
 
         ensure_listener(self.engine)
-        self.driver = Driver(self.engine, self.store, self.transport, self.clock)
+        self.driver = Driver(self.engine, self.store, self.transport, self.clock, deleting=deleting)
         self._stack = contextlib.ExitStack()
 
     def __enter__(self) -> WorkflowEnv:

@@ -9,8 +9,8 @@ from beat.schedules import fire_due_schedules
 
 from ..core.engine import Engine
 from ..core.records import StepMessage
-from ..core.steps import execute_step, run_worker_task
 from ..core.retention import retain_ended_runs
+from ..core.steps import execute_step, run_worker_task
 from ..core.sweeper import fire_due_timers, reconcile
 from ..errors import Stalled
 from ..memory import ManualClock, MemoryStore

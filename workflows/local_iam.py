@@ -87,8 +87,8 @@ def authorise_like_aws() -> None:
         except QueueDoesNotExist:
             return "*"
 
-    DynamoHandler._authenticate_and_authorize_normal_action = authorise_dynamodb
-    SQSResponse._determine_resource = sqs_resource
+    DynamoHandler._authenticate_and_authorize_normal_action = authorise_dynamodb  # type: ignore[method-assign]
+    SQSResponse._determine_resource = sqs_resource  # type: ignore[method-assign]
 
 
 def enforce_in_this_process() -> None:

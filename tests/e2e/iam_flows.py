@@ -16,7 +16,7 @@ from typing import Any
 from workflows import hook, sleep, step, workflow
 from workflows.settings import Settings, configure
 
-from .hook_flows import published_token, publish_token
+from .hook_flows import publish_token, published_token
 
 
 @step

@@ -168,7 +168,7 @@ def cmd_beat(args: argparse.Namespace) -> int:
 def cmd_local_aws(args: argparse.Namespace) -> int:
     from .localstack import serve_forever
 
-    serve_forever(args.host, args.port)
+    serve_forever(args.host, args.port, args.enforce_iam)
     return 0
 
 
@@ -404,6 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("local-aws", cmd_local_aws, "run the local AWS emulator in the foreground")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=_int_in(1, 65535), default=5000)
+    p.add_argument("--enforce-iam", action="store_true",
+                   help="enforce IAM policies (tests of the generated policies); see docs/aws.md")
     p = add("demo", cmd_demo, "run an example workflow end to end on an embedded local stack")
     p.add_argument("--sleep", type=_seconds, default=3.0, help="seconds of the demo's durable sleep")
     p = add("web", cmd_web, "serve the web dashboard and the hook endpoint (needs WORKFLOWS_DASHBOARD_TOKEN)")

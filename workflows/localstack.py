@@ -168,13 +168,19 @@ class LocalAWS:
         self.stop()
 
 
-def serve_forever(host: str = "127.0.0.1", port: int | None = None) -> None:
+def serve_forever(host: str = "127.0.0.1", port: int | None = None, enforce_iam: bool = False) -> None:
     """Run a local AWS in the foreground until Ctrl-C, printing the env to export.
 
     Args:
         host: address to listen on.
         port: port to listen on; ``None`` picks a free one.
+        enforce_iam: enforce IAM on every request (:mod:`workflows.local_iam`); only
+            users created through the IAM API can then sign requests.
     """
+    if enforce_iam:
+        from .local_iam import enforce_in_this_process
+
+        enforce_in_this_process()
     with LocalAWS(host, port) as aws:
         exports = " ".join(f"{key}={value}" for key, value in aws.environ().items())
         print(f"local AWS at {aws.url} (Ctrl-C to stop); export {exports}", flush=True)

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Mapping
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from .errors import ConfigurationError
 
@@ -218,12 +218,16 @@ class Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
 
     def broker_url(self) -> str:
-        """Return the Celery broker URL for SQS, pointing at ``sqs_endpoint`` when set."""
+        """Return the Celery broker URL for SQS, pointing at ``sqs_endpoint`` when set.
+
+        The keys are percent-encoded: an AWS secret holds ``/`` and ``+``, which kombu would
+        otherwise read as part of the host or port (kombu decodes them).
+        """
         if not self.sqs_endpoint:
             return "sqs://"
         parsed = urlparse(self.sqs_endpoint)
-        key = self.access_key_id or "local"
-        secret = self.secret_access_key or "local"
+        key = quote(self.access_key_id or "local", safe="")
+        secret = quote(self.secret_access_key or "local", safe="")
         port = f":{parsed.port}" if parsed.port else ""
         return f"sqs://{key}:{secret}@{parsed.hostname}{port}"
 

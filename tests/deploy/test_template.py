@@ -109,7 +109,7 @@ def _tables(statement: dict[str, Any]) -> set[str]:
 def test_one_managed_policy_per_process(template: dict[str, Any]) -> None:
     policies = of_type(template, "AWS::IAM::ManagedPolicy")
     assert sorted(policies) == sorted(r.key + "Policy" for r in ROLES)
-    assert sorted(policies) == ["BeatPolicy", "ClientPolicy", "HookEndpointPolicy", "WorkerPolicy"]
+    assert sorted(policies) == ["BeatPolicy", "ClientPolicy", "HookEndpointPolicy", "OperatorPolicy", "WorkerPolicy"]
     for name in policies:
         assert template["Outputs"][name + "Arn"]["Value"] == {"Ref": name}
 
@@ -118,19 +118,26 @@ def test_policies_grant_only_what_each_process_needs(template: dict[str, Any]) -
     all_tables = set(of_type(template, "AWS::DynamoDB::Table"))
     worker, beat = _statements(template, "Worker"), _statements(template, "Beat")
     client, hooks = _statements(template, "Client"), _statements(template, "HookEndpoint")
+    operator = _statements(template, "Operator")
     assert "sqs:ReceiveMessage" in worker["Queues"]["Action"]
     assert "sqs:ReceiveMessage" not in beat["Queues"]["Action"]
     assert "sqs:ReceiveMessage" not in client["Queues"]["Action"]
-    assert _tables(worker["Tables"]) == _tables(beat["Tables"]) == all_tables
+    assert _tables(worker["Read"]) == _tables(worker["Write"]) == _tables(beat["Write"]) == all_tables
+    assert _tables(client["Read"]) == all_tables
+    assert _tables(client["Write"]) == all_tables - {"HistoryTable", "JoinsTable"}
     assert _tables(client["DeleteItems"]) == {"SchedulesTable"}
-    assert _tables(hooks["Tables"]) == {"HooksTable", "RunsTable", "HistoryTable"}
+    assert _tables(hooks["Read"]) == _tables(hooks["Write"]) == {"HooksTable", "RunsTable"}
     assert "DeleteItems" not in hooks and "DeadLetters" not in hooks
     assert _tables(worker["DeadLetters"]) == {"DeadLetterQueue"}
     assert "DeadLetterQueue" not in _tables(worker["Queues"])
+    assert _tables(operator["CopyHistory"]) == {"HistoryTable"}
+    assert _tables(operator["Reindex"]) == {"RunsTable", "TagsTable"}
+    assert "sqs:PurgeQueue" in operator["DeadLetters"]["Action"] and "Queues" not in operator
     for role in ROLES:
         for statement in _statements(template, role.key).values():
             actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-            assert all("*" not in a and a != "dynamodb:Scan" for a in actions), (role.key, actions)
+            assert all("*" not in a for a in actions), (role.key, actions)
+            assert role.key == "Operator" or "dynamodb:Scan" not in actions, (role.key, actions)
             if statement["Resource"] == "*":
                 assert actions == ["sqs:ListQueues"], (role.key, statement)
 
@@ -169,7 +176,11 @@ def test_the_payload_bucket_is_private_and_its_objects_expire(template: dict[str
     assert (rule["Prefix"], rule["ExpirationInDays"]) == ("payloads/", {"Ref": "PayloadExpiryDays"})
     grants = {}
     for policy_id, policy in of_type(template, "AWS::IAM::ManagedPolicy").items():
-        [payloads] = [s for s in policy["Properties"]["PolicyDocument"]["Statement"] if s["Sid"] == "Payloads"]
+        payloads_statements = [s for s in policy["Properties"]["PolicyDocument"]["Statement"] if s["Sid"] == "Payloads"]
+        if policy_id == "OperatorPolicy":
+            assert payloads_statements == []  # attached with ClientPolicy, which reads and writes payloads
+            continue
+        [payloads] = payloads_statements
         assert payloads["Resource"] == [{"Fn::Sub": "${" + bucket_id + ".Arn}/payloads/*"}]
         grants[policy_id] = sorted(payloads["Action"])
     assert grants == {"WorkerPolicy": ["s3:GetObject", "s3:PutObject"], "BeatPolicy": ["s3:GetObject", "s3:PutObject"],

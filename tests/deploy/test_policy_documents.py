@@ -1,0 +1,99 @@
+"""Static checks of the generated policy documents, for what an emulator cannot prove.
+
+tests/deploy/test_iam_enforced.py runs every process under its policy on moto, with the
+DynamoDB and GetQueueUrl resource rules of :mod:`workflows.local_iam`. Stock moto checks
+DynamoDB actions against ``*`` and a transaction as ``TransactWriteItems``; these tests
+hold the documents to AWS's rules directly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workflows.deploy.policies import ROLES
+from workflows.deploy.template import build_template
+from workflows.local_iam import dynamodb_checks
+from workflows.settings import Settings
+
+TEMPLATE = build_template(Settings(table_prefix="tp-", queue_prefix="qp-"), ["payments"])
+TABLES = {lid for lid, r in TEMPLATE["Resources"].items() if r["Type"] == "AWS::DynamoDB::Table"}
+QUEUES = {lid for lid, r in TEMPLATE["Resources"].items() if r["Type"] == "AWS::SQS::Queue"}
+#: The item actions of a TransactWriteItems (IAM authorises each item by its own action).
+TRANSACTION_ACTIONS = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}
+
+
+def _statements(role: str) -> list[dict[str, Any]]:
+    return list(TEMPLATE["Resources"][role + "Policy"]["Properties"]["PolicyDocument"]["Statement"])
+
+
+def _grants(role: str) -> dict[str, set[str]]:
+    """Logical id of a table or queue (``Id`` or ``Id/index/*``) -> the actions ``role`` has on it."""
+    grants: dict[str, set[str]] = {}
+    for statement in _statements(role):
+        for resource in statement["Resource"] if isinstance(statement["Resource"], list) else []:
+            if "Fn::GetAtt" in resource:
+                key = resource["Fn::GetAtt"][0]
+            else:
+                key = resource["Fn::Sub"].replace("${", "").replace(".Arn}", "")
+            grants.setdefault(key, set()).update(statement["Action"])
+    return grants
+
+
+@pytest.mark.parametrize("role", [r.key for r in ROLES])
+def test_every_resource_is_one_of_the_stacks_tables_queues_or_bucket(role: str) -> None:
+    for key, actions in _grants(role).items():
+        stem = key.split("/", 1)[0]
+        assert stem in TABLES | QUEUES | {"PayloadBucket"}, (role, key)
+        if "/index/" in key:  # an index ARN is there only for a query or scan of it
+            assert stem in TABLES and actions & {"dynamodb:Query", "dynamodb:Scan"}, (role, key)
+
+
+@pytest.mark.parametrize("role", [r.key for r in ROLES])
+def test_a_role_that_writes_a_table_has_every_item_action_of_a_transaction_there(role: str) -> None:
+    for key, actions in _grants(role).items():
+        if key in TABLES and actions & TRANSACTION_ACTIONS:
+            assert TRANSACTION_ACTIONS <= actions, (role, key, actions)
+
+
+def test_no_policy_names_an_action_iam_does_not_have() -> None:
+    # cfn-lint's list of every IAM action: TransactWriteItems is not one (moto nonetheless checks it).
+    import cfnlint
+
+    known = json.loads((Path(cfnlint.__file__).parent / "data/AdditionalSpecs/Policies.json").read_text())
+    for role in ROLES:
+        for statement in _statements(role.key):
+            for action in [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]:
+                service, name = action.split(":")
+                assert name.lower() in known[service]["Actions"], (role.key, action)
+                assert action != "dynamodb:TransactWriteItems"
+
+
+def test_senders_may_read_every_work_queues_attributes() -> None:
+    for role in ("Worker", "Beat", "Client", "HookEndpoint"):
+        grants = _grants(role)
+        for queue in QUEUES - {"DeadLetterQueue"}:
+            assert {"sqs:SendMessage", "sqs:GetQueueUrl", "sqs:GetQueueAttributes"} <= grants[queue], (role, queue)
+
+
+def test_the_client_and_hook_endpoint_cannot_write_history() -> None:
+    for role in ("Client", "HookEndpoint"):
+        assert not _grants(role).get("HistoryTable", set()) - {"dynamodb:GetItem", "dynamodb:BatchGetItem",
+                                                               "dynamodb:Query"}, role
+    assert _grants("Operator")["HistoryTable"] == {"dynamodb:BatchWriteItem"}
+
+
+def test_the_emulators_checks_are_awss_item_actions() -> None:
+    arn = "arn:aws:dynamodb:r:1:table/"
+    transaction = {"TransactItems": [{"Put": {"TableName": "a"}}, {"Update": {"TableName": "b"}},
+                                     {"ConditionCheck": {"TableName": "a"}}, {"Delete": {"TableName": "c"}}]}
+    assert list(dynamodb_checks("TransactWriteItems", transaction, arn)) == [
+        ("PutItem", arn + "a"), ("UpdateItem", arn + "b"), ("ConditionCheckItem", arn + "a"), ("DeleteItem", arn + "c")]
+    assert list(dynamodb_checks("Query", {"TableName": "a", "IndexName": "by_x"}, arn)) == [
+        ("Query", arn + "a/index/by_x")]
+    assert list(dynamodb_checks("BatchWriteItem", {"RequestItems": {"a": [], "b": []}}, arn)) == [
+        ("BatchWriteItem", arn + "a"), ("BatchWriteItem", arn + "b")]
+    assert list(dynamodb_checks("ListTables", {}, arn)) == [("ListTables", "*")]

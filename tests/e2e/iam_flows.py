@@ -1,0 +1,74 @@
+"""Workflows and a client for tests/deploy/test_iam_enforced.py, each process under its own IAM policy.
+
+``python -m tests.e2e.iam_flows journey HOOK_URL SIZE`` is the client: it starts a
+:func:`journey` run, resumes its hook by POSTing to the hook endpoint, and prints the
+run's id and result as one JSON line.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import sys
+import urllib.parse
+from typing import Any
+
+from workflows import hook, sleep, step, workflow
+from workflows.settings import Settings, configure
+
+from .hook_flows import publish_token, published_token
+
+
+@step
+def grow(blob: str) -> str:
+    """Double a text: with a low payload threshold, its argument and result go to S3."""
+    return blob + blob
+
+
+@workflow
+def journey(blob: str) -> dict[str, Any]:
+    """A step, a durable sleep and a hook resumed over HTTP."""
+    doubled = grow(blob)
+    sleep(1)
+    h = hook("approve", timeout=120)
+    publish_token(h.token)
+    decision = h.wait()
+    return {"size": len(doubled), "decision": decision}
+
+
+@step
+def tick() -> str:
+    return "tick"
+
+
+@workflow
+def scheduled() -> str:
+    """What the test's schedule starts."""
+    return tick()
+
+
+def _post(url: str, body: Any) -> int:
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=15)
+    try:
+        conn.request("POST", parts.path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def run_journey(hook_url: str, size: int) -> dict[str, Any]:
+    """Start a journey, resume its hook through the endpoint at ``hook_url``, wait for its result."""
+    run = journey.start("x" * size)
+    token = published_token(run, timeout=60)
+    status = _post(f"{hook_url}/hooks/{token}", {"approved": True})
+    if status != 202:
+        raise RuntimeError(f"the hook endpoint answered {status}")
+    return {"run_id": run.run_id, "result": run.result(timeout=60)}
+
+
+if __name__ == "__main__":
+    configure(Settings.from_env())
+    print(json.dumps(run_journey(sys.argv[2], int(sys.argv[3]))), flush=True)

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Mapping
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from .errors import ConfigurationError
 
@@ -218,12 +218,17 @@ class Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
 
     def broker_url(self) -> str:
-        """Return the Celery broker URL for SQS, pointing at ``sqs_endpoint`` when set."""
+        """Return the Celery broker URL for SQS, pointing at ``sqs_endpoint`` when set.
+
+        The key and secret are percent-quoted: a secret holds ``/``, ``+`` or ``=`` as often as
+        not, and unquoted a ``/`` ends the URL's credentials (kombu unquotes them again). Celery
+        and kombu print the URL with the secret masked (``sqs://KEY:**@host``).
+        """
         if not self.sqs_endpoint:
             return "sqs://"
         parsed = urlparse(self.sqs_endpoint)
-        key = self.access_key_id or "local"
-        secret = self.secret_access_key or "local"
+        key = quote(self.access_key_id or "local", safe="")
+        secret = quote(self.secret_access_key or "local", safe="")
         port = f":{parsed.port}" if parsed.port else ""
         return f"sqs://{key}:{secret}@{parsed.hostname}{port}"
 

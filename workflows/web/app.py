@@ -33,7 +33,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..client import STATUSES, cancel, send_signal
-from ..errors import InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
+from ..errors import InvalidName, InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
 from ..forking import fork_run, rerun
 from ..http import HooksApp, Receive, Scope, Send, route_path
 from ..http import create_app as create_hooks_app
@@ -58,7 +58,8 @@ NOTICES = {"cancelled": "Cancellation requested.", "signalled": "Signal sent.",
            "not-started": "Not started now: the overlap policy skipped or buffered the fire."}
 #: HTTP status of a refused action, most specific first.
 ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
-    (NotFound, 404), (RunEnded, 409), (SerializationError, 422), (InvalidSchedule, 422), (WorkflowError, 409),
+    (NotFound, 404), (RunEnded, 409), (SerializationError, 422), (InvalidSchedule, 422), (InvalidName, 422),
+    (WorkflowError, 409),
 )
 SCHEDULE_ACTIONS = {"pause": "Pause", "resume": "Resume", "trigger": "Trigger now"}
 

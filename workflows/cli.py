@@ -345,6 +345,15 @@ def cmd_runs_cancel(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs_signal(args: argparse.Namespace) -> int:
+    from .client import send_signal
+
+    payload = parse_json_option("--data", args.data)
+    send_signal(args.run_id, args.name, payload)
+    print(f"signal {args.name!r} sent to {args.run_id}")
+    return 0
+
+
 def cmd_hooks_resume(args: argparse.Namespace) -> int:
     from .client import resume_hook
 
@@ -431,6 +440,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_id")
     p.add_argument("--json", action="store_true")
     add("cancel", cmd_runs_cancel, "cancel a run", runs).add_argument("run_id")
+    p = add("signal", cmd_runs_signal, "send a signal to a run (its wait_for_signal(name) receives it)", runs)
+    p.add_argument("run_id")
+    p.add_argument("name")
+    p.add_argument("--data", default="null", help="the payload, as JSON")
     p = add("export", cmd_runs_export, "write a run and its history as JSON, for 'workflows replay'", runs)
     p.add_argument("run_id")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")

@@ -197,9 +197,9 @@ def cmd_web(args: argparse.Namespace) -> int:
     except ImportError:
         raise ConfigurationError("workflows web needs the 'web' extra: "
                                  "pip install 'celery-durable-workflows[web]'") from None
-    from .web import create_app
+    from .web import create_app, server_options
 
-    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="info")
+    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="info", **server_options(get_settings()))
     return 0
 
 

@@ -34,6 +34,7 @@ from workflows.errors import (
     HookNotFound,
     HookPayloadInvalid,
     InvalidDuration,
+    InvalidName,
     InvalidSchedule,
     PayloadTooLarge,
     RegistrationError,
@@ -212,6 +213,8 @@ SIGNAL_CASES = [
     ("payload-oversize", lambda r: workflows.send_signal(r, "go", BIG), PayloadTooLarge, "payload of signal 'go'"),
     ("name-not-a-string", lambda r: workflows.send_signal(r, 5, 1), SerializationError, "signal name"),  # type: ignore[arg-type]
     ("name-empty", lambda r: workflows.send_signal(r, "", 1), SerializationError, "signal name"),
+    ("name-with-hash", lambda r: workflows.send_signal(r, "go#1", 1), InvalidName,
+     "signal name 'go#1' is not a valid name"),
     ("result-timeout-not-a-duration", lambda r: RunHandle(r).result(timeout="soon"), InvalidDuration,  # type: ignore[arg-type]
      "result timeout 'soon'"),
 ]

@@ -18,6 +18,7 @@ from .joins import JoinStore
 from .retention import RetentionStore
 from .runs import RunStore
 from .schedules import ScheduleStore
+from .sessions import SessionStore
 from .signals import SignalStore
 from .tags import TagStore
 from .timers import TimerStore
@@ -25,7 +26,7 @@ from .versions import VersionStore
 
 
 class DynamoStore(VersionStore, RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore,
-                  RetentionStore, ScheduleStore, FlowStore):
+                  RetentionStore, ScheduleStore, FlowStore, SessionStore):
     """DynamoDB-backed state of runs, history, timers, hooks, signals, joins, tags, schedules and flow control."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:

@@ -197,9 +197,9 @@ def cmd_web(args: argparse.Namespace) -> int:
     except ImportError:
         raise ConfigurationError("workflows web needs the 'web' extra: "
                                  "pip install 'celery-durable-workflows[web]'") from None
-    from .web import create_app
+    from .web import create_app, server_options
 
-    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="info")
+    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="info", **server_options(get_settings()))
     return 0
 
 
@@ -345,6 +345,15 @@ def cmd_runs_cancel(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs_signal(args: argparse.Namespace) -> int:
+    from .client import send_signal
+
+    payload = parse_json_option("--data", args.data)
+    send_signal(args.run_id, args.name, payload)
+    print(f"signal {args.name!r} sent to {args.run_id}")
+    return 0
+
+
 def cmd_hooks_resume(args: argparse.Namespace) -> int:
     from .client import resume_hook
 
@@ -433,6 +442,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_id")
     p.add_argument("--json", action="store_true")
     add("cancel", cmd_runs_cancel, "cancel a run", runs).add_argument("run_id")
+    p = add("signal", cmd_runs_signal, "send a signal to a run (its wait_for_signal(name) receives it)", runs)
+    p.add_argument("run_id")
+    p.add_argument("name")
+    p.add_argument("--data", default="null", help="the payload, as JSON")
     p = add("export", cmd_runs_export, "write a run and its history as JSON, for 'workflows replay'", runs)
     p.add_argument("run_id")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")

@@ -7,8 +7,6 @@ import datetime as dt
 import json
 from typing import Any, Callable
 
-from .errors import InvalidSchedule
-
 EXIT_USAGE = 2
 
 
@@ -29,16 +27,6 @@ def _time(text: str) -> dt.datetime:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}") from None
     return value if value.utcoffset() is not None else value.replace(tzinfo=dt.timezone.utc)
-
-
-def _json(text: str, what: str, kind: type) -> Any:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidSchedule(f"--{what} is not valid JSON: {exc}") from None
-    if not isinstance(value, kind):
-        raise InvalidSchedule(f"--{what} must be a JSON {'array' if kind is list else 'object'}")
-    return value
 
 
 def _timetable(info: Any) -> str:
@@ -84,14 +72,16 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_create(args: argparse.Namespace) -> int:
+    from .cli import parse_json_option
     from .schedules import create_schedule
 
+    positional = parse_json_option("--args", args.args, list)  # before anything is imported or stored
+    keywords = parse_json_option("--kwargs", args.kwargs, dict)
     _imports()
     info = create_schedule(
         args.workflow, cron=args.cron, every=args.every, timezone=args.timezone, start_at=args.start_at,
         end_at=args.end_at, jitter=args.jitter, overlap=args.overlap, catchup_window=args.catchup_window,
-        args=_json(args.args, "args", list), kwargs=_json(args.kwargs, "kwargs", dict), schedule_id=args.id,
-        paused=args.paused,
+        args=positional, kwargs=keywords, schedule_id=args.id, paused=args.paused,
     )
     print(f"created schedule {info.schedule_id} ({info.state}); next fire {_when(info.next_fire_at)}")
     return 0

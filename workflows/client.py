@@ -30,6 +30,7 @@ from .errors import (
     RunTimedOut,
     SerializationError,
 )
+from .names import check_name
 from .registry import WorkflowDef, check_arguments, get_workflow
 from .runtime import get_engine
 
@@ -367,7 +368,7 @@ def send_signal(run_id: str, name: str, payload: Any = None) -> None:
 
 def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> None:
     """:func:`send_signal` on a given engine."""
-    _check_text(name, "signal name", 256)
+    check_name(_check_text(name, "signal name", 256), "signal name")
     data = codec.dumps(payload, what=f"payload of signal {name!r}", limit=engine.settings.max_payload_bytes)
     run = engine.store.get_run(_check_text(run_id, "run_id"))
     data = engine.payloads.offload(data, f"payload of signal {name!r}")  # the object before its reference

@@ -12,6 +12,7 @@ from . import registry
 from .durations import Duration, to_seconds
 from .errors import InvalidDebounce, InvalidSchedule, RegistrationError
 from .limits import step_limits, workflow_limits
+from .names import check_name, check_queue
 
 if TYPE_CHECKING:
     from .client import RunHandle
@@ -135,12 +136,8 @@ def _check_options(kind: str, options: dict[str, Any], allowed: set[str]) -> Non
     unknown = set(options) - allowed
     if unknown:
         raise RegistrationError(f"unknown @{kind} option(s): {', '.join(sorted(unknown))}")
-    name = options.get("name")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise RegistrationError(f"@{kind} name must be a non-empty string, got {name!r}")
-    queue = options.get("queue")
-    if queue is not None and (not isinstance(queue, str) or not queue):
-        raise RegistrationError(f"@{kind} queue must be a non-empty string, got {queue!r}")
+    if options.get("name") is not None:
+        check_name(options["name"], f"@{kind} name")
 
 
 def _is_number(value: Any) -> bool:
@@ -192,8 +189,13 @@ def step_definition(fn: Callable[..., Any], options: dict[str, Any], task: Any =
         max_delay=to_seconds(options.get("max_delay", 300.0), what="max_delay"),
     )
     timeout = options.get("timeout")
+    name = check_name(options.get("name") or fn.__name__, "@step name")
+    if task is None and options.get("queue") is not None:  # a task's own queue is its Celery app's business
+        check_queue(options["queue"], "@step queue")
+    elif task is not None and options.get("queue") is not None and not isinstance(options["queue"], str):
+        raise RegistrationError(f"@step queue must be a string, got {options['queue']!r}")
     return registry.StepDef(
-        name=options.get("name") or fn.__name__, fn=fn, retry=policy,
+        name=name, fn=fn, retry=policy,
         timeout=None if timeout is None else to_seconds(timeout, what="timeout", allow_zero=False),
         queue=options.get("queue"), inline=inline, task=task, limits=step_limits(fn, options),
     )
@@ -203,6 +205,9 @@ def _build_workflow(fn: Callable[..., Any], options: dict[str, Any]) -> Workflow
     _check_options("workflow", options, _WORKFLOW_OPTIONS)
     if not callable(fn):
         raise RegistrationError(f"@workflow needs a function, got {fn!r}")
+    name = check_name(options.get("name") or getattr(fn, "__name__", None), "@workflow name")
+    if options.get("queue") is not None:
+        check_queue(options["queue"], "@workflow queue")
     max_duration = options.get("max_duration")
     schedule = options.get("schedule")
     if schedule is None and any(options.get(k) is not None for k in ("schedule_timezone", "schedule_overlap")):
@@ -217,7 +222,7 @@ def _build_workflow(fn: Callable[..., Any], options: dict[str, Any]) -> Workflow
         if overlap is not None and overlap not in OVERLAP_POLICIES:
             raise InvalidSchedule(f"invalid schedule_overlap {overlap!r}: one of {', '.join(OVERLAP_POLICIES)}")
     definition = registry.WorkflowDef(
-        name=options.get("name") or fn.__name__, fn=fn, queue=options.get("queue"), schedule=schedule,
+        name=name, fn=fn, queue=options.get("queue"), schedule=schedule,
         max_duration=None if max_duration is None else to_seconds(max_duration, what="max_duration",
                                                                      allow_zero=False),
         options={k: options[k] for k in ("schedule_timezone", "schedule_overlap") if k in options},

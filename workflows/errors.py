@@ -6,6 +6,8 @@ Tree::
     ├── ConfigurationError
     ├── NotInWorkflow                a workflow-only call made outside a workflow
     ├── RegistrationError            duplicate name, bad decorator option
+    │   └── InvalidName              a workflow, step, queue or signal name with characters it cannot hold
+    │                                (also a ConfigurationError)
     ├── UnknownWorkflow / UnknownStep
     ├── InvalidArguments             arguments that do not fit the function (also TypeError)
     ├── SerializationError           value is not JSON data
@@ -76,6 +78,10 @@ class NotInWorkflow(WorkflowError):
 
 class RegistrationError(WorkflowError):
     """A decorator was misused: duplicate name or unknown option."""
+
+
+class InvalidName(RegistrationError, ConfigurationError):
+    """A workflow, step, queue or signal name that breaks the naming rules (see ``workflows.names``)."""
 
 
 class UnknownWorkflow(WorkflowError):

@@ -7,8 +7,10 @@ Routes::
 
 Errors answer ``{"error": <type>, "message": <text>}`` with 404 (unknown token),
 409 (token already used), 410 (hook expired or its run ended), 413 (payload too
-large), 422 (schema mismatch, or the body is not JSON data), 405 (wrong method)
-or 500 (anything else; logged, no details sent).
+large), 408 (the body did not arrive within ``WORKFLOWS_WEB_BODY_TIMEOUT``), 422
+(schema mismatch, or the body is not JSON data), 405 (wrong method) or 500 (anything
+else; logged, no details sent). The body is read with a running count, so a chunked
+body with no Content-Length is cut off at the limit too; a 408 or 413 closes the connection.
 
 Serve it with ``uvicorn workflows.http:app`` or mount it in another ASGI app,
 e.g. ``starlette_app.mount("/wf", workflows.http.app)``. Tokens are secrets:
@@ -105,13 +107,17 @@ def parse_body(body: bytes) -> Any:
         raise SerializationError(f"the request body is not JSON data ({reason}); send null for no payload") from None
 
 
-async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
-    """Read the request body, refusing one over ``limit`` bytes before reading all of it.
+async def read_body(scope: Scope, receive: Receive, limit: int, timeout: float | None = None) -> bytes:
+    """Read the request body, counting as it comes: refused once over ``limit`` bytes (declared or
+    streamed, chunked or not), or when the whole of it has not come within ``timeout`` seconds.
 
     Raises:
-        HttpError: 413 when the declared or streamed size is over ``limit``.
+        HttpError: 413 over ``limit``, 408 past ``timeout``; both ask to close the connection,
+            since the rest of the body is never read.
+        ClientGone: the client disconnected.
     """
-    too_large = HttpError(413, "PayloadTooLarge", f"the request body is over the limit of {limit} bytes")
+    close = [(b"connection", b"close")]
+    too_large = HttpError(413, "PayloadTooLarge", f"the request body is over the limit of {limit} bytes", close)
     for name, value in scope.get("headers", []):
         if name.lower() == b"content-length":
             try:
@@ -121,8 +127,15 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
             if declared > limit:
                 raise too_large
     chunks, size = [], 0
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
     while True:
-        message = await receive()
+        try:
+            message = await (receive() if deadline is None else
+                             asyncio.wait_for(receive(), max(0.0, deadline - loop.time())))
+        except asyncio.TimeoutError:
+            raise HttpError(408, "RequestTimeout", f"the request body did not arrive within {timeout:g} s",
+                            close) from None
         if message["type"] == "http.disconnect":
             raise ClientGone()
         chunk = message.get("body", b"")
@@ -159,9 +172,10 @@ class HooksApp:
     """The ASGI callable; see the module docstring for routes and answers."""
 
     def __init__(self, resume: ResumeFn = resume_hook, max_body: int | None = None,
-                 imports: Sequence[str] | None = None) -> None:
+                 imports: Sequence[str] | None = None, body_timeout: float | None = None) -> None:
         self.resume = resume
         self.max_body = max_body
+        self.body_timeout = body_timeout
         self.imports = imports
         self._loaded = False
         self._lock = threading.Lock()
@@ -173,6 +187,14 @@ class HooksApp:
 
             self.max_body = get_settings().max_payload_bytes + BODY_MARGIN
         return self.max_body
+
+    def body_seconds(self) -> float:
+        """How long a request has to send its whole body (``WORKFLOWS_WEB_BODY_TIMEOUT`` by default)."""
+        if self.body_timeout is None:
+            from .settings import get_settings
+
+            self.body_timeout = get_settings().web_body_timeout
+        return self.body_timeout
 
     def load_workflows(self) -> None:
         """Import the workflow modules once, so hook schemas (pydantic models) can validate payloads."""
@@ -220,7 +242,7 @@ class HooksApp:
                             head=method == "HEAD")
 
     async def _handle_resume(self, scope: Scope, receive: Receive, token: str) -> dict[str, Any]:
-        body = await read_body(scope, receive, self.body_limit())
+        body = await read_body(scope, receive, self.body_limit(), self.body_seconds())
         try:
             payload = parse_body(body)
             run = await asyncio.to_thread(self._resume, token, payload)
@@ -239,7 +261,7 @@ class HooksApp:
 
 
 def create_app(resume: ResumeFn = resume_hook, max_body: int | None = None,
-               imports: Sequence[str] | None = None) -> HooksApp:
+               imports: Sequence[str] | None = None, body_timeout: float | None = None) -> HooksApp:
     """Build the hooks app.
 
     Args:
@@ -248,8 +270,10 @@ def create_app(resume: ResumeFn = resume_hook, max_body: int | None = None,
             ``max_payload_bytes`` plus a small margin, read at the first request.
         imports: workflow modules to import at the first hook request; default:
             ``WORKFLOWS_IMPORTS``.
+        body_timeout: seconds a request has to send its whole body (408 past it); default
+            ``WORKFLOWS_WEB_BODY_TIMEOUT`` (10).
     """
-    return HooksApp(resume, max_body, imports)
+    return HooksApp(resume, max_body, imports, body_timeout)
 
 
 app = create_app()

@@ -98,6 +98,11 @@ class Settings:
             default 8, at most 1024). A deploy-time setting, the same on every process: it may only
             be raised, never lowered (items in shards at or above a lowered count would not be read).
             See docs/architecture.md, "Sharded index keys".
+        web_body_timeout: seconds a web request (the dashboard's forms, the hook endpoint) has to
+            send its whole body (``WORKFLOWS_WEB_BODY_TIMEOUT``, default 10); a slower one is answered
+            408 and its connection closed.
+        web_max_connections: connections ``workflows web`` serves at once (``WORKFLOWS_WEB_MAX_CONNECTIONS``,
+            default 100; uvicorn's ``limit_concurrency``); one more is answered 503.
         access_key_id / secret_access_key: taken from the standard AWS variables when set;
             otherwise boto3's credential chain applies.
     """
@@ -131,6 +136,8 @@ class Settings:
     serve_versions: tuple[str, ...] = ()
     defer_seconds: float = 30.0
     index_shards: int = DEFAULT_INDEX_SHARDS
+    web_body_timeout: float = 10.0
+    web_max_connections: int = 100
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
 
@@ -145,7 +152,8 @@ class Settings:
             )
         if self.payload_expiry_days < 1:
             raise ConfigurationError(f"payload_expiry_days must be 1 or more, got {self.payload_expiry_days}")
-        for name in ("sweep_interval", "lease_seconds", "visibility_timeout", "defer_seconds"):
+        for name in ("sweep_interval", "lease_seconds", "visibility_timeout", "defer_seconds", "web_body_timeout",
+                     "web_max_connections"):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
         if self.hook_secret is not None and len(self.hook_secret.encode()) < MIN_HOOK_SECRET_BYTES:
@@ -205,6 +213,8 @@ class Settings:
                                      if v.strip()),
                 defer_seconds=float(env.get("WORKFLOWS_DEFER_SECONDS", "30")),
                 index_shards=_index_shards(env.get("WORKFLOWS_INDEX_SHARDS")),
+                web_body_timeout=float(env.get("WORKFLOWS_WEB_BODY_TIMEOUT", "10")),
+                web_max_connections=int(env.get("WORKFLOWS_WEB_MAX_CONNECTIONS", "100")),
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             )
@@ -220,8 +230,9 @@ class Settings:
     def broker_url(self) -> str:
         """Return the Celery broker URL for SQS, pointing at ``sqs_endpoint`` when set.
 
-        The keys are percent-encoded: an AWS secret holds ``/`` and ``+``, which kombu would
-        otherwise read as part of the host or port (kombu decodes them).
+        The key and secret are percent-quoted: a secret holds ``/``, ``+`` or ``=`` as often as
+        not, and unquoted a ``/`` ends the URL's credentials (kombu unquotes them again). Celery
+        and kombu print the URL with the secret masked (``sqs://KEY:**@host``).
         """
         if not self.sqs_endpoint:
             return "sqs://"

@@ -19,6 +19,7 @@ from .celery_transport import RESUME_TASK, CeleryTransport, fresh_run, step_mess
 from .core.metering import attributed
 from .core.records import ResumeMessage
 from .core.steps import execute_step, run_worker_task
+from .names import task_identifier
 from .observe import propagation
 from .observe import worker as observe_worker
 from .runtime import get_engine, use_worker_transport
@@ -67,7 +68,8 @@ def install(celery: Celery) -> CeleryTransport:
                                                        "attempt": attempt, "args": args, "branch": branch,
                                                        "resent": resent})
 
-        run_step.__name__ = run_step.__qualname__ = f"step_{name}"
+        # Celery compiles a function of this name: it must be an identifier (``billing.charge`` is not).
+        run_step.__name__ = run_step.__qualname__ = f"step_{task_identifier(name)}"
         celery.task(name=step_task_name(name), **TASK_OPTIONS)(run_step)
 
     _installed[celery] = transport

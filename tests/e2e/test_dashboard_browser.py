@@ -333,3 +333,25 @@ def test_schedules_page_pauses_resumes_and_triggers(server: str, browser: Any) -
         assert get_schedule(schedule_id).fired == 1
     finally:
         delete_schedule(schedule_id)
+
+
+def test_signing_out_ends_the_session_so_a_copied_cookie_is_refused_by_every_process(server: str,
+                                                                                     browser: Any) -> None:
+    from workflows.web import create_app
+
+    cookie = {"Cookie": f"workflows_dashboard={browser.get_cookie('workflows_dashboard')['value']}"}
+    try:
+        with serve(create_app(TOKEN)) as (host, port):  # a second web process on the same tables
+            servers = (server, f"http://{host}:{port}")
+            for base in servers:
+                assert request(base, "GET", "/runs", headers=cookie)[0] == 200
+            browser.get(f"{server}/runs")
+            follow(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Sign out']"))
+            assert browser.find_elements(By.NAME, "token") and browser.get_cookie("workflows_dashboard") is None
+            for base in servers:  # the copied cookie stops working at once, in both processes
+                status, text = request(base, "GET", "/runs", headers=cookie)
+                assert status == 401 and 'name="token"' in text
+    finally:
+        browser.get(f"{server}/login")
+        browser.find_element(By.NAME, "token").send_keys(TOKEN)
+        submit(browser, "sign-in")

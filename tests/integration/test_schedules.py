@@ -553,5 +553,5 @@ def test_command_line(engine, capsys) -> None:
     assert capsys.readouterr().err.startswith("error: InvalidSchedule: ")
     assert main(["schedules", "create", "nope", "--every", "5s"]) == 1
     assert capsys.readouterr().err.startswith("error: UnknownWorkflow: ")
-    assert main(["schedules", "create", "scheduled_tick", "--every", "5s", "--args", "{"]) == 1
+    assert main(["schedules", "create", "scheduled_tick", "--every", "5s", "--args", "{"]) == 2  # a usage error
     assert "--args is not valid JSON" in capsys.readouterr().err

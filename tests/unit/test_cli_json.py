@@ -1,4 +1,5 @@
-"""JSON given on the command line (``runs start --args/--kwargs``, ``hooks resume --data``), in process.
+"""JSON given on the command line (``runs start --args/--kwargs``, ``hooks resume --data``, ``runs signal
+--data``, ``schedules create --args/--kwargs``), in process: every command parses it one way.
 
 Hostile JSON is a usage error (exit 2, one line on stderr naming the option, no traceback),
 found before anything is imported or stored: the client calls fail the test if reached.
@@ -11,12 +12,15 @@ from typing import Any
 
 import pytest
 
-from workflows import cli, client, codec
+from workflows import cli, client, codec, schedules
 
 LIMIT = sys.get_int_max_str_digits()
 HUGE_INT = "1" * (LIMIT + 700)
 DEEP_LIST = "[" * 100_000 + "]" * 100_000
 DEEP_OBJECT = '{"a":' * 100_000 + "1" + "}" * 100_000
+TEN_THOUSAND_DEEP = "[" * 10_000 + "]" * 10_000
+SCHEDULE = ["schedules", "create", "wf", "--every", "60"]
+SIGNAL = ["runs", "signal", "run-1", "go"]
 
 
 @pytest.fixture
@@ -34,7 +38,16 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
         codec.dumps(payload, what="hook payload")
         return type("Run", (), {"run_id": "run-1"})()
 
+    def send_signal(run_id: str, name: str, payload: Any = None) -> None:
+        seen.append(("signal", run_id, name, payload))
+
+    def create_schedule(workflow: str, **options: Any) -> Any:
+        seen.append(("schedule", workflow, options["args"], options["kwargs"]))
+        return type("Info", (), {"schedule_id": "s-1", "state": "active", "next_fire_at": None})()
+
     monkeypatch.setattr(client, "start", start)
+    monkeypatch.setattr(client, "send_signal", send_signal)
+    monkeypatch.setattr(schedules, "create_schedule", create_schedule)
     monkeypatch.setattr(client, "resume_hook", resume_hook)
     monkeypatch.setattr(cli, "_imports", lambda: seen.append(("imports",)))
     return seen
@@ -74,6 +87,25 @@ BAD = [
      "error: --data is not valid JSON: the number -1E+400 is out of range"),
     ("data-nan", ["hooks", "resume", "tok", "--data", "NaN"], "error: --data is not valid JSON: NaN is not JSON data"),
     ("data-syntax", ["hooks", "resume", "tok", "--data", "{bad"], "error: --data is not valid JSON"),
+    # schedules create and runs signal parse JSON the same way (schedules create showed tracebacks)
+    ("schedule-args-deep", [*SCHEDULE, "--args", TEN_THOUSAND_DEEP],
+     "error: --args is not valid JSON: nested too deeply"),
+    ("schedule-args-huge-number", [*SCHEDULE, "--args", "[1e999999]"],
+     "error: --args is not valid JSON: the number 1e999999 is out of range"),
+    ("schedule-args-huge-int", [*SCHEDULE, "--args", f"[{'7' * 5000}]"],
+     f"error: --args is not valid JSON: an integer of 5000 digits is over the limit of {LIMIT}"),
+    ("schedule-args-syntax", [*SCHEDULE, "--args", "[oops"], "error: --args is not valid JSON: Expecting value"),
+    ("schedule-args-not-a-list", [*SCHEDULE, "--args", "{}"], "error: --args must be a JSON list"),
+    ("schedule-kwargs-deep", [*SCHEDULE, "--kwargs", DEEP_OBJECT], "error: --kwargs is not valid JSON: nested"),
+    ("schedule-kwargs-nan", [*SCHEDULE, "--kwargs", '{"x": NaN}'], "error: --kwargs is not valid JSON: NaN"),
+    ("schedule-kwargs-not-an-object", [*SCHEDULE, "--kwargs", "[]"], "error: --kwargs must be a JSON object"),
+    ("signal-data-deep", [*SIGNAL, "--data", TEN_THOUSAND_DEEP], "error: --data is not valid JSON: nested too deeply"),
+    ("signal-data-huge-number", [*SIGNAL, "--data", "1e999999"],
+     "error: --data is not valid JSON: the number 1e999999 is out of range"),
+    ("signal-data-huge-int", [*SIGNAL, "--data", "7" * 5000], "error: --data is not valid JSON: an integer of 5000"),
+    ("signal-data-syntax", [*SIGNAL, "--data", "{bad"], "error: --data is not valid JSON"),
+    ("hooks-data-deep-10k", ["hooks", "resume", "tok", "--data", TEN_THOUSAND_DEEP], "error: --data is not valid JSON"),
+    ("hooks-data-huge-number", ["hooks", "resume", "tok", "--data", "1e999999"], "error: --data is not valid JSON"),
 ]
 
 
@@ -126,6 +158,17 @@ def test_json_the_codec_refuses_after_parsing_is_a_clean_refusal(capsys: pytest.
         assert code == cli.EXIT_ERROR and out == "", err
         assert err.startswith("error: SerializationError: ") and "nested too deeply" in err, err
         assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_good_json_of_schedules_create_and_runs_signal_reaches_the_library(capsys: pytest.CaptureFixture[str],
+                                                                           calls: list[Any]) -> None:
+    code, out, err = run(capsys, *SCHEDULE, "--args", "[1, [2]]", "--kwargs", '{"a": 1.5}')
+    assert (code, err) == (0, ""), err
+    assert calls == [("imports",), ("schedule", "wf", [1, [2]], {"a": 1.5})]
+    calls.clear()
+    code, out, err = run(capsys, *SIGNAL, "--data", '{"ok": true}')
+    assert (code, out, err) == (0, "signal 'go' sent to run-1\n", "")
+    assert calls == [("signal", "run-1", "go", {"ok": True})]
 
 
 def test_tags_of_runs_start_reach_the_client(capsys: pytest.CaptureFixture[str], calls: list[Any]) -> None:

@@ -11,6 +11,7 @@ from tests.unit.test_http import TOKEN as HOOK_TOKEN
 from tests.unit.test_http import Response, assert_no_token, call, make
 from workflows.cli import main
 from workflows.errors import ConfigurationError
+from workflows.memory import MemoryStore
 from workflows.settings import Settings, configure
 from workflows.web import create_app
 from workflows.web.auth import SESSION_COOKIE, Credentials
@@ -71,7 +72,7 @@ def test_every_page_needs_the_credential() -> None:
 
 
 def test_signing_in_sets_a_strict_http_only_cookie_and_actions_need_the_csrf_token() -> None:
-    app = create_app(SECRET, hooks=make()[0])
+    app = create_app(SECRET, hooks=make()[0], sessions=MemoryStore(Settings()))
     response = form(app, "/login", f"token={SECRET}".encode())
     assert response.status == 303 and response.headers[b"location"] == b"/runs"
     cookie_header = response.headers[b"set-cookie"].decode()

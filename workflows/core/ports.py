@@ -483,6 +483,20 @@ class FlowStore(Protocol):
         takers never spend one token."""
 
 
+class SessionStore(Protocol):
+    """The dashboard's signed-out sessions, shared by every web process (see docs/dashboard.md).
+
+    A session is named by the SHA-256 of its id; signing out writes one item that DynamoDB's TTL
+    removes at the session's expiry, and every request with a session cookie reads it.
+    """
+
+    def end_session(self, session_hash: str, until: float) -> None:
+        """Mark the session signed out until ``until`` (epoch seconds: its expiry)."""
+
+    def session_ended(self, session_hash: str) -> bool:
+        """Whether the session was signed out (a consistent read)."""
+
+
 class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
-            ScheduleStore, FlowStore, Protocol):
+            ScheduleStore, FlowStore, SessionStore, Protocol):
     """Everything the engine, the client and beat store."""

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, ConfigurationError, RegistrationError, Suspend, WaitTimeout
+from ..names import check_name
 from .async_workflow import awaitable
 from .context import Wait, WorkflowContext
 from .embed import embed, unembed
@@ -125,6 +126,7 @@ def schema_ref(schema: Any) -> str | None:
 
 def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -> Any:
     """Return the oldest unconsumed signal ``name`` sent to this run, waiting durably for one."""
+    check_name(name, "signal name")  # a '#' would make it read another name's signals
     pos, event = ctx.next_op(OpKind.SIGNAL, name)
     if event is None:
         pending = [s for s in ctx.store.signals(ctx.run.run_id, name) if s.signal_key not in ctx.consumed_signals]

@@ -42,6 +42,7 @@ from .flow import FlowTables
 from .joins import JoinTables
 from .retention import RetentionTables
 from .schedules import ScheduleTables
+from .sessions import SessionTables
 from .tables import (
     Change,
     Check,
@@ -113,7 +114,7 @@ def _timer_record(item: Item) -> TimerRecord:
                        version=item.get("version"))
 
 
-class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, VersionTables, JoinTables):
+class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, VersionTables, JoinTables, SessionTables):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional

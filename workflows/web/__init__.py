@@ -14,7 +14,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..settings import Settings
     from .app import WebApp
+
+#: The largest request line and headers uvicorn's h11 parser buffers (bytes); more is a 400.
+MAX_HEADER_BYTES = 16 * 1024
+#: Seconds an idle keep-alive connection stays open.
+KEEP_ALIVE_SECONDS = 5
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """The uvicorn options ``workflows web`` serves with (docs/dashboard.md gives the same as flags):
+    at most ``web_max_connections`` connections (503 past them), the h11 parser with a header
+    limit, and a short keep-alive. The body deadline (``web_body_timeout``) is the app's own."""
+    return {"http": "h11", "limit_concurrency": settings.web_max_connections,
+            "timeout_keep_alive": KEEP_ALIVE_SECONDS, "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
+            "timeout_graceful_shutdown": 30}
 
 
 def create_app(token: str | None = None, **options: Any) -> WebApp:

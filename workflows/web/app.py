@@ -20,6 +20,7 @@ Every dashboard page and action needs the credential (see ``auth``); without
 from __future__ import annotations
 
 import functools
+import logging
 import secrets
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -33,12 +34,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..client import STATUSES, cancel, send_signal
-from ..errors import InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
+from ..core.ports import SessionStore
+from ..errors import InvalidName, InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
 from ..forking import fork_run, rerun
-from ..http import HooksApp, Receive, Scope, Send, route_path
+from ..http import ClientGone, HooksApp, HttpError, Receive, Scope, Send, read_body, route_path
 from ..http import create_app as create_hooks_app
 from ..schedules import pause_schedule, resume_schedule, trigger_schedule
-from .auth import SESSION_COOKIE, Credentials
+from .auth import SESSION_COOKIE, Credentials, session_hash
+from .throttle import SignInThrottle
 from .views import run_view, runs_page, schedules_page, status_counts, time_window, when
 
 FORM_LIMIT = 300 * 1024  # a signal payload up to the default payload limit, form-encoded
@@ -58,11 +61,13 @@ NOTICES = {"cancelled": "Cancellation requested.", "signalled": "Signal sent.",
            "not-started": "Not started now: the overlap policy skipped or buffered the fire."}
 #: HTTP status of a refused action, most specific first.
 ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
-    (NotFound, 404), (RunEnded, 409), (SerializationError, 422), (InvalidSchedule, 422), (WorkflowError, 409),
+    (NotFound, 404), (RunEnded, 409), (SerializationError, 422), (InvalidSchedule, 422), (InvalidName, 422),
+    (WorkflowError, 409),
 )
 SCHEDULE_ACTIONS = {"pause": "Pause", "resume": "Resume", "trigger": "Trigger now"}
 
 Handler = Callable[[Request, "Auth"], Awaitable[Response]]
+log = logging.getLogger("workflows.web")
 
 
 class Auth:
@@ -73,11 +78,11 @@ class Auth:
 
 
 class Refused(Exception):
-    """A request answered with an error page of ``status``."""
+    """A request answered with an error page of ``status`` (and ``headers``)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.headers = status, message, headers or {}
 
 
 def _environment() -> Environment:
@@ -90,18 +95,25 @@ def _environment() -> Environment:
 class Dashboard:
     """The pages and actions; ``credentials`` None means the dashboard is off."""
 
-    def __init__(self, credentials: Credentials | None, hooks: HooksApp) -> None:
+    def __init__(self, credentials: Credentials | None, hooks: HooksApp,
+                 sessions: Callable[[], SessionStore] | None = None, throttle: SignInThrottle | None = None) -> None:
         self.credentials = credentials
         self.hooks = hooks
+        self.sessions = sessions or _engine_store
+        self.throttle = throttle or SignInThrottle()
         self.templates = _environment()
 
     def render(self, request: Request, name: str, code: int = 200, auth: Auth | None = None,
-               **context: Any) -> HTMLResponse:
+               headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
         """A page from a template; every payload in it is HTML-escaped (autoescape)."""
         base = request.scope.get("root_path", "")
         html = self.templates.get_template(name).render(base=base, csrf=auth.csrf if auth else "",
                                                         signed_in=auth is not None, **context)
-        return HTMLResponse(html, status_code=code, headers=SECURITY_HEADERS)
+        return HTMLResponse(html, status_code=code, headers={**SECURITY_HEADERS, **(headers or {})})
+
+    def refusal(self, request: Request, exc: Refused) -> HTMLResponse:
+        """The error page of a refused request."""
+        return self.render(request, "error.html", exc.status, headers=exc.headers, message=exc.message)
 
     def redirect(self, request: Request, path: str, notice: str | None = None) -> RedirectResponse:
         """A 303 to a dashboard path (below the mount point)."""
@@ -111,20 +123,41 @@ class Dashboard:
 
     # -- credentials ---------------------------------------------------------------------------
 
-    def authenticate(self, request: Request) -> Auth | None:
-        """The request's proof of the credential: a session cookie or a bearer header."""
+    async def authenticate(self, request: Request) -> Auth | None:
+        """The request's proof of the credential: a bearer header, or a session cookie not signed out.
+
+        A wrong bearer token counts as a failed sign-in of the client address (see ``throttle``)."""
         if self.credentials is None:
             raise Refused(404, "The dashboard is off: set WORKFLOWS_DASHBOARD_TOKEN to turn it on.")
-        if self.credentials.bearer_matches(request.headers.get("authorization")):
-            return Auth(None, "")
+        authorization = request.headers.get("authorization")
+        if authorization is not None:
+            self.check_throttle(request)
+            if self.credentials.bearer_matches(authorization):
+                return Auth(None, "")
+            self.sign_in_failed(request, "bearer header")
         session_id = self.credentials.session_id(request.cookies.get(SESSION_COOKIE))
-        return None if session_id is None else Auth(session_id, self.credentials.csrf_token(session_id))
+        if session_id is None or await self.call(self.sessions().session_ended, session_hash(session_id)):
+            return None
+        return Auth(session_id, self.credentials.csrf_token(session_id))
+
+    def check_throttle(self, request: Request) -> None:
+        """Refuse (429) a client address past its failed sign-ins, before its token is checked."""
+        wait = self.throttle.retry_after(client_address(request))
+        if wait is not None:
+            raise Refused(429, f"Too many failed sign-ins from this address: try again in {int(wait + 0.999)} s.",
+                          {"retry-after": str(int(wait + 0.999))})
+
+    def sign_in_failed(self, request: Request, how: str) -> None:
+        """Count and log a failed sign-in (the client address, never the token given)."""
+        address = client_address(request)
+        self.throttle.failed(address)
+        log.warning("dashboard sign-in failed (%s) from %s", how, address)
 
     def guarded(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         """Wrap a handler: refuse a request without the credential, and a form without its CSRF token."""
         async def endpoint(request: Request) -> Response:
             try:
-                auth = self.authenticate(request)
+                auth = await self.authenticate(request)
                 if auth is None:
                     return self.render(request, "login.html", 401, message="Sign in to see this page.")
                 if request.method == "POST":
@@ -135,7 +168,7 @@ class Dashboard:
                                            "Open the page again and retry.")
                 return await handler(request, auth)
             except Refused as exc:
-                return self.render(request, "error.html", exc.status, message=exc.message)
+                return self.refusal(request, exc)
         return endpoint
 
     def credentials_ok(self, auth: Auth, csrf: str | None) -> bool:
@@ -154,10 +187,12 @@ class Dashboard:
         if self.credentials is None:
             return self.render(request, "error.html", 404, message="The dashboard is off.")
         try:
+            self.check_throttle(request)
             form = await read_form(request)
         except Refused as exc:
-            return self.render(request, "error.html", exc.status, message=exc.message)
+            return self.refusal(request, exc)
         if not self.credentials.token_matches(form.get("token")):
+            self.sign_in_failed(request, "sign-in form")
             return self.render(request, "login.html", 401, message="That is not the dashboard token.")
         response = self.redirect(request, "/runs")
         response.set_cookie(SESSION_COOKIE, self.credentials.new_session(),
@@ -166,7 +201,11 @@ class Dashboard:
         return response
 
     async def logout(self, request: Request, auth: Auth) -> Response:
-        """POST /logout: forget the session cookie."""
+        """POST /logout: end the session on the server (every web process then refuses a copy of
+        its cookie), then forget the cookie."""
+        if auth.session_id is not None and self.credentials is not None:
+            until = self.credentials.expiry(request.cookies.get(SESSION_COOKIE, ""))
+            await self.call(self.sessions().end_session, session_hash(auth.session_id), until)
         response = self.redirect(request, "/login")
         response.delete_cookie(SESSION_COOKIE, path=request.scope.get("root_path") or "/")
         return response
@@ -308,14 +347,29 @@ class Dashboard:
         return Response(body, headers={"content-type": content_type})
 
 
+def _engine_store() -> SessionStore:
+    from ..runtime import get_engine
+
+    return get_engine().store
+
+
+def client_address(request: Request) -> str:
+    """The client's address as the server saw it (the proxy's, unless uvicorn trusts its headers)."""
+    return request.client.host if request.client else "unknown"
+
+
 async def read_form(request: Request) -> dict[str, str]:
-    """A url-encoded form body (the last value of each field), refused over ``FORM_LIMIT``."""
-    declared = request.headers.get("content-length", "0")
-    if not declared.isdigit() or int(declared) > FORM_LIMIT:
-        raise Refused(413, "The form is too large.")
-    body = await request.body()
-    if len(body) > FORM_LIMIT:
-        raise Refused(413, "The form is too large.")
+    """A url-encoded form body (the last value of each field), read with a running count: refused
+    (413) over ``FORM_LIMIT`` and (408) when it has not all come within ``WORKFLOWS_WEB_BODY_TIMEOUT``."""
+    from ..settings import get_settings
+
+    try:
+        body = await read_body(request.scope, request.receive, FORM_LIMIT, get_settings().web_body_timeout)
+    except HttpError as exc:
+        message = "The form is too large." if exc.status == 413 else f"The form did not arrive in time ({exc.message})."
+        raise Refused(exc.status, message, {"connection": "close"}) from None
+    except ClientGone:
+        raise Refused(400, "The client went away before sending its form.") from None
     try:
         fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=20)
     except (UnicodeDecodeError, ValueError):
@@ -355,18 +409,21 @@ class WebApp:
         await self.dashboard(scope, receive, send)
 
 
-def create_app(token: str | None = None, *, hooks: HooksApp | None = None) -> WebApp:
+def create_app(token: str | None = None, *, hooks: HooksApp | None = None,
+               sessions: SessionStore | None = None) -> WebApp:
     """Build the dashboard together with the hook endpoint.
 
     Args:
         token: the dashboard credential; default ``WORKFLOWS_DASHBOARD_TOKEN``. Without one
             the dashboard is off (404) and only the hook endpoint answers.
         hooks: the hooks app to serve under ``/hooks/`` (default: a new ``workflows.http`` app).
+        sessions: where signed-out sessions are kept (default: the engine's store, DynamoDB).
     """
     if token is None:
         from ..settings import get_settings
 
         token = get_settings().dashboard_token
     hooks = hooks or create_hooks_app()
-    dashboard = Dashboard(Credentials(token) if token else None, hooks)
+    dashboard = Dashboard(Credentials(token) if token else None, hooks,
+                          None if sessions is None else (lambda: sessions))
     return WebApp(Starlette(routes=dashboard.routes()), hooks)

@@ -8,7 +8,9 @@ a CSRF token, an HMAC of the session id; a request authenticated by the header n
 since a browser never adds that header to a cross-site request by itself.
 
 Every comparison of a secret uses :func:`hmac.compare_digest`. Changing the token ends
-every session.
+every session. Signing out ends one session on the server too: the SHA-256 of its id is
+stored (``SessionStore.end_session``) until the session would have expired, and every web
+process refuses a cookie whose session is stored there (see docs/dashboard.md).
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ class Credentials:
         age = (time.time() if now is None else now) - int(issued)
         return session_id if 0 <= age <= self.session_seconds else None
 
+    def expiry(self, cookie: str) -> float:
+        """When a valid session cookie expires (epoch seconds)."""
+        return int(cookie.split(".")[1]) + self.session_seconds
+
     def csrf_token(self, session_id: str) -> str:
         """The CSRF token of a session: forms carry it, actions check it."""
         return _mac(self.token, f"csrf:{session_id}")
@@ -69,3 +75,8 @@ class Credentials:
     def csrf_matches(self, session_id: str, given: str | None) -> bool:
         """Whether a submitted CSRF token belongs to the session (constant time)."""
         return given is not None and hmac.compare_digest(given.encode(), self.csrf_token(session_id).encode())
+
+
+def session_hash(session_id: str) -> str:
+    """The name a session is stored under when it is signed out (never the id itself)."""
+    return hashlib.sha256(session_id.encode()).hexdigest()

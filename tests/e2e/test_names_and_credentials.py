@@ -1,0 +1,25 @@
+"""A dotted workflow and step name run on real workers, and a worker whose AWS secret holds URL
+characters (``/``, ``+``, ``=``) connects to SQS and never shows the secret."""
+
+from __future__ import annotations
+
+import time
+
+from tests.e2e import name_flows
+
+SECRET = "ab/c+d=e/f"
+
+
+def test_dotted_names_run_on_a_worker_whose_secret_holds_url_characters(cluster, spawn) -> None:
+    billing = spawn("worker", "-Q", "billing", "-c", "2", env={"AWS_SECRET_ACCESS_KEY": SECRET})
+    run = name_flows.invoice.start(7)
+    result = run.result(timeout=90)
+    assert result["charged"] == 7 and result["worker_pid"] == billing.pid
+    assert [s["name"] for s in run.steps()] == ["billing.charge"]
+    assert run.status() == "completed"
+    time.sleep(0.5)
+    log = billing.output()
+    assert "billing" in log and ":**@" in log  # the startup banner shows the broker, secret masked
+    for piece in (SECRET, "ab/c", "c+d", "d=e", "e/f", "ab%2Fc"):
+        assert piece not in log, f"{piece!r} in the worker's output"
+    assert "SyntaxError" not in cluster["worker"].output()

@@ -112,3 +112,21 @@ def test_objects_of_live_runs_never_expire_and_ended_ones_go_with_their_items(en
     assert objects(env, done.run_id) == []
     assert len(objects(env, live.run_id)) == 3  # its arguments, its step's arguments and result, months old
     assert env.run_until_complete(live) == 9000
+
+
+def test_orphan_prefixes_are_listed_and_deleted_by_the_operator(env: WorkflowEnv, capsys) -> None:  # type: ignore[no-untyped-def]
+    from workflows.cli import main
+
+    ghost = "0b5e7a3c-0000-4000-8000-000000000000"  # a start that died between its object and its run
+    env.store.blob_objects.put_blob(f"payloads/{ghost}/{'a' * 64}", b'"lost"')
+    live = env.start(flows.grow_then_sleep, BLOB, 400)
+    new_ghost = f"payloads/{ghost}x/{'b' * 64}"
+    env.advance("2d")
+    env.store.blob_objects.put_blob(new_ghost, b'"being created"')  # within the grace period: not listed
+    assert main(["payloads", "orphans"]) == 0
+    out = capsys.readouterr().out
+    assert f"payloads/{ghost}/  1 object(s)" in out and f"{ghost}x" not in out and live.run_id not in out
+    assert main(["payloads", "orphans", "--delete"]) == 0
+    assert "deleted 1 object(s)" in capsys.readouterr().out
+    assert objects(env, ghost) == [] and len(objects(env, live.run_id)) == 3
+    assert env.store.blob_objects.get_blob(new_ghost) is not None

@@ -9,7 +9,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from workflows.deploy.payloads import LIFECYCLE_RULE_ID, lifecycle_rule
+from workflows.deploy.payloads import ENDED_TAGGING, LIFECYCLE_RULE_ID, lifecycle_rule
 from workflows.errors import StorageError, Throttled
 from workflows.settings import Settings
 
@@ -63,6 +63,48 @@ class S3Blobs:
         except BotoCoreError as exc:
             raise _error("get", key, exc) from exc
 
+    def copy_blob(self, source: str, target: str) -> bool:
+        """CopyObject ``source`` to ``target`` (server side), without the source's tags; False if
+        there is no object ``source``."""
+        return self._copy(source, target, "copy", TaggingDirective="REPLACE", Tagging="")
+
+    def mark_ended(self, key: str) -> bool:
+        """CopyObject ``key`` onto itself tagged ended (the copy is its new last write, which the
+        lifecycle rule counts from); False if there is no such object."""
+        return self._copy(key, key, "mark ended", TaggingDirective="REPLACE", Tagging=ENDED_TAGGING,
+                          MetadataDirective="REPLACE", ContentType="application/json",
+                          Metadata={"workflows-ended": "true"})  # a copy onto itself must change metadata
+
+    def _copy(self, source: str, target: str, action: str, **options: Any) -> bool:
+        try:
+            s3_client(self.settings).copy_object(Bucket=self.bucket, Key=target,
+                                                 CopySource={"Bucket": self.bucket, "Key": source}, **options)
+            return True
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code", "") in MISSING_CODES:
+                return False
+            raise _error(action, source, exc) from exc
+        except BotoCoreError as exc:
+            raise _error(action, source, exc) from exc
+
+    def list_blobs(self, prefix: str) -> list[tuple[str, float]]:
+        """ListObjectsV2 under ``prefix`` (one request per 1,000 objects): keys and last writes."""
+        found: list[tuple[str, float]] = []
+        try:
+            for page in s3_client(self.settings).get_paginator("list_objects_v2").paginate(
+                    Bucket=self.bucket, Prefix=prefix):
+                found += [(item["Key"], item["LastModified"].timestamp()) for item in page.get("Contents", [])]
+        except (ClientError, BotoCoreError) as exc:
+            raise _error("list", prefix, exc) from exc
+        return found
+
+    def delete_blob(self, key: str) -> None:
+        """DeleteObject ``key``."""
+        try:
+            s3_client(self.settings).delete_object(Bucket=self.bucket, Key=key)
+        except (ClientError, BotoCoreError) as exc:
+            raise _error("delete", key, exc) from exc
+
 
 def ensure_bucket(settings: Settings) -> tuple[str, str]:
     """Create the payload bucket if missing and set its lifecycle rule; return
@@ -79,12 +121,13 @@ def ensure_bucket(settings: Settings) -> tuple[str, str]:
             "CreateBucketConfiguration": {"LocationConstraint": settings.region}}
         client.create_bucket(Bucket=name, **extra)
         action = "created"
-    rule = lifecycle_rule(settings.payload_expiry_days)
+    rule = lifecycle_rule(settings.payload_expiry)
     try:
         current = client.get_bucket_lifecycle_configuration(Bucket=name).get("Rules", [])
     except ClientError:
         current = []
-    if not any(r.get("ID") == LIFECYCLE_RULE_ID and r.get("Expiration") == rule["Expiration"] for r in current):
+    if not any(r.get("ID") == LIFECYCLE_RULE_ID and r.get("Expiration") == rule["Expiration"]
+               and r.get("Filter") == rule["Filter"] for r in current):
         others = [r for r in current if r.get("ID") != LIFECYCLE_RULE_ID]
         client.put_bucket_lifecycle_configuration(Bucket=name, LifecycleConfiguration={"Rules": [*others, rule]})
         action = "created" if action == "created" else "updated"

@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 from .cli_aws import add_aws_commands
 from .cli_flow import add_flow_commands
 from .cli_forks import add_fork_commands
+from .cli_payloads import add_payload_commands
 from .cli_schedules import add_schedule_commands
 from .errors import ConfigurationError, WorkflowError
 
@@ -473,6 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_schedule_commands(sub, add)
     add_aws_commands(sub, add)
     add_flow_commands(sub, add)
+    add_payload_commands(sub, add)
     return parser
 
 

@@ -7,6 +7,7 @@ import math
 import reprlib
 import sys
 import time
+import uuid
 from typing import Any, Iterator
 
 from . import codec
@@ -56,10 +57,13 @@ def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[
         checked = check_tags(tags)
         fields["tags"] = limit_count(check_tags({**checked, DEBOUNCE_TAG: debounce.key}) if debounce else checked)
     check_arguments(definition.fn, args, kwargs, f"workflow {definition.name!r}")
-    payload = get_engine().payloads.encode([list(args), kwargs], f"arguments of workflow {definition.name!r}")
-    if debounce is not None:
-        return RunHandle(start_debounced(get_engine(), definition, payload, debounce, **fields))
-    run_id, _ = get_engine().create_run(definition, payload, idempotency_key=idempotency_key, **fields)
+    engine, what = get_engine(), f"arguments of workflow {definition.name!r}"
+    text = codec.dumps([list(args), kwargs], what=what, limit=engine.settings.max_payload_bytes)
+    if debounce is not None:  # the run it joins is known only there: it puts a large payload in that run's prefix
+        return RunHandle(start_debounced(engine, definition, text, debounce, **fields))
+    run_id = str(uuid.uuid4())
+    payload = engine.payloads.offload(text, what, run_id)  # the object, in the new run's prefix, before the run
+    run_id, _ = engine.create_run(definition, payload, run_id=run_id, idempotency_key=idempotency_key, **fields)
     return RunHandle(run_id)
 
 
@@ -371,7 +375,7 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
     check_name(_check_text(name, "signal name", 256), "signal name")
     data = codec.dumps(payload, what=f"payload of signal {name!r}", limit=engine.settings.max_payload_bytes)
     run = engine.store.get_run(_check_text(run_id, "run_id"))
-    data = engine.payloads.offload(data, f"payload of signal {name!r}")  # the object before its reference
+    data = engine.payloads.offload(data, f"payload of signal {name!r}", run_id)  # the object before its reference
     # The signal and the wake it implies are one write, so the run resumes even if this
     # process dies now.
     if not run.is_terminal and engine.store.put_signal(run_id, name, data) is None:
@@ -408,7 +412,7 @@ def resume_hook_on(engine: Engine, token: str, payload: Any = None) -> RunHandle
     if hook.schema:
         data = codec.dumps(validate_payload(hook.schema, codec.loads(data), hook.name), what="hook payload",
                            limit=engine.settings.max_payload_bytes)
-    data = engine.payloads.offload(data, "hook payload")  # the object before the record that references it
+    data = engine.payloads.offload(data, "hook payload", hook.run_id)  # the object before the record referencing it
     try:
         engine.store.resume_hook(token_hash, data)  # the hook resumed and its run woken, in one write
     except HookClosed:

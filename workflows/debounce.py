@@ -71,8 +71,9 @@ def debounce_options(debounce: Duration | None, key: Any, longest: Duration | No
 
 def start_debounced(engine: Engine, definition: WorkflowDef, args: str, options: Debounce,
                     **fields: Any) -> str:
-    """Start a run of ``definition`` with ``args`` (encoded) debounced by ``options``, or collapse into
-    the run whose window is open; return its run id.
+    """Start a run of ``definition`` with ``args`` (codec text, not yet offloaded) debounced by
+    ``options``, or collapse into the run whose window is open; return its run id. A large ``args``
+    is written to the prefix of the run it goes to (core/payloads.py), before that run's write.
 
     Raises:
         StorageError: the window kept changing under this start for ``MAX_ROUNDS`` rounds.
@@ -87,18 +88,24 @@ def start_debounced(engine: Engine, definition: WorkflowDef, args: str, options:
             run_id = str(uuid.uuid4())
             if store.acquire_slot(window, 1, run_id, now + options.window) is None:
                 continue  # another start opened it first: collapse into its run
-            if engine.create_run(definition, args, run_id=run_id, **fields)[1]:
+            if engine.create_run(definition, _offload(engine, definition, args, run_id), run_id=run_id,
+                                 **fields)[1]:
                 return run_id
             continue
         run = store.find_run(open_for)
         if run is None:  # its opener has not created it yet, or died before: whoever creates it wins
-            if engine.create_run(definition, args, run_id=open_for, **fields)[1]:
+            if engine.create_run(definition, _offload(engine, definition, args, open_for), run_id=open_for,
+                                 **fields)[1]:
                 return open_for
             continue
         ends = now + options.window
         if options.longest is not None:
             ends = min(ends, run.created_at + options.longest)
-        if store.push_debounce(window, open_for, args, ends):
+        if store.push_debounce(window, open_for, _offload(engine, definition, args, open_for), ends):
             return open_for
     raise StorageError(f"debounced start of {definition.name!r} (key {options.key!r}): the window kept "
                        f"changing for {MAX_ROUNDS} rounds; try again")
+
+
+def _offload(engine: Engine, definition: WorkflowDef, args: str, run_id: str) -> str:
+    return engine.payloads.offload(args, f"arguments of workflow {definition.name!r}", run_id)

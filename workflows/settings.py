@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -58,9 +59,10 @@ class Settings:
             (``WORKFLOWS_PAYLOAD_THRESHOLD_BYTES``, default 256 KB, at most 384 KB).
         payload_bucket: the S3 bucket of large payloads (``WORKFLOWS_PAYLOAD_BUCKET``, default
             the table prefix followed by ``payloads``, lower-cased).
-        payload_expiry_days: the bucket's lifecycle rule expires objects this many days after
-            they were written (``WORKFLOWS_PAYLOAD_EXPIRY_DAYS``, default 90); longer than any
-            run lives plus the time its records are kept.
+        payload_expiry_days: the bucket's lifecycle rule deletes an ended run's objects this many
+            days after beat's retention sweep marked them ended (``WORKFLOWS_PAYLOAD_EXPIRY_DAYS``;
+            default None: the retention in whole days, so they go with the run's items; at least
+            that). A live run's objects never expire. See docs/payloads.md.
         s3_endpoint: S3 endpoint (``AWS_ENDPOINT_URL_S3``, else ``endpoint_url``).
         max_recovery_attempts: reconciler resumes of one run before it fails
             (``WORKFLOWS_MAX_RECOVERY_ATTEMPTS``).
@@ -120,7 +122,7 @@ class Settings:
     max_payload_bytes: int = 256 * 1024
     payload_threshold_bytes: int = 256 * 1024
     payload_bucket: str | None = None
-    payload_expiry_days: int = 90
+    payload_expiry_days: int | None = None
     s3_endpoint: str | None = None
     max_recovery_attempts: int = 10
     poll_wait_seconds: int = 1
@@ -150,8 +152,11 @@ class Settings:
             raise ConfigurationError(
                 f"payload_threshold_bytes must be in 1..{MAX_INLINE_PAYLOAD}, got {self.payload_threshold_bytes}"
             )
-        if self.payload_expiry_days < 1:
-            raise ConfigurationError(f"payload_expiry_days must be 1 or more, got {self.payload_expiry_days}")
+        if self.payload_expiry_days is not None and self.payload_expiry_days < self.retention_days:
+            raise ConfigurationError(
+                f"WORKFLOWS_PAYLOAD_EXPIRY_DAYS must be at least {self.retention_days} (the retention, "
+                f"WORKFLOWS_RETENTION, in whole days), got {self.payload_expiry_days}: an ended run's payload "
+                "objects must not expire before its items")
         for name in ("sweep_interval", "lease_seconds", "visibility_timeout", "defer_seconds", "web_body_timeout",
                      "web_max_connections"):
             if getattr(self, name) <= 0:
@@ -195,7 +200,8 @@ class Settings:
                 max_payload_bytes=int(env.get("WORKFLOWS_MAX_PAYLOAD_BYTES", str(256 * 1024))),
                 payload_threshold_bytes=int(env.get("WORKFLOWS_PAYLOAD_THRESHOLD_BYTES", str(256 * 1024))),
                 payload_bucket=env.get("WORKFLOWS_PAYLOAD_BUCKET") or None,
-                payload_expiry_days=int(env.get("WORKFLOWS_PAYLOAD_EXPIRY_DAYS", "90")),
+                payload_expiry_days=int(env["WORKFLOWS_PAYLOAD_EXPIRY_DAYS"])
+                if env.get("WORKFLOWS_PAYLOAD_EXPIRY_DAYS") else None,
                 s3_endpoint=env.get("AWS_ENDPOINT_URL_S3") or endpoint,
                 max_recovery_attempts=int(env.get("WORKFLOWS_MAX_RECOVERY_ATTEMPTS", "10")),
                 poll_wait_seconds=int(env.get("WORKFLOWS_POLL_WAIT_SECONDS", "1")),
@@ -246,6 +252,17 @@ class Settings:
     def bucket(self) -> str:
         """The payload bucket's name: ``payload_bucket``, else derived from the table prefix."""
         return self.payload_bucket or f"{self.table_prefix}payloads".lower().replace("_", "-").replace(".", "-")
+
+    @property
+    def retention_days(self) -> int:
+        """The retention in whole days, rounded up (at least 1; the default retention's when it is off)."""
+        seconds = DEFAULT_RETENTION_SECONDS if self.retention is None else self.retention
+        return max(1, math.ceil(seconds / 86_400))
+
+    @property
+    def payload_expiry(self) -> int:
+        """The lifecycle rule's days: ``payload_expiry_days``, else :attr:`retention_days`."""
+        return self.payload_expiry_days or self.retention_days
 
     @property
     def inline_payload_bytes(self) -> int:

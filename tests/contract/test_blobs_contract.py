@@ -56,3 +56,64 @@ def test_a_reference_whose_object_is_gone_is_unavailable(store) -> None:
     text = '{"__wf__":"blob","v":{"key":"payloads/' + sha + '","sha256":"' + sha + '","size":2000}}'
     with pytest.raises(PayloadUnavailable, match="missing"):
         Payloads(store.blobs, settings).resolve(text)
+
+
+def test_a_copy_is_a_new_object_not_marked_ended(store) -> None:
+    run = uuid.uuid4().hex
+    source, target = f"payloads/a{run}/{'1' * 64}", f"payloads/b{run}/{'1' * 64}"
+    store.blobs.put_blob(source, b'"payload"')
+    assert store.blobs.mark_ended(source)
+    assert store.blobs.copy_blob(source, target)  # the receiving run's copy: no tag of the source's
+    assert store.blobs.get_blob(target) == b'"payload"'
+    assert _ended(store, target) is False and _ended(store, source) is True
+
+
+def test_copying_or_marking_a_missing_object_says_so(store) -> None:
+    missing = f"payloads/{uuid.uuid4().hex}/{'2' * 64}"
+    assert store.blobs.copy_blob(missing, f"payloads/{uuid.uuid4().hex}/{'2' * 64}") is False
+    assert store.blobs.mark_ended(missing) is False
+
+
+def test_marking_ended_keeps_the_bytes_and_counts_as_a_write(store) -> None:
+    key = f"payloads/{uuid.uuid4().hex}/{'3' * 64}"
+    store.blobs.put_blob(key, b'"kept"')
+    [(_, written)] = store.blobs.list_blobs(key)
+    assert store.blobs.mark_ended(key) and store.blobs.mark_ended(key)  # a repeat (a sweep run again) is harmless
+    [(listed, marked)] = store.blobs.list_blobs(key)
+    assert listed == key and marked >= written and store.blobs.get_blob(key) == b'"kept"'
+    assert _ended(store, key) is True
+
+
+def test_a_run_prefix_lists_its_objects_only_and_they_can_be_deleted(store) -> None:
+    run = uuid.uuid4().hex
+    keys = [f"payloads/{run}/{c * 64}" for c in "4567"]
+    for key in keys:
+        store.blobs.put_blob(key, b"1")
+    store.blobs.put_blob(f"payloads/{run}x/{'8' * 64}", b"1")  # another run whose id starts the same
+    assert [key for key, _ in store.blobs.list_blobs(f"payloads/{run}/")] == keys
+    store.blobs.delete_blob(keys[0])
+    store.blobs.delete_blob(keys[0])  # deleting what is gone does nothing
+    assert [key for key, _ in store.blobs.list_blobs(f"payloads/{run}/")] == keys[1:]
+
+
+def test_adopting_a_payload_copies_it_into_the_receiving_runs_prefix(store) -> None:
+    settings = store.settings.with_(payload_threshold_bytes=1024, max_payload_bytes=MB)
+    source, target = uuid.uuid4().hex, uuid.uuid4().hex
+    text = Payloads(store.blobs, settings).encode("z" * 5000, "value", source)
+    adopted = Payloads(store.blobs, settings).adopt(text, target)
+    ref = reference_of(adopted)
+    assert ref is not None and ref.key == f"payloads/{target}/{ref.sha256}"
+    assert Payloads(store.blobs, settings).adopt(adopted, target) == adopted  # already its own: no request
+    assert Payloads(store.blobs, settings).decode(adopted) == "z" * 5000
+    assert Payloads(store.blobs, settings).adopt('"inline"', target) == '"inline"'
+
+
+def _ended(store, key: str) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the object is marked ended, as the lifecycle rule sees it (its tags on S3)."""
+    if type(store).__name__ != "DynamoStore":
+        return key in store.blob_objects.ended
+    from persistence.blobs import s3_client
+    from workflows.deploy.payloads import ENDED_TAG
+
+    tags = s3_client(store.settings).get_object_tagging(Bucket=store.settings.bucket, Key=key)["TagSet"]
+    return {"Key": ENDED_TAG, "Value": "true"} in tags

@@ -100,7 +100,7 @@ def test_stack_and_init_aws_create_the_same_tables_and_queues(aws_env, as_settin
     s3.head_bucket(Bucket=f"{stacked}payloads")  # (moto's CloudFormation leaves out its lifecycle rule)
     rules = s3.get_bucket_lifecycle_configuration(Bucket=imperative.bucket)["Rules"]
     assert [(r["ID"], r["Expiration"]["Days"]) for r in rules] == [
-        ("expire-workflow-payloads", imperative.payload_expiry_days)]
+        ("expire-workflow-payloads", imperative.payload_expiry)]
 
     # A second init-aws changes nothing; deploying the same template again keeps every parameter
     # (AWS answers "no updates"; moto applies the update anyway) and so every resource.

@@ -174,6 +174,7 @@ def test_the_payload_bucket_is_private_and_its_objects_expire(template: dict[str
     assert props["PublicAccessBlockConfiguration"]["BlockPublicPolicy"] is True
     [rule] = props["LifecycleConfiguration"]["Rules"]
     assert (rule["Prefix"], rule["ExpirationInDays"]) == ("payloads/", {"Ref": "PayloadExpiryDays"})
+    assert rule["TagFilters"] == [{"Key": "workflows-ended", "Value": "true"}]  # only objects of ended runs
     grants = {}
     for policy_id, policy in of_type(template, "AWS::IAM::ManagedPolicy").items():
         payloads_statements = [s for s in policy["Properties"]["PolicyDocument"]["Statement"] if s["Sid"] == "Payloads"]

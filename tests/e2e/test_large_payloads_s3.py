@@ -20,8 +20,9 @@ from workflows import get_run, send_signal
 from workflows.core.embed import is_embedded, unembed
 from workflows.core.engine import Engine
 from workflows.core.payloads import reference_of
+from workflows.core.retention import mark_payloads_ended
 from workflows.producer import producer_transport
-from workflows.runtime import use_engine
+from workflows.runtime import get_engine, use_engine
 from workflows.settings import Settings
 
 pytestmark = pytest.mark.e2e
@@ -85,6 +86,15 @@ def test_megabyte_arguments_results_and_signals_go_through_s3(  # type: ignore[n
     listed = s3_client(big_settings).list_objects_v2(Bucket=big_settings.bucket, Prefix="payloads/")["Contents"]
     assert {o["Key"]: o["Size"] for o in listed if o["Key"] in refs} == refs
     assert run.events()[0]["args"] == [[blob], {}]  # events() reads the payloads back
+    assert all(key.startswith(f"payloads/{run.run_id}/") for key in refs)  # the run owns its objects
+    # What beat's retention sweep does for the ended run: every object of its prefix marked ended
+    # (the step's arguments are the run's own, [[blob], {}]: the same content, so the same key).
+    owned = [o["Key"] for o in s3_client(big_settings).list_objects_v2(
+        Bucket=big_settings.bucket, Prefix=f"payloads/{run.run_id}/")["Contents"]]
+    assert len(owned) == 4 and mark_payloads_ended(get_engine(), run.run_id) == 4
+    tags = [s3_client(big_settings).get_object_tagging(Bucket=big_settings.bucket, Key=key)["TagSet"]
+            for key in owned]
+    assert tags == [[{"Key": "workflows-ended", "Value": "true"}]] * 4
 
 
 def test_an_argument_just_under_the_threshold_travels_inline_through_sqs(  # type: ignore[no-untyped-def]

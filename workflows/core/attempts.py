@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import codec
-from ..errors import FatalError, RetryableError, SerializationError, StepTimeout, describe
+from ..errors import FatalError, PayloadUnavailable, RetryableError, SerializationError, StepTimeout, describe
 from ..registry import StepDef
 from .embed import embed
 from .heartbeat import HEARTBEATS
@@ -174,7 +174,7 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
         outcome = _run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos)
         engine.observer.attempt_ended(op, outcome.status, outcome.error)
     if outcome.data is not None:  # outside the attempt: a failed write of the object is no step failure
-        data = engine.payloads.offload(outcome.data, f"result of step {step.name!r}")
+        data = engine.payloads.offload(outcome.data, f"result of step {step.name!r}", run_id)
         outcome = dataclasses.replace(outcome, data=data)
     return outcome
 
@@ -182,7 +182,10 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
 def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
                  in_flight_pos: int | None) -> Attempt:
     """Run one attempt of ``step`` and classify its outcome by the retry policy."""
-    args, kwargs = engine.payloads.decode(args_json)
+    try:
+        args, kwargs = engine.payloads.decode(args_json)
+    except PayloadUnavailable as exc:  # its arguments' object is gone for good: the step fails, naming it
+        return Attempt("failed", error=describe(exc), started_at=engine.now(), attempt=attempt)
     started = engine.now()
     token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
     try:

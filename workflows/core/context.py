@@ -222,10 +222,15 @@ class WorkflowContext:
             return float(waiting["due"])
         return None
 
-    def encode(self, value: Any, what: str) -> str:
-        """Encode a payload under the configured size limit (a large one is written to the blob
-        store and its reference returned; a failed write is the store's, not the workflow's)."""
-        return self.engine.payloads.encode(value, what, self.infrastructure)
+    def encode(self, value: Any, what: str, owner: str | None = None) -> str:
+        """Encode a payload under the configured size limit (a large one is written to the prefix
+        of run ``owner``, this run by default, and its reference returned; a failed write is the
+        store's, not the workflow's)."""
+        return self.engine.payloads.encode(value, what, owner or self.run.run_id, self.infrastructure)
+
+    def adopt(self, text: str | None) -> str | None:
+        """Stored payload text of another run made this run's (``Payloads.adopt``), before it is recorded."""
+        return self.engine.payloads.adopt(text, self.run.run_id, self.infrastructure)
 
     def decode(self, text: str | None) -> Any:
         """The value of a recorded payload (inline, or the object a reference names)."""

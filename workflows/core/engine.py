@@ -18,6 +18,7 @@ from ..errors import (
     ContinueAsNew,
     NonDeterminismError,
     OutcomeRecorded,
+    PayloadUnavailable,
     ReplayAborted,
     ReplayStopped,
     Suspend,
@@ -156,7 +157,10 @@ class Engine:
         if (passed := pass_gates(self, definition, run)) is not True:  # debounce window, workflow limit
             return passed is False
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
-        args, kwargs = self.payloads.decode(run.args)
+        try:
+            args, kwargs = self.payloads.decode(run.args)
+        except PayloadUnavailable as exc:  # gone for good: no retry brings it back
+            return self._payload_lost(run, exc, ctx)
         token = ctx.activate()
         value: Any = None
         raised: BaseException | None = None
@@ -171,6 +175,8 @@ class Engine:
     def _settle(self, ctx: WorkflowContext, value: Any, raised: BaseException | None) -> bool:
         """Act on how the workflow function ended: returned ``value`` or ``raised``."""
         run = ctx.run
+        if isinstance(ctx.fault, PayloadUnavailable):
+            return self._payload_lost(run, ctx.fault, ctx)
         if ctx.fault is not None:  # a store call failed: retry the resume, never fail the run
             raise ctx.fault
         if isinstance(ctx.halted, ReplayStopped):
@@ -197,8 +203,15 @@ class Engine:
             self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
             return True
         # a failed write of a large result's object is the store's failure: the resume is retried
-        result = self.payloads.offload(result, f"result of workflow {run.workflow!r}")
+        result = self.payloads.offload(result, f"result of workflow {run.workflow!r}", run.run_id)
         self.end(run, RunStatus.COMPLETED, result=result, ctx=ctx)
+        return True
+
+    def _payload_lost(self, run: RunRecord, exc: PayloadUnavailable, ctx: WorkflowContext) -> bool:
+        """End a run that needs a payload object which is missing or changed: a read of S3 is
+        consistent, so retrying (until recovery gives up) would only hide the cause."""
+        log.error("run %s: %s", run.run_id, exc)
+        self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
         return True
 
     def _perform(self, ctx: WorkflowContext, action: Any) -> bool:
@@ -319,8 +332,9 @@ class Engine:
 
     def _continue_as_new(self, ctx: WorkflowContext, cont: ContinueAsNew) -> bool:
         run = ctx.run
-        args = self.payloads.encode([list(cont.args), cont.kwargs], "continue_as_new arguments")
         new_id = str(uuid.uuid5(RUN_NAMESPACE, f"{run.run_id}:continue"))
+        # Written to the successor's prefix (always written: a read of the same content is no write of it).
+        args = self.payloads.encode([list(cont.args), cont.kwargs], "continue_as_new arguments", new_id)
         definition = get_workflow(run.workflow)
         deadline = self.now() + definition.max_duration if definition.max_duration else None
         # The successor carries the chain's tags and idempotency key (its guard expires after the chain's end).

@@ -13,12 +13,18 @@ in the original's join), signals not yet received, and live children (their end 
 original, not the fork): a fork whose copied positions hold a hook, a fan-out or a live
 child is refused with :class:`ForkRefused` naming the position.
 
-Creating a fork writes the copies first (``Store.copy_history``, batched and unconditional:
-no run owns that history yet), then the run (``create_run``, conditional, with the
-idempotency key's guard in the same transaction). A run is never visible without its
-whole copied history; a crash in between leaves records no run points to. With an
-idempotency key the fork's id is derived from the key, so a retry copies the same records
-to the same place and finds the run created.
+A fork depends on nothing of the original once it is created: the copied records and the
+arguments that reference large payloads have their objects copied into the fork's own prefix
+first (``Payloads.adopt``), so the original's items and objects may expire under it.
+
+Creating a fork writes the objects, then the copies (``Store.copy_history``, batched and
+unconditional: no run owns that history yet), then the run (``create_run``, conditional, with
+the idempotency key's guard in the same transaction). A run is never visible without its
+whole copied history; a crash in between leaves records no run points to (they carry no TTL:
+see docs/versioning.md). Every fork gets a fresh id: the key's guard alone decides
+idempotency. An id derived from the key would make a fork retried after the guard expired
+(TTL deletes late and in any order) land on the older fork's surviving history items and
+replay its outcomes.
 """
 
 from __future__ import annotations
@@ -35,8 +41,6 @@ from .records import EventRecord, OpKind, RunRecord, RunStatus, event_seq
 if TYPE_CHECKING:
     from .engine import Engine
     from .ports import Store
-
-FORK_NAMESPACE = uuid.UUID("0b9e5f7e-4c1d-4f43-9d2a-6a1f3c8e7d21")
 
 #: Ops whose recorded outcome cannot be copied to another run, and why.
 NOT_COPIED = {
@@ -114,8 +118,7 @@ def rerun_position(store: Store, run: RunRecord) -> int:
 def fork_run(engine: Engine, run_id: str, at: int, *, idempotency_key: str | None = None) -> str:
     """Create a fork of run ``run_id`` at op ``at`` and queue its first resume; return its id.
 
-    The same ``idempotency_key`` always names the same fork (a retry after a crash creates
-    nothing new).
+    While its guard exists, the same ``idempotency_key`` names the same fork (a retry finds it).
 
     Raises:
         RunNotFound: no run has this id.
@@ -129,10 +132,11 @@ def fork_run(engine: Engine, run_id: str, at: int, *, idempotency_key: str | Non
     source = engine.store.get_run(run_id)
     copies = plan_fork(engine.store, source, at)
     definition = get_workflow(source.workflow)
-    fork_id = str(uuid.uuid5(FORK_NAMESPACE, idempotency_key) if idempotency_key else uuid.uuid4())
-    engine.store.copy_history([dataclasses.replace(e, run_id=fork_id) for e in copies])
-    fork_id, _ = engine.create_run(definition, source.args, run_id=fork_id, idempotency_key=idempotency_key,
-                                   forked_from=source.run_id, forked_at=at)
+    fork_id = str(uuid.uuid4())  # fresh, even with a key (see the module docstring)
+    adopt = engine.payloads.adopt  # the source's objects copied into the fork's prefix, before the records
+    engine.store.copy_history([dataclasses.replace(e, run_id=fork_id, data=adopt(e.data, fork_id)) for e in copies])
+    fork_id, _ = engine.create_run(definition, adopt(source.args, fork_id) or "", run_id=fork_id,
+                                   idempotency_key=idempotency_key, forked_from=source.run_id, forked_at=at)
     return fork_id
 
 

@@ -76,15 +76,32 @@ class Transport(Protocol):
 class Blobs(Protocol):
     """Large payloads as objects by key (an S3 bucket; a dict in memory); see ``core/payloads.py``.
 
-    Keys are content addresses, so a put retried, duplicated or raced by another writer of the
-    same payload writes the same bytes: every put is harmless.
+    Keys are content addresses within a run's prefix, so a put retried, duplicated or raced by
+    another writer of the same payload writes the same bytes: every put is harmless. An object
+    written or copied carries no expiry; one marked ended expires by the bucket's lifecycle rule
+    (``payload_expiry_days`` after the mark, which counts as its last write).
     """
 
     def put_blob(self, key: str, data: bytes) -> None:
-        """Store ``data`` under ``key`` (replacing the same bytes). Raises StorageError."""
+        """Store ``data`` under ``key`` (replacing the same bytes), not marked ended. Raises StorageError."""
 
     def get_blob(self, key: str) -> bytes | None:
         """The bytes under ``key``, or None if there is no such object. Raises StorageError."""
+
+    def copy_blob(self, source: str, target: str) -> bool:
+        """Copy the object ``source`` to ``target`` (server side, one request), not marked ended;
+        False if there is no object ``source``. Raises StorageError."""
+
+    def mark_ended(self, key: str) -> bool:
+        """Mark the object ``key`` ended, which also counts as its last write (the lifecycle rule
+        counts its days from there); False if there is no such object. Raises StorageError."""
+
+    def list_blobs(self, prefix: str) -> list[tuple[str, float]]:
+        """Every object under ``prefix``: its key and when it was last written (epoch seconds),
+        in key order. Raises StorageError."""
+
+    def delete_blob(self, key: str) -> None:
+        """Delete the object ``key`` (nothing if there is none). Raises StorageError."""
 
 
 class RunStore(Protocol):

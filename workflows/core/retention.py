@@ -7,6 +7,12 @@ sparse, sharded retention index, in the same write that ends it. Beat's sweep Qu
 index for runs that ended more than a lease ago and stamps each of their items with the
 same TTL (``Store.retain_run``, idempotent), then takes the run out of the index. A sweep
 that dies half-way leaves the run in the index: the next one stamps again.
+
+Before its items, the sweep marks the run's payload objects ended (:func:`mark_payloads_ended`):
+every object under the run's prefix, found by listing it, is copied onto itself with the ended
+tag, which the bucket's lifecycle rule filters on, and which S3 counts as the object's last
+write, so the rule deletes it ``payload_expiry_days`` (at least the retention) after the mark:
+never before the run's items. A live run's objects carry no tag, so they never expire.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ..settings import Settings
+from .payloads import run_prefix
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -55,11 +62,29 @@ def retain_ended_runs(engine: Engine, limit: int = 100, budget: float | None = N
         if stop is not None and stamped and time.monotonic() >= stop:
             break
         try:
+            mark_payloads_ended(engine, run_id)  # first: a sweep that dies after the marks marks them again
             if engine.store.retain_run(run_id):
                 stamped += 1
         except Exception:
             log.exception("run %s: stamping its items with their TTL failed; the next sweep tries again", run_id)
     return stamped
+
+
+def mark_payloads_ended(engine: Engine, run_id: str) -> int:
+    """Mark every payload object of an ended run ended (one list request per 1,000 objects, one
+    copy per object); return how many. Nothing when this deployment sends no payload to the bucket.
+
+    The prefix is listed rather than the references collected from the run's items, because
+    some objects are referenced by no item: a dispatched step's arguments travel in its message
+    only, and an object whose record was never written (its writer died) is referenced by nothing.
+    """
+    blobs, settings = engine.payloads.blobs, engine.settings
+    if blobs is None or settings.inline_payload_bytes >= settings.max_payload_bytes:
+        return 0
+    marked = 0
+    for key, _ in blobs.list_blobs(run_prefix(run_id)):
+        marked += blobs.mark_ended(key)
+    return marked
 
 
 def fan_out_positions(outcome_kinds: dict[int, str], cursor: int, waiting: dict[str, object] | None) -> list[int]:

@@ -171,7 +171,8 @@ class ChildHandle:
                 child = ctx.store.get_run(child.continued_to)
             if not child.is_terminal:
                 raise _suspend(ctx, pos, OpKind.CHILD_RESULT, self.workflow, None, None, child=self.run_id)
-            event = ctx.record(pos, OpKind.CHILD_RESULT, child.status, name=self.workflow, data=child.result,
+            result = ctx.adopt(child.result)  # the child's object copied to this run's prefix first
+            event = ctx.record(pos, OpKind.CHILD_RESULT, child.status, name=self.workflow, data=result,
                                error=None if child.status == RunStatus.COMPLETED else (child.error or child.status))
         if event.status == "completed":
             return ctx.decode(event.data)
@@ -184,7 +185,7 @@ def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ..
     pos, event = ctx.next_op(OpKind.CHILD, workflow.name)
     if event is None:
         child_id = f"{ctx.run.run_id}.{pos}"
-        payload = ctx.encode([list(args), kwargs], f"arguments of child workflow {workflow.name!r}")
+        payload = ctx.encode([list(args), kwargs], f"arguments of child workflow {workflow.name!r}", child_id)
         with ctx.infrastructure():
             ctx.engine.create_run(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos)
         event = ctx.record(pos, OpKind.CHILD, "started", name=workflow.name, data=json.dumps({"run_id": child_id}))

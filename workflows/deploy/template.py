@@ -13,7 +13,7 @@ from workflows.core.payloads import KEY_PREFIX as PAYLOAD_PREFIX
 from workflows.errors import ConfigurationError
 from workflows.settings import Settings
 
-from .payloads import LIFECYCLE_RULE_ID
+from .payloads import ENDED_TAG, LIFECYCLE_RULE_ID
 from .policies import ROLES, policy_document
 from .resources import (
     BILLING_MODE,
@@ -69,9 +69,10 @@ def _parameters(settings: Settings) -> dict[str, Any]:
         "PayloadBucketName": {"Type": "String", "Default": settings.bucket,
                           "AllowedPattern": "[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]",
                           "Description": "S3 bucket of large payloads, globally unique (WORKFLOWS_PAYLOAD_BUCKET)"},
-        "PayloadExpiryDays": {"Type": "Number", "Default": settings.payload_expiry_days, "MinValue": 1,
-                              "Description": "days after which a payload object expires; longer than any run "
-                                             "lives plus its retention (WORKFLOWS_PAYLOAD_EXPIRY_DAYS)"},
+        "PayloadExpiryDays": {"Type": "Number", "Default": settings.payload_expiry, "MinValue": 1,
+                              "Description": "days after beat's retention sweep marked an ended run's payload "
+                                             "objects ended that they expire; at least the retention in days "
+                                             "(WORKFLOWS_PAYLOAD_EXPIRY_DAYS)"},
     }
 
 
@@ -124,7 +125,7 @@ def queue_resource(spec: QueueSpec, dead_letter_id: str) -> dict[str, Any]:
 
 
 def bucket_resource() -> dict[str, Any]:
-    """The ``AWS::S3::Bucket`` of large payloads: private, encrypted, objects expiring by age."""
+    """The ``AWS::S3::Bucket`` of large payloads: private, encrypted, objects of ended runs expiring."""
     return {"Type": "AWS::S3::Bucket", "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain", "Properties": {
         "BucketName": {"Ref": "PayloadBucketName"},
         "PublicAccessBlockConfiguration": {"BlockPublicAcls": True, "BlockPublicPolicy": True,
@@ -133,6 +134,7 @@ def bucket_resource() -> dict[str, Any]:
             {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]},
         "LifecycleConfiguration": {"Rules": [{
             "Id": LIFECYCLE_RULE_ID, "Status": "Enabled", "Prefix": PAYLOAD_PREFIX,
+            "TagFilters": [{"Key": ENDED_TAG, "Value": "true"}],  # only objects of ended runs (deploy/payloads.py)
             "ExpirationInDays": {"Ref": "PayloadExpiryDays"},
             "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}}]},
     }}

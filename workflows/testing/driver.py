@@ -85,4 +85,4 @@ class Driver:
         """Delete what TTL and the lifecycle rule would have deleted by now."""
         now = self.clock.now()
         expire_items(self.store, now)
-        self.store.blob_objects.expire(now, self.engine.settings.payload_expiry_days)
+        self.store.blob_objects.expire(now, self.engine.settings.payload_expiry)

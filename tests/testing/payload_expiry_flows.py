@@ -1,0 +1,50 @@
+"""Workflows of the payload-expiry tests: large payloads that live longer than the bucket's old day count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workflows import continue_as_new, sleep, step, workflow
+
+#: How many times each step body ran, by label (tests reset it).
+CALLS: dict[str, int] = {}
+
+
+@step
+def grow(blob: str) -> str:
+    """A large result (the argument doubled)."""
+    CALLS["grow"] = CALLS.get("grow", 0) + 1
+    return blob + blob
+
+
+@workflow
+def grow_then_sleep(blob: str, days: int) -> int:
+    """A step with a large result, then a long sleep, then the result read again."""
+    grown = grow(blob)
+    sleep(f"{days}d")
+    return len(grown) + len(blob)
+
+
+@step
+def first_time() -> bool:
+    """True the first time it runs (in any run), then False."""
+    CALLS["first_time"] = CALLS.get("first_time", 0) + 1
+    return CALLS["first_time"] == 1
+
+
+@workflow
+def sleepy_chain(blob: str) -> int:
+    """Sleep 50 days, then (the first time) go on as a new run with the very same large arguments."""
+    sleep("50d")
+    if first_time():
+        continue_as_new(blob)
+    return len(blob)
+
+
+@workflow
+def parent_of_grower(blob: str) -> Any:
+    """A child run that returns a large result, then a long sleep, then that result read again."""
+    child = grow_then_sleep.start(blob, 1)
+    result = child.result()
+    sleep("100d")
+    return result

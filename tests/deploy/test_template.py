@@ -177,12 +177,15 @@ def test_the_payload_bucket_is_private_and_its_objects_expire(template: dict[str
     assert rule["TagFilters"] == [{"Key": "workflows-ended", "Value": "true"}]  # only objects of ended runs
     grants = {}
     for policy_id, policy in of_type(template, "AWS::IAM::ManagedPolicy").items():
-        payloads_statements = [s for s in policy["Properties"]["PolicyDocument"]["Statement"] if s["Sid"] == "Payloads"]
-        if policy_id == "OperatorPolicy":
-            assert payloads_statements == []  # attached with ClientPolicy, which reads and writes payloads
-            continue
-        [payloads] = payloads_statements
+        statements = {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
+        payloads = statements["Payloads"]
         assert payloads["Resource"] == [{"Fn::Sub": "${" + bucket_id + ".Arn}/payloads/*"}]
         grants[policy_id] = sorted(payloads["Action"])
-    assert grants == {"WorkerPolicy": ["s3:GetObject", "s3:PutObject"], "BeatPolicy": ["s3:GetObject", "s3:PutObject"],
-                      "ClientPolicy": ["s3:GetObject", "s3:PutObject"], "HookEndpointPolicy": ["s3:PutObject"]}
+        if "PayloadBucket" in statements:  # listing a prefix: on the bucket itself
+            assert statements["PayloadBucket"]["Resource"] == [{"Fn::GetAtt": [bucket_id, "Arn"]}]
+            grants[policy_id + ":bucket"] = statements["PayloadBucket"]["Action"]
+    engine = ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"]  # copies replace tags (adopt, mark ended)
+    assert grants == {"WorkerPolicy": engine, "BeatPolicy": engine, "BeatPolicy:bucket": ["s3:ListBucket"],
+                      "ClientPolicy": engine, "HookEndpointPolicy": ["s3:PutObject"],
+                      # attached with ClientPolicy: only what 'payloads orphans' does beyond it
+                      "OperatorPolicy": ["s3:DeleteObject"], "OperatorPolicy:bucket": ["s3:ListBucket"]}

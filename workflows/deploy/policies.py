@@ -29,6 +29,13 @@ READ_DEAD_LETTERS = ("sqs:GetQueueUrl", "sqs:ReceiveMessage", "sqs:PurgeQueue")
 #: Large payloads (docs/payloads.md): objects of the payload bucket, under its key prefix.
 READ_PAYLOADS = ("s3:GetObject",)
 WRITE_PAYLOADS = ("s3:PutObject",)
+#: A copy of an object into another run's prefix (``Payloads.adopt``) and the retention sweep's
+#: mark (a copy onto itself tagged ended) replace the object's tags.
+TAG_PAYLOADS = ("s3:PutObjectTagging",)
+#: The retention sweep lists an ended run's prefix; ``workflows payloads orphans`` lists the bucket.
+LIST_PAYLOADS = ("s3:ListBucket",)
+#: ``workflows payloads orphans --delete``.
+DELETE_PAYLOADS = ("s3:DeleteObject",)
 # kombu lists queues by name prefix to find them; ListQueues cannot be limited to some queues.
 FIND_QUEUES = {"Sid": "FindQueues", "Effect": "Allow", "Action": "sqs:ListQueues", "Resource": "*"}
 
@@ -64,6 +71,7 @@ class Role:
         queue_actions: SQS actions on the work queues.
         dead_letter_actions: SQS actions on the dead-letter queue.
         payload_actions: S3 actions on the objects of the payload bucket.
+        bucket_actions: S3 actions on the payload bucket itself (listing).
         find_queues: whether it finds queues by listing them (every process that sends through kombu).
     """
 
@@ -72,7 +80,8 @@ class Role:
     tables: tuple[TableGrant, ...]
     queue_actions: tuple[str, ...] = ()
     dead_letter_actions: tuple[str, ...] = ()
-    payload_actions: tuple[str, ...] = READ_PAYLOADS + WRITE_PAYLOADS
+    payload_actions: tuple[str, ...] = READ_PAYLOADS + WRITE_PAYLOADS + TAG_PAYLOADS
+    bucket_actions: tuple[str, ...] = ()
     find_queues: bool = True
 
 
@@ -81,7 +90,8 @@ ROLES = (
          (TableGrant("Read", READ), TableGrant("Write", WRITE), TableGrant("DeleteItems", DELETE)),
          SEND + CONSUME, PUT_DEAD_LETTERS),
     Role("Beat", "workflows beat: due timers, schedules, recovery of expired leases, retention",
-         (TableGrant("Read", READ), TableGrant("Write", WRITE), TableGrant("DeleteItems", DELETE)), SEND),
+         (TableGrant("Read", READ), TableGrant("Write", WRITE), TableGrant("DeleteItems", DELETE)), SEND,
+         bucket_actions=LIST_PAYLOADS),
     Role("Client", "code that starts, signals, cancels and lists runs, resumes hooks, manages schedules",
          (TableGrant("Read", READ), TableGrant("Write", WRITE, CLIENT_WRITES),
           TableGrant("DeleteItems", DELETE, ("schedules",))), SEND),
@@ -92,7 +102,8 @@ ROLES = (
                      "(fork, rerun, runs reindex, dead letters)",
          (TableGrant("CopyHistory", COPY, ("history",)), TableGrant("Reindex", SCAN, ("runs", "tags")),
           TableGrant("MoveTags", DELETE, ("tags",))),
-         dead_letter_actions=READ_DEAD_LETTERS, payload_actions=(), find_queues=False),
+         dead_letter_actions=READ_DEAD_LETTERS, payload_actions=DELETE_PAYLOADS, bucket_actions=LIST_PAYLOADS,
+         find_queues=False),
 )
 
 
@@ -141,6 +152,9 @@ def policy_document(role: Role, tables: dict[str, str], indexed: set[str], queue
     if bucket is not None and role.payload_actions:
         statements.append({"Sid": "Payloads", "Effect": "Allow", "Action": list(role.payload_actions),
                            "Resource": [{"Fn::Sub": "${" + bucket + ".Arn}/payloads/*"}]})
+    if bucket is not None and role.bucket_actions:
+        statements.append({"Sid": "PayloadBucket", "Effect": "Allow", "Action": list(role.bucket_actions),
+                           "Resource": [_arn(bucket)]})
     if role.find_queues:
         statements.append(dict(FIND_QUEUES))
     return {"Version": "2012-10-17", "Statement": statements}

@@ -10,7 +10,11 @@ naming table ARNs never matches), ``TransactWriteItems`` as an action of its own
 authorise them as AWS documents: a DynamoDB action against its table's ARN (the index
 ARN for a query of an index), each item of a transaction by its own action
 (``PutItem``, ``UpdateItem``, ``DeleteItem``, ``ConditionCheckItem``, ``GetItem``), a
-batch against each of its tables, and ``GetQueueUrl`` against the queue's ARN.
+batch against each of its tables, and ``GetQueueUrl`` against the queue's ARN. It
+also authorises S3 requests by their IAM actions rather than their operation names
+(stock moto asks for ``s3:CopyObject`` and ``s3:ListObjectsV2``, which are not IAM
+actions): a copy by ``GetObject`` on its source, ``PutObject`` on its target (and
+``PutObjectTagging`` when it replaces the tags), a listing by ``ListBucket`` on the bucket.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, Mapping
+from urllib.parse import unquote
 
 from .errors import ConfigurationError
 from .localstack import START_DEADLINE, free_port
@@ -60,9 +65,10 @@ def dynamodb_checks(action: str, params: dict[str, Any], table_arn: str) -> Iter
 
 
 def authorise_like_aws() -> None:
-    """Patch moto's DynamoDB and SQS handlers to authorise requests against their real resources."""
+    """Patch moto's DynamoDB, SQS and S3 handlers to authorise requests as AWS does."""
     from moto.dynamodb.responses import DynamoHandler
-    from moto.iam.access_control import IAMRequest
+    from moto.iam.access_control import IAMRequest, S3IAMRequest
+    from moto.s3.responses import S3Response
     from moto.sqs.exceptions import QueueDoesNotExist
     from moto.sqs.responses import SQSResponse
 
@@ -70,6 +76,15 @@ def authorise_like_aws() -> None:
         def request(**kwargs: Any) -> IAMRequest:
             return IAMRequest(**{**kwargs, "action": action})
         return request
+
+    def as_s3_action(action: str) -> Any:
+        def request(**kwargs: Any) -> S3IAMRequest:
+            return S3IAMRequest(**{**kwargs, "action": action})
+        return request
+
+    def authorise_s3(self: Any, bucket_name: str | None = None, key_name: str | None = None) -> None:
+        for action, arn in s3_checks(self._get_action(), bucket_name, key_name, self.headers):
+            self._authenticate_and_authorize_action(as_s3_action(action), arn)
 
     def authorise_dynamodb(self: Any, resource: str = "*") -> None:
         prefix = f"arn:aws:dynamodb:{self.region}:{self.current_account}:table/"
@@ -89,6 +104,34 @@ def authorise_like_aws() -> None:
 
     DynamoHandler._authenticate_and_authorize_normal_action = authorise_dynamodb  # type: ignore[method-assign]
     SQSResponse._determine_resource = sqs_resource  # type: ignore[method-assign]
+    S3Response._authenticate_and_authorize_s3_action = authorise_s3  # type: ignore[method-assign]
+
+
+#: S3 operations authorised by another IAM action, on the bucket rather than an object.
+S3_BUCKET_ACTIONS = {"ListObjectsV2": "ListBucket", "ListObjects": "ListBucket", "HeadBucket": "ListBucket"}
+
+
+def s3_checks(operation: str, bucket: str | None, key: str | None,
+              headers: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    """The (action, resource) pairs AWS authorises for one S3 request.
+
+    Args:
+        operation: the API operation (``GetObject``, ``CopyObject``...).
+        bucket: the request's bucket, if any.
+        key: the request's object key, if any.
+        headers: the request's headers (a copy names its source in ``x-amz-copy-source``).
+    """
+    target = f"arn:aws:s3:::{bucket or '*'}" + (f"/{key}" if key else "")
+    if operation == "CopyObject":
+        source = unquote(str(headers.get("x-amz-copy-source", ""))).split("?")[0].lstrip("/")
+        yield "GetObject", f"arn:aws:s3:::{source}"
+        yield "PutObject", target
+        if str(headers.get("x-amz-tagging-directive", "")).upper() == "REPLACE":
+            yield "PutObjectTagging", target
+    elif operation in S3_BUCKET_ACTIONS:
+        yield S3_BUCKET_ACTIONS[operation], f"arn:aws:s3:::{bucket or '*'}"
+    else:
+        yield operation, target
 
 
 def enforce_in_this_process() -> None:

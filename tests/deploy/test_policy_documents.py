@@ -16,7 +16,7 @@ import pytest
 
 from workflows.deploy.policies import ROLES
 from workflows.deploy.template import build_template
-from workflows.local_iam import dynamodb_checks
+from workflows.local_iam import dynamodb_checks, s3_checks
 from workflows.settings import Settings
 
 TEMPLATE = build_template(Settings(table_prefix="tp-", queue_prefix="qp-"), ["payments"])
@@ -97,3 +97,16 @@ def test_the_emulators_checks_are_awss_item_actions() -> None:
     assert list(dynamodb_checks("BatchWriteItem", {"RequestItems": {"a": [], "b": []}}, arn)) == [
         ("BatchWriteItem", arn + "a"), ("BatchWriteItem", arn + "b")]
     assert list(dynamodb_checks("ListTables", {}, arn)) == [("ListTables", "*")]
+
+
+def test_the_emulators_s3_checks_are_awss_iam_actions() -> None:
+    # AWS authorises a copy by reading its source and writing its target (and tagging it when
+    # the copy replaces the tags), a listing by s3:ListBucket on the bucket.
+    copy = {"x-amz-copy-source": "/b/payloads/r1/abc", "x-amz-tagging-directive": "REPLACE"}
+    assert list(s3_checks("CopyObject", "b", "payloads/r2/abc", copy)) == [
+        ("GetObject", "arn:aws:s3:::b/payloads/r1/abc"), ("PutObject", "arn:aws:s3:::b/payloads/r2/abc"),
+        ("PutObjectTagging", "arn:aws:s3:::b/payloads/r2/abc")]
+    assert list(s3_checks("CopyObject", "b", "k2", {"x-amz-copy-source": "b/k%201?versionId=3"})) == [
+        ("GetObject", "arn:aws:s3:::b/k 1"), ("PutObject", "arn:aws:s3:::b/k2")]
+    assert list(s3_checks("ListObjectsV2", "b", None, {})) == [("ListBucket", "arn:aws:s3:::b")]
+    assert list(s3_checks("GetObject", "b", "k", {})) == [("GetObject", "arn:aws:s3:::b/k")]

@@ -78,6 +78,8 @@ def test_the_idempotency_key_reaches_a_long_chain(workflow_env: WorkflowEnv) -> 
 def test_the_chain_anchor_expires_with_the_chain(workflow_env: WorkflowEnv) -> None:
     run = workflow_env.start(flows.lineage_daily, 3, idempotency_key="K")
     assert run.result() == 3
+    workflow_env.advance("1h")  # beat's sweep stamps the last run, which gives the anchor its TTL
+    workflow_env.advance("1h")  # the next sweep stamps the anchor's items
     workflow_env.advance("31d")
     assert workflow_env.store.find_run(run.run_id) is None
     assert workflow_env.store.run_for_key("K") is None

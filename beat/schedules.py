@@ -19,10 +19,12 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
+from workflows.core.chains import follow
 from workflows.core.engine import Engine
 from workflows.core.records import RunStatus, ScheduleRecord, chain_key
 from workflows.errors import (
     ItemTooLarge,
+    RunNotFound,
     ScheduleAlreadyExists,
     SerializationError,
     UnknownWorkflow,
@@ -37,7 +39,6 @@ log = logging.getLogger("workflows.schedules")
 
 SCHEDULE_NAMESPACE = uuid.UUID("a3c9e0f4-5b1d-4e27-8c6a-2f71d9b3e815")
 MAX_FIRES_PER_TICK = 20  # per schedule; a schedule catching up goes on next tick
-MAX_CHAIN_HOPS = 50
 _US = timedelta(microseconds=1)
 
 STARTED, DUPLICATE, BUFFERED, SKIPPED, LOST, FAILED = "started", "duplicate", "buffered", "skipped", "lost", "failed"
@@ -114,11 +115,12 @@ def pick_fire(spec: ScheduleSpec, sched: ScheduleRecord, now: float) -> float | 
 def chain_head(engine: Engine, sched: ScheduleRecord, fire: float) -> Any:
     """The last run of the chain a fire started (following continue-as-new), or None."""
     run = engine.store.find_run(sched.heads.get(chain_key(fire)) or fire_run_id(sched.schedule_id, fire))
-    for _ in range(MAX_CHAIN_HOPS):
-        if run is None or run.status != RunStatus.CONTINUED or not run.continued_to:
-            return run
-        run = engine.store.find_run(run.continued_to)
-    return run
+    if run is None:  # the latest run recorded expired: the fire's first run anchors its chain (core/chains.py)
+        run = engine.store.find_run(fire_run_id(sched.schedule_id, fire))
+    try:
+        return None if run is None else follow(engine.store, run)
+    except RunNotFound:  # a chain older than anchors whose middle run expired
+        return None
 
 
 def settle(engine: Engine, sched: ScheduleRecord) -> ScheduleRecord:

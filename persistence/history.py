@@ -70,6 +70,14 @@ class HistoryStore(StoreBase):
         except DoesNotExist:
             return None
 
+    def get_event(self, run_id: str, seq: int) -> EventRecord | None:
+        """Return the history record at ``seq``, if any."""
+        try:
+            with self.errors("read event"):
+                return _event_record(self.m.Event.get(run_id, seq, consistent_read=True))
+        except DoesNotExist:
+            return None
+
     def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None,
                      until_seq: int | None = None) -> list[EventRecord]:
         """Return the records after ``after_seq`` (up to ``until_seq``) in order, paging to the end."""

@@ -118,6 +118,8 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         code_version = UnicodeAttribute(null=True)
         forked_from = UnicodeAttribute(null=True)
         forked_at = NumberAttribute(null=True)
+        chain_head = UnicodeAttribute(null=True)  # continue-as-new: the chain's anchor (see core.chains)
+        chain_last = UnicodeAttribute(null=True)  # on an anchor: the chain's latest run
         queue = UnicodeAttribute(null=True)
         req = UnicodeAttribute(null=True)  # id of the last request that decided something (see base.new_request)
         owner = UnicodeAttribute(null=True)  # the resume running inline steps (see claim_run)

@@ -13,7 +13,7 @@ from workflows.core.records import TERMINAL, RunStatus, TimerKind, op_timer_id
 from workflows.core.retention import fan_out_positions
 from workflows.core.tags import index_key, index_sort_key
 
-from .base import StoreBase
+from .base import StoreBase, shard_of
 
 
 class RetentionStore(StoreBase):
@@ -74,6 +74,11 @@ class RetentionStore(StoreBase):
         for key, value in sorted(json.loads(run.tags or "{}").items()):
             tag = self.m.Tag(index_key(key, value, run_id), index_sort_key(run.created_at, run_id))
             stamp(tag, self.m.Tag.tag, force=True)
+        head = run.chain_head
+        if head and head != run_id and run.status != RunStatus.CONTINUED:  # the chain ended: its anchor expires
+            self.conditional("retain chain anchor", lambda: Run(head).update(
+                actions=[Run.retain_until.set(until), Run.retain_shard.set(shard_of(head, self.shards))],
+                condition=Run.run_id.exists() & Run.retain_until.does_not_exist()))
         return self.conditional("release ended run", lambda: Run(run_id).update(
             actions=[Run.retain_shard.remove()], condition=Run.retain_shard.exists()))
 

@@ -13,6 +13,7 @@ from workflows.core.metering import Tally, flush
 from workflows.core.records import (
     RUN_RESULT_SEQ,
     TERMINAL,
+    EventRecord,
     OpKind,
     Page,
     RunRecord,
@@ -46,6 +47,7 @@ def _run_record(item: Any) -> RunRecord:
         forked_from=item.forked_from, forked_at=None if item.forked_at is None else int(item.forked_at),
         tags=json.loads(item.tags) if item.tags else None,
         retain_until=None if item.retain_until is None else item.retain_until.timestamp(),
+        chain_head=item.chain_head, chain_last=item.chain_last,
     )
 
 
@@ -122,6 +124,7 @@ class RunStore(ListingStore):
             parent_pos=run.parent_pos, continued_from=run.continued_from, schedule_id=run.schedule_id,
             fire_time=run.fire_time, code_version=run.code_version, forked_from=run.forked_from,
             forked_at=run.forked_at, req=new_request(), tags=to_json(run.tags) if run.tags else None,
+            chain_head=run.chain_head,
         )
 
     def _applied(self, run_id: str, req: str | None) -> bool:
@@ -302,12 +305,14 @@ class RunStore(ListingStore):
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
-                   owner: str | None = None, fence: int | None = None) -> RunRecord | None:
+                   owner: str | None = None, fence: int | None = None,
+                   wake_record: EventRecord | None = None) -> RunRecord | None:
         """End a run; exactly one caller wins. Returns the ended run, or None if it had ended.
 
         ``wake``: a run to wake (the parent of a child run) in the same transaction, so the
-        end and the wake it implies are one write; if that run has ended, the end alone is
-        written. A result over :meth:`inline_result_limit` would not fit in the run item
+        end and the wake it implies are one write, with ``wake_record`` (how the child ended)
+        in its history; if that run has ended, the end alone is written. A result over
+        :meth:`inline_result_limit` would not fit in the run item
         beside its arguments: it is written as the history record ``RUN_RESULT_SEQ`` in the
         same transaction, and reads of the run return it as ``result``. A run claimed by a
         resume other than ``owner`` with a live lease is not ended (its executor ends it).
@@ -315,14 +320,16 @@ class RunStore(ListingStore):
         ``end`` record (see the Store port); OutcomeRecorded if it was recorded meanwhile.
         """
         with flush(run_id) as counts:
-            ended = self._finish_run(run_id, status, result, error, continued_to, wake, owner, fence,
+            ended = self._finish_run(run_id, status, result, error, continued_to, (wake, wake_record), owner, fence,
                                      self.count_actions(counts.tally))
             counts.applied = ended is not None
         return ended
 
     def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
-                    continued_to: str | None, wake: str | None, owner: str | None, fence: int | None,
-                    counted: list[Any]) -> RunRecord | None:
+                    continued_to: str | None, waking: tuple[str | None, EventRecord | None], owner: str | None,
+                    fence: int | None, counted: list[Any]) -> RunRecord | None:
+        wake, wake_record = waking
+        notice = None if wake_record is None else self.event_item(wake_record)  # type: ignore[attr-defined]
         actions, req, outside = self._end_actions(status, result, error, continued_to, run_id)
         actions += counted
         Run, now = self.m.Run, self.now()
@@ -335,6 +342,8 @@ class RunStore(ListingStore):
             tx.update(Run(run_id), actions=actions, condition=live)
             if waking:
                 tx.update(Run(wake), actions=self.wake_actions(), condition=live)
+                if notice is not None:
+                    tx.save(notice)
             if outside:
                 tx.save(self.m.Event(run_id, RUN_RESULT_SEQ, kind="run", status=status, at=now, data=result))
             if fence is not None:
@@ -364,7 +373,8 @@ class RunStore(ListingStore):
         """End a run as ``continued`` and store its successor (leased, with its timers) in one
         transaction; None if the run had ended (then no successor exists)."""
         check_item_size({"args": successor.args})
-        actions, req, _ = self._end_actions("continued", None, None, successor.run_id, run_id)
+        head = successor.chain_head
+        actions, req, _ = self._end_actions("continued", None, None, successor.run_id, run_id, anchor=head == run_id)
         Run = self.m.Run
         item = self.run_item(successor)
         with flush(run_id) as counts:
@@ -373,6 +383,9 @@ class RunStore(ListingStore):
             def build(tx: Any) -> None:
                 tx.update(Run(run_id), actions=actions, condition=Run.status.is_in(*LIVE_STATUSES))
                 tx.save(item, condition=Run.run_id.does_not_exist())
+                if head is not None and head != run_id:  # the anchor names the chain's latest run
+                    tx.update(Run(head), actions=[Run.chain_last.set(successor.run_id)],
+                              condition=Run.run_id.exists())
                 for timer in timers:
                     tx.save(self.timer_item(timer))
                 for tag in self.tag_items(successor):  # type: ignore[attr-defined]  # TagStore, mixed in
@@ -382,7 +395,8 @@ class RunStore(ListingStore):
         return self.find_run(run_id) if counts.applied else None
 
     def _end_actions(self, status: str, result: str | None, error: str | None,
-                     continued_to: str | None, run_id: str) -> tuple[list[Any], str, bool]:
+                     continued_to: str | None, run_id: str, *, anchor: bool = False) -> tuple[list[Any], str, bool]:
+        """The end's update actions; ``anchor``: the run continues as its chain's anchor (kept: no TTL)."""
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
         check_item_size({"result": result, "error": None if error is None else error[:4000]})
@@ -390,7 +404,9 @@ class RunStore(ListingStore):
         actions = [*self.status_actions(run_id, status), Run.ended_at.set(now), Run.updated_at.set(now),
                    Run.lease_expires_at.remove(), Run.req.set(req)]
         until = self.retention_of(now)
-        if until is not None:  # the run's TTL, and the retention index that stamps its other items
+        if anchor:
+            actions.append(Run.chain_last.set(continued_to))
+        elif until is not None:  # the run's TTL, and the retention index that stamps its other items
             actions += [Run.retain_until.set(until), Run.retain_shard.set(shard_of(run_id, self.shards))]
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         if result is not None:

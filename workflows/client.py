@@ -11,6 +11,7 @@ import uuid
 from typing import Any, Iterator
 
 from . import codec
+from .core.chains import chain_anchor, current_run, follow
 from .core.debounce import DEBOUNCE_TAG
 from .core.engine import Engine
 from .core.hooks import refusal
@@ -164,24 +165,27 @@ class RunHandle:
         return RunHandle(parent) if parent else None
 
     def chain(self) -> list[RunHandle]:
-        """Every run of this run's continue-as-new chain, first to last."""
+        """Every run of this run's continue-as-new chain that is still stored, first to last
+        (runs between the first and the current one expire retention after their own end)."""
         store = get_engine().store
         run = store.get_run(self.run_id)
-        while run.continued_from:
-            run = store.get_run(run.continued_from)
+        while run.continued_from and (before := store.find_run(run.continued_from)) is not None:
+            run = before
         chain = [RunHandle(run.run_id)]
-        while run.continued_to:
-            run = store.get_run(run.continued_to)
+        while run.status == RunStatus.CONTINUED and run.continued_to:
+            after = store.find_run(run.continued_to)
+            if after is None:  # expired: the chain goes on from its current run
+                after = follow(store, run)
+                if after.run_id == run.run_id:
+                    break
+            run = after
             chain.append(RunHandle(run.run_id))
         return chain
 
 
 def last_of_chain(store: Store, run_id: str) -> RunRecord:
-    """The run, or the last run of the continue-as-new chain it started."""
-    run = store.get_run(run_id)
-    while run.status == RunStatus.CONTINUED and run.continued_to:
-        run = store.get_run(run.continued_to)
-    return run
+    """The run, or the last run of the continue-as-new chain it started (see ``core.chains``)."""
+    return current_run(store, run_id)
 
 
 def has_ended(run: RunRecord) -> bool:
@@ -353,14 +357,16 @@ def cancel(run_id: str) -> None:
 
 
 def cancel_run(engine: Engine, run_id: str) -> None:
-    """:func:`cancel` on a given engine."""
+    """:func:`cancel` on a given engine (the current run of a continue-as-new chain)."""
     run = engine.store.get_run(_check_text(run_id, "run_id"))
-    if not run.is_terminal:
+    if not run.is_terminal or run.status == RunStatus.CONTINUED:
         engine.request_cancel(run_id)
 
 
 def send_signal(run_id: str, name: str, payload: Any = None) -> None:
     """Store a signal for a run; its next ``wait_for_signal(name)`` receives it, in send order.
+    A signal to any run of a continue-as-new chain is for the chain: its current run, or a later
+    one, receives it (docs/signals.md).
 
     Raises:
         RunNotFound: no run has this id.
@@ -374,15 +380,17 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
     """:func:`send_signal` on a given engine."""
     check_name(_check_text(name, "signal name", 256), "signal name")
     data = codec.dumps(payload, what=f"payload of signal {name!r}", limit=engine.settings.max_payload_bytes)
-    run = engine.store.get_run(_check_text(run_id, "run_id"))
-    data = engine.payloads.offload(data, f"payload of signal {name!r}", run_id)  # the object before its reference
-    # The signal and the wake it implies are one write, so the run resumes even if this
-    # process dies now.
-    if not run.is_terminal and engine.store.put_signal(run_id, name, data) is None:
-        run = engine.store.get_run(run_id)  # it ended meanwhile
+    run = current_run(engine.store, _check_text(run_id, "run_id"))
+    anchor = chain_anchor(run)  # signals are kept under it: their objects too
+    data = engine.payloads.offload(data, f"payload of signal {name!r}", anchor)  # the object before its reference
+    # The signal and the wake it implies are one write, so the run resumes even if this process dies
+    # now. It is kept under the chain's anchor and wakes the chain's current run, only while that run
+    # is live: one that continued meanwhile is followed to its successor (nothing is lost in between).
+    while not run.is_terminal and engine.store.put_signal(anchor, name, data, wake=run.run_id) is None:
+        run = current_run(engine.store, run.run_id)  # it ended (or continued) meanwhile
     if run.is_terminal:
         raise RunEnded(f"run {run_id} has ended ({run.status}); signal {name!r} not sent")
-    engine.resume_if_suspended(run_id)
+    engine.resume_if_suspended(run.run_id)
 
 
 def resume_hook(token: str, payload: Any = None) -> RunHandle:

@@ -247,3 +247,18 @@ def tagged_order(order_id: str) -> int:
     parallel(add.s(1, 1), add.s(2, 2))  # a fan-out: its join's items expire with the run too
     set_tags(stage="done", total=str(total))
     return total
+
+
+@workflow
+def signal_chain(taken: list) -> list:
+    """Take one signal per run of a continue-as-new chain, until two are taken (tests/e2e/test_composition.py)."""
+    taken = [*taken, wait_for_signal("item", timeout="60s")]
+    if len(taken) < 2:
+        continue_as_new(taken)
+    return taken
+
+
+@workflow
+def parent_of_chain(remaining: int) -> int:
+    """Wait for a child that continues as new: its last run writes its end into this run's history."""
+    return int(counter.start(0, remaining).result())

@@ -33,7 +33,7 @@ def test_without_faults_every_scenario_ends_well() -> None:
 class SignalsWithoutWake(MemoryStore):
     """A store that forgets to wake a run when a signal arrives (the fact without its wake)."""
 
-    def put_signal(self, run_id: str, name: str, payload: str):  # type: ignore[no-untyped-def]
+    def put_signal(self, run_id: str, name: str, payload: str, *, wake=None):  # type: ignore[no-untyped-def]
         from workflows.core.records import SignalRecord
 
         key = f"{name}#{int(self.now() * 1e9):020d}#{next(self._signal_serial):08x}"

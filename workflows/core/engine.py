@@ -29,6 +29,7 @@ from ..errors import (
 from ..registry import WorkflowDef, get_workflow
 from ..settings import Settings
 from .async_workflow import call_workflow
+from .chains import chain_anchor, follow
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
 from .deferral import defer, refusal
 from .gates import pass_gates
@@ -37,7 +38,16 @@ from .in_place import InPlace
 from .observer import NullObserver, Observer
 from .payloads import Payloads
 from .ports import Clock, Store, SystemClock, Transport
-from .records import OpKind, ResumeMessage, RunRecord, RunStatus, TimerKind, TimerRecord
+from .records import (
+    EventRecord,
+    OpKind,
+    ResumeMessage,
+    RunRecord,
+    RunStatus,
+    TimerKind,
+    TimerRecord,
+    child_end_seq,
+)
 from .tags import current_tags
 from .versions import code_version
 from .workflow_slots import enqueue_new, release
@@ -251,12 +261,14 @@ class Engine:
         parent = run.parent_run_id if status != RunStatus.CONTINUED else None
         if ctx is not None:
             owner = ctx.resume_id
+        notice = self._child_end(run, status, result, error) if parent is not None else None
         ended: RunRecord | None = None
         for _ in range(MAX_CONTENDED_REPLAYS):
             fence = None if ctx is not None else self.cache.load(run.run_id).complete_below
             try:
                 ended = self.store.finish_run(run.run_id, status.value, result=result, error=error,
-                                              continued_to=continued_to, wake=parent, owner=owner, fence=fence)
+                                              continued_to=continued_to, wake=parent, owner=owner, fence=fence,
+                                              wake_record=notice)
                 break
             except OutcomeRecorded:
                 continue  # the op just recorded its outcome: read it, take the next slot
@@ -265,6 +277,18 @@ class Engine:
         self.cache.forget(run.run_id)
         self._after_end(ended, run, ctx)
         return True
+
+    def _child_end(self, run: RunRecord, status: RunStatus, result: str | None,
+                   error: str | None) -> EventRecord | None:
+        """The record of how a child (the last run of its chain) ended, for its parent's history, which
+        its end writes with the parent's wake: the parent never reads the child's items (they expire
+        retention after this end; the parent may wait longer)."""
+        if run.parent_run_id is None or run.parent_pos is None:
+            return None
+        failed = None if status == RunStatus.COMPLETED else (error or status.value)[:4000]
+        data = self.payloads.adopt(result, run.parent_run_id)  # its object copied into the parent's prefix first
+        return EventRecord(run_id=run.parent_run_id, seq=child_end_seq(run.parent_pos), kind=OpKind.CHILD_END.value,
+                           status=status.value, at=self.now(), name=run.workflow, data=data, error=failed)
 
     def _after_end(self, ended: RunRecord, before: RunRecord, ctx: WorkflowContext | None) -> None:
         timers = [f"{ended.run_id}#deadline"] if ended.deadline is not None else []
@@ -297,9 +321,16 @@ class Engine:
         self.end(run, RunStatus.TIMED_OUT, error="the run passed its max_duration", owner=owner)
 
     def request_cancel(self, run_id: str) -> RunRecord | None:
-        """Ask a run to cancel; a suspended run is resumed to act on it at once."""
+        """Ask a run to cancel (the current run of its chain, if it continued); a suspended run
+        is resumed to act on it at once. None: the run (its chain) has ended or does not exist."""
         woken = self.store.wake_run(run_id, cancel=True)
-        if woken is not None and woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING):
+        if woken is None:  # ended; if it continued, its chain goes on in a later run
+            run = self.store.find_run(run_id)
+            current = None if run is None else follow(self.store, run)
+            if current is None or current.run_id == run_id or current.is_terminal:
+                return None
+            return self.request_cancel(current.run_id)
+        if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING):
             self.send_leased_resume(run_id)
         return woken
 
@@ -337,12 +368,20 @@ class Engine:
         args = self.payloads.encode([list(cont.args), cont.kwargs], "continue_as_new arguments", new_id)
         definition = get_workflow(run.workflow)
         deadline = self.now() + definition.max_duration if definition.max_duration else None
-        # The successor carries the chain's tags and idempotency key (its guard expires after the chain's end).
+        # The successor carries the chain's tags and idempotency key (its guard expires after the chain's end),
+        # and its anchor (core/chains.py), under which the chain's signals are kept.
         record = self.new_run_record(new_id, run.workflow, args, deadline=deadline, continued_from=run.run_id,
                                 parent_run_id=run.parent_run_id, parent_pos=run.parent_pos,
                                 schedule_id=run.schedule_id, fire_time=run.fire_time,
-                                tags=current_tags(ctx) or None, idempotency_key=run.idempotency_key)
-        # The end and the successor are one write: a run cancelled meanwhile gets no successor.
+                                tags=current_tags(ctx) or None, idempotency_key=run.idempotency_key,
+                                chain_head=chain_anchor(run))
+        # The signals this run took are in its history (payload included): the successor must not take
+        # them again. Deleted before the end, so a crash between leaves this run live to replay and retry.
+        taken = sorted(key for key in ctx.consumed_signals if key)
+        if taken:
+            self.store.delete_signals(chain_anchor(run), taken)
+        # The end, the anchor's pointer and the successor are one write: a run cancelled meanwhile gets no
+        # successor.
         ended = self.store.continue_run(run.run_id, record, record_timers(record))
         if ended is not None:
             self.cache.forget(run.run_id)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ForkRefused
 from ..registry import get_workflow
+from .chains import follow
 from .records import EventRecord, OpKind, RunRecord, RunStatus, event_seq
 
 if TYPE_CHECKING:
@@ -54,9 +55,14 @@ RERUN_KINDS = frozenset({OpKind.STEP.value, OpKind.PARALLEL.value})
 
 def outcomes_below(store: Store, run_id: str, at: int) -> dict[int, EventRecord]:
     """The recorded outcomes of ops ``0..at-1`` (an ``end`` record is no outcome of an op)."""
-    if at <= 0:
-        return {}
-    records = store.read_history(run_id, until_seq=event_seq(at) - 1)
+    return _outcomes(_records_below(store, run_id, at))
+
+
+def _records_below(store: Store, run_id: str, at: int) -> list[EventRecord]:
+    return store.read_history(run_id, until_seq=event_seq(at) - 1) if at > 0 else []
+
+
+def _outcomes(records: list[EventRecord]) -> dict[int, EventRecord]:
     return {e.pos: e for e in records if e.is_outcome and e.kind != OpKind.END.value}
 
 
@@ -69,7 +75,9 @@ def plan_fork(store: Store, source: RunRecord, at: int) -> list[EventRecord]:
     """
     if isinstance(at, bool) or not isinstance(at, int) or at < 0:
         raise ForkRefused(source.run_id, None, f"the position must be an int of 0 or more, got {at!r}")
-    outcomes = outcomes_below(store, source.run_id, at)
+    records = _records_below(store, source.run_id, at)
+    outcomes = _outcomes(records)
+    child_ends = {e.pos: e for e in records if e.is_child_end}  # how a child ended: its result() reads it
     copies = []
     for pos in range(at):
         event = outcomes.get(pos)
@@ -78,9 +86,11 @@ def plan_fork(store: Store, source: RunRecord, at: int) -> list[EventRecord]:
                                                  f"the first op without one ({pos})")
         why = NOT_COPIED.get(event.kind)
         if why is None and event.kind == OpKind.CHILD.value:
-            why = _live_child(store, event)
+            why = None if pos in child_ends else _live_child(store, event)
         if why is not None:
             raise ForkRefused(source.run_id, at, f"op {pos} is {why}; fork at {pos} or before")
+        if pos in child_ends:
+            copies.append(child_ends[pos])
         copies.append(event)
     return copies
 
@@ -88,8 +98,8 @@ def plan_fork(store: Store, source: RunRecord, at: int) -> list[EventRecord]:
 def _live_child(store: Store, event: EventRecord) -> str | None:
     child_id = json.loads(event.data or "{}").get("run_id")
     child = store.find_run(child_id) if child_id else None
-    while child is not None and child.status == RunStatus.CONTINUED and child.continued_to:
-        child = store.find_run(child.continued_to)
+    if child is not None:
+        child = follow(store, child)
     if child is not None and child.is_terminal:
         return None
     return f"the start of child run {child_id}, which has not ended (its end would wake the original run)"

@@ -22,6 +22,9 @@ class RunHistory:
     attempts: dict[int, int] = field(default_factory=dict)
     last_seq: int = -1
     complete_below: int = 0  # every position below this has an outcome
+    #: How the child started at each position ended (sub 0, written by the child's end: it may come
+    #: after later records, so a missing one is read by key, never assumed absent).
+    child_ends: dict[int, EventRecord] = field(default_factory=dict)
 
     def add(self, event: EventRecord, *, read_in_order: bool = True) -> None:
         """Add a record.
@@ -31,7 +34,9 @@ class RunHistory:
         moves ``last_seq`` only when no earlier outcome is missing.
         """
         seq = event.seq
-        if event.is_outcome:
+        if event.is_child_end:
+            self.child_ends[event.pos] = event
+        elif event.is_outcome:
             self.outcomes[event.pos] = event
             while self.complete_below in self.outcomes:
                 self.complete_below += 1
@@ -44,7 +49,8 @@ class RunHistory:
 
     def copy(self) -> RunHistory:
         """Return a copy that a replay may extend without touching the cache."""
-        return RunHistory(dict(self.outcomes), dict(self.attempts), self.last_seq, self.complete_below)
+        return RunHistory(dict(self.outcomes), dict(self.attempts), self.last_seq, self.complete_below,
+                          dict(self.child_ends))
 
 
 class HistoryCache:

@@ -171,7 +171,8 @@ class RunStore(Protocol):
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
-                   owner: str | None = None, fence: int | None = None) -> RunRecord | None:
+                   owner: str | None = None, fence: int | None = None,
+                   wake_record: EventRecord | None = None) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request, its
         response lost, still wins). Returns the ended run, or None.
 
@@ -181,7 +182,10 @@ class RunStore(Protocol):
         never under it.
 
         ``wake``: a run (the parent) woken in the same transaction as the end, unless it
-        has ended. Any result up to ``inline_payload_bytes`` must fit beside any arguments (a
+        has ended; ``wake_record``: a history record of that run (how its child ended, see
+        ``core.records.child_end_seq``) written in that transaction too (unconditionally: a
+        retry writes the same record), never without the wake. Any result up to
+        ``inline_payload_bytes`` must fit beside any arguments (a
         store may keep it apart); every read of the run returns it.
 
         ``fence``: the first op position with no outcome. The same transaction writes an
@@ -194,7 +198,12 @@ class RunStore(Protocol):
 
     def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ...) -> RunRecord | None:
         """End a live run as ``continued`` and create its successor (pending, leased) with
-        its timers, in one transaction. Returns the ended run, or None (nothing written)."""
+        its timers, in one transaction. Returns the ended run, or None (nothing written).
+
+        The successor's ``chain_head`` names the chain's anchor (``core.chains``). If it is this
+        run, the end writes no TTL and does not enter the retention index (the anchor is kept
+        while the chain lives) and sets ``chain_last`` to the successor; otherwise the same
+        transaction sets ``chain_last`` on the anchor (condition: it exists)."""
 
     def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord) -> bool:
         """Leave a run this worker cannot serve (unknown workflow, code version not served) to
@@ -232,6 +241,9 @@ class HistoryStore(Protocol):
 
     def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
         """The recorded outcome of op ``pos``."""
+
+    def get_event(self, run_id: str, seq: int) -> EventRecord | None:
+        """The history record at ``seq`` (a GetItem, consistent), or None."""
 
     def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None,
                      until_seq: int | None = None) -> list[EventRecord]:
@@ -318,9 +330,15 @@ class HookStore(Protocol):
 class SignalStore(Protocol):
     """Signals, kept in send order per (run, name)."""
 
-    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord | None:
-        """Store a signal after every earlier one of its name and wake the run, in one
-        transaction; None (nothing stored) if the run has ended or does not exist."""
+    def put_signal(self, run_id: str, name: str, payload: str, *, wake: str | None = None) -> SignalRecord | None:
+        """Store a signal under ``run_id`` after every earlier one of its name and wake run
+        ``wake`` (default ``run_id``; a chain's signals are kept under its anchor and wake its
+        current run), in one transaction; None (nothing stored) if the run to wake has ended or
+        does not exist. A retry of this very request writes the same item: harmless."""
+
+    def delete_signals(self, run_id: str, keys: list[str]) -> None:
+        """Delete signals of ``run_id`` by key (taken ones, before a continue-as-new); missing
+        ones are fine. Unconditional, in batches (25 keys a request)."""
 
     def signals(self, run_id: str, name: str) -> list[SignalRecord]:
         """The signals of ``name`` sent to a run, oldest first."""
@@ -368,8 +386,11 @@ class RetentionStore(Protocol):
     def retain_run(self, run_id: str) -> bool:
         """Stamp every item of an ended run (history, its fan-outs' joins and branch attempts,
         hooks, signals, tag index items, its idempotency guard unless it continued) with the
-        run's ``retain_until``, then take it out of the retention index. Idempotent; never
-        creates an item; False if the run is live, unknown or not in the index."""
+        run's ``retain_until``, then take it out of the retention index. The last run of a
+        continue-as-new chain gives its anchor (``chain_head``) the same ``retain_until`` and
+        puts it in the index (condition: it exists and has no ``retain_until`` yet), so the
+        anchor's items expire with the chain. Idempotent; never creates an item; False if the
+        run is live, unknown or not in the index."""
 
 
 class ScheduleStore(Protocol):

@@ -47,6 +47,7 @@ class OpKind(str, enum.Enum):
     END = "end"  # the run was ended (cancelled, timed out...) before this op had an outcome
     TAGS = "tags"  # set_tags: the run's tags after the call
     PATCH = "patch"  # a ``patched(id)`` marker: this run took the new path of a change
+    CHILD_END = "child_end"  # how a child (its chain's last run) ended, written by that end (not an outcome)
 
     def __str__(self) -> str:
         return self.value
@@ -71,6 +72,9 @@ OUTCOME_SUB = 999
 MAX_ATTEMPT_SUB = OUTCOME_SUB - 1
 
 
+#: Sub-slot of the record of how a child started at an op ended (see :func:`child_end_seq`).
+CHILD_END_SUB = 0
+
 #: History key of a run's result when it is kept outside the run item (``read_history`` never returns it).
 RUN_RESULT_SEQ = -1
 
@@ -80,6 +84,12 @@ def event_seq(pos: int, sub: int = OUTCOME_SUB) -> int:
     if not 0 <= sub <= OUTCOME_SUB:
         raise ValueError(f"history sub-slot out of range: {sub}")
     return pos * 1000 + sub
+
+
+def child_end_seq(pos: int) -> int:
+    """The history key, in the parent's history, of how the child started at op ``pos`` ended: sub 0,
+    which neither an outcome (999) nor an attempt (1..998) takes. The child's end writes it."""
+    return event_seq(pos, CHILD_END_SUB)
 
 
 def attempt_seq(pos: int, attempt: int) -> int:
@@ -123,6 +133,10 @@ class RunRecord:
     sqs_sends: int = 0
     tags: dict[str, str] | None = None  # search attributes (see core.tags)
     retain_until: float | None = None  # the TTL of an ended run's items, epoch seconds (see core.retention)
+    #: Continue-as-new (see core.chains): the chain's first run, on its later runs (None on the first), and,
+    #: on the first, the chain's latest run (set by each continuation, in its transaction).
+    chain_head: str | None = None
+    chain_last: str | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -167,6 +181,11 @@ class EventRecord:
     def is_outcome(self) -> bool:
         """Whether this is the op's final outcome (not an attempt record)."""
         return self.seq % 1000 == OUTCOME_SUB
+
+    @property
+    def is_child_end(self) -> bool:
+        """Whether this is the record of how the child started at op :attr:`pos` ended."""
+        return self.seq >= 0 and self.seq % 1000 == CHILD_END_SUB
 
 
 @dataclass

@@ -12,9 +12,10 @@ from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, ConfigurationError, RegistrationError, Suspend, WaitTimeout
 from ..names import check_name
 from .async_workflow import awaitable
+from .chains import chain_anchor, current_run
 from .context import Wait, WorkflowContext
 from .embed import embed, unembed
-from .records import HookRecord, OpKind, RunStatus, TimerKind
+from .records import EventRecord, HookRecord, OpKind, RunStatus, TimerKind, child_end_seq
 from .tokens import derive_token, hash_token, new_nonce
 
 if TYPE_CHECKING:
@@ -125,11 +126,13 @@ def schema_ref(schema: Any) -> str | None:
 
 
 def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -> Any:
-    """Return the oldest unconsumed signal ``name`` sent to this run, waiting durably for one."""
+    """Return the oldest unconsumed signal ``name`` sent to this run (to its continue-as-new chain:
+    they are kept under the chain's anchor), waiting durably for one."""
     check_name(name, "signal name")  # a '#' would make it read another name's signals
     pos, event = ctx.next_op(OpKind.SIGNAL, name)
     if event is None:
-        pending = [s for s in ctx.store.signals(ctx.run.run_id, name) if s.signal_key not in ctx.consumed_signals]
+        pending = [s for s in ctx.store.signals(chain_anchor(ctx.run), name)
+                   if s.signal_key not in ctx.consumed_signals]
         if pending:
             first = pending[0]
             event = ctx.record(pos, OpKind.SIGNAL, "received", name=name,
@@ -152,6 +155,7 @@ class ChildHandle:
     ctx: WorkflowContext
     run_id: str
     workflow: str
+    start_pos: int  # the op that started the child: its end is recorded in this run's history there
 
     def result(self) -> Any:
         """Suspend until the child run (or the last run of its continue-as-new chain) ends;
@@ -166,17 +170,33 @@ class ChildHandle:
         ctx = self.ctx
         pos, event = ctx.next_op(OpKind.CHILD_RESULT, self.workflow)
         if event is None:
-            child = ctx.store.get_run(self.run_id)
-            while child.status == RunStatus.CONTINUED and child.continued_to:
-                child = ctx.store.get_run(child.continued_to)
-            if not child.is_terminal:
+            ended = self._child_end()
+            if ended is None:
                 raise _suspend(ctx, pos, OpKind.CHILD_RESULT, self.workflow, None, None, child=self.run_id)
-            result = ctx.adopt(child.result)  # the child's object copied to this run's prefix first
-            event = ctx.record(pos, OpKind.CHILD_RESULT, child.status, name=self.workflow, data=result,
-                               error=None if child.status == RunStatus.COMPLETED else (child.error or child.status))
+            data = ctx.adopt(ended.data)  # an older child's object (read from its run) copied to this run's prefix
+            event = ctx.record(pos, OpKind.CHILD_RESULT, ended.status, name=self.workflow, data=data,
+                               error=ended.error)
         if event.status == "completed":
             return ctx.decode(event.data)
         raise ChildFailed(self.run_id, event.status, event.error)
+
+    def _child_end(self) -> EventRecord | None:
+        """How the child (its chain's last run) ended, or None while it runs.
+
+        Its end wrote the record into this run's history (with the wake); a record written after
+        the history was read is read by key. A child that ended before such records were written
+        is read from its run items (which expire retention after its end)."""
+        ctx = self.ctx
+        ended = ctx.history.child_ends.get(self.start_pos) or ctx.store.get_event(ctx.run.run_id,
+                                                                                  child_end_seq(self.start_pos))
+        if ended is not None:
+            return ended
+        child = current_run(ctx.store, self.run_id)
+        if not child.is_terminal:
+            return None
+        failed = None if child.status == RunStatus.COMPLETED else (child.error or child.status)
+        return EventRecord(run_id=ctx.run.run_id, seq=child_end_seq(self.start_pos), kind=OpKind.CHILD_END.value,
+                           status=child.status, at=ctx.now(), name=child.workflow, data=child.result, error=failed)
 
 
 def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ...],
@@ -191,4 +211,4 @@ def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ..
         event = ctx.record(pos, OpKind.CHILD, "started", name=workflow.name, data=json.dumps({"run_id": child_id}))
     child_id = json.loads(event.data or "{}")["run_id"]
     ctx.children.append(child_id)
-    return ChildHandle(ctx, child_id, workflow.name)
+    return ChildHandle(ctx, child_id, workflow.name, pos)

@@ -8,9 +8,10 @@ from typing import Any
 from ..core.join_layout import fan_out_width_at, partitions
 from ..core.records import TERMINAL, RunStatus, TimerKind, op_timer_id
 from ..core.retention import fan_out_positions
+from ..core.storage import shard_of
 from ..core.tags import index_key, index_sort_key
 from .base import MemoryBase
-from .tables import Item, Table, present, remove, set_
+from .tables import Item, Table, actions, present, remove, set_
 
 
 class RetentionTables(MemoryBase):
@@ -62,6 +63,11 @@ class RetentionTables(MemoryBase):
         for key, value in sorted(json.loads(run.get("tags") or "{}").items()):
             self._stamp(until, self.run_tags, {"tag": index_key(key, value, run_id),
                                                "run_key": index_sort_key(run["created_at"], run_id)})
+        head = run.get("chain_head")
+        if head and head != run_id and run["status"] != RunStatus.CONTINUED:  # the chain ended: its anchor expires
+            self._update("retain chain anchor", self.runs, (head,), actions(
+                set_("retain_until", until), set_("retain_shard", shard_of(head, self.settings.index_shards))),
+                lambda item: "run_id" in item and "retain_until" not in item)
         return self._update("release ended run", self.runs, (run_id,), remove("retain_shard"),
                             present("retain_shard")) is not None
 

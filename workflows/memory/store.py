@@ -56,6 +56,7 @@ from .tables import (
     actions,
     add,
     if_absent,
+    present,
     remove,
     set_,
 )
@@ -85,6 +86,7 @@ def _run_record(item: Item) -> RunRecord:
         tags=json.loads(item["tags"]) if item.get("tags") else None, retain_until=item.get("retain_until"),
         code_version=item.get("code_version"), forked_from=item.get("forked_from"),
         forked_at=None if item.get("forked_at") is None else int(item["forked_at"]),
+        chain_head=item.get("chain_head"), chain_last=item.get("chain_last"),
     )
 
 
@@ -217,7 +219,7 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
                 "parent_run_id": run.parent_run_id, "parent_pos": run.parent_pos,
                 "continued_from": run.continued_from, "schedule_id": run.schedule_id, "fire_time": run.fire_time,
                 "code_version": run.code_version, "forked_from": run.forked_from, "forked_at": run.forked_at,
-                "req": new_request(), "tags": to_json(run.tags) if run.tags else None}
+                "req": new_request(), "tags": to_json(run.tags) if run.tags else None, "chain_head": run.chain_head}
 
     def run_for_key(self, key: str) -> str | None:
         """The run id an idempotency key maps to, if any."""
@@ -379,20 +381,23 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
-                   owner: str | None = None, fence: int | None = None) -> RunRecord | None:
+                   owner: str | None = None, fence: int | None = None,
+                   wake_record: EventRecord | None = None) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request too).
-        ``wake``: a run woken in the same transaction, unless it has ended; ``fence``: an
-        op position whose outcome slot the end takes. Returns the ended run, or None."""
+        ``wake``: a run woken in the same transaction, unless it has ended, and ``wake_record``
+        written into its history there; ``fence``: an op position whose outcome slot the end
+        takes. Returns the ended run, or None."""
         with flush(run_id) as counts:
-            ended = self._finish_run(run_id, status, result, error, continued_to, wake, owner, fence,
+            ended = self._finish_run(run_id, status, result, error, continued_to, (wake, wake_record), owner, fence,
                                      _count_changes(counts.tally))
             counts.applied = ended is not None
         return ended
 
     def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
-                    continued_to: str | None, wake: str | None, owner: str | None, fence: int | None,
-                    counted: list[Change]) -> RunRecord | None:
+                    continued_to: str | None, waking: tuple[str | None, EventRecord | None], owner: str | None,
+                    fence: int | None, counted: list[Change]) -> RunRecord | None:
         check_item_size({"result": result})
+        wake, wake_record = waking
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         change, req = self._end_change(status, None if outside else result, error, continued_to, run_id)
         change = actions(change, *counted)
@@ -414,6 +419,8 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
         if wake is not None:
             ops: list[Write] = [Update(self.runs, (run_id,), change, endable),
                                 Update(self.runs, (wake,), self._wake_change(), _live), *kept]
+            if wake_record is not None:
+                ops.append(Put(self.events, self._event_item(wake_record)))
             if self._transact("finish run", ops, own=own):
                 return self.find_run(run_id)
             run = self.find_run(run_id)
@@ -435,10 +442,13 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
         """End a live run as ``continued`` and create its successor with its timers, in one
         transaction; None if the run had ended."""
         check_item_size({"args": successor.args})
-        change, req = self._end_change("continued", None, None, successor.run_id, run_id)
+        head = successor.chain_head
+        change, req = self._end_change("continued", None, None, successor.run_id, run_id, anchor=head == run_id)
         with flush(run_id) as counts:
             ops: list[Write] = [Update(self.runs, (run_id,), actions(change, *_count_changes(counts.tally)), _live),
                                 Put(self.runs, self._run_item(successor), absent("run_id"))]
+            if head is not None and head != run_id:  # the anchor names the chain's latest run
+                ops.append(Update(self.runs, (head,), set_("chain_last", successor.run_id), present("run_id")))
             ops += [Put(self.timers, self._timer_item(timer)) for timer in timers]
             ops += [Put(self.run_tags, item) for item in self._tag_items(successor)]
             counts.applied = self._transact("continue run", ops,
@@ -446,7 +456,8 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
         return self.find_run(run_id) if counts.applied else None
 
     def _end_change(self, status: str, result: str | None, error: str | None,
-                    continued_to: str | None, run_id: str) -> tuple[Any, str]:
+                    continued_to: str | None, run_id: str, *, anchor: bool = False) -> tuple[Any, str]:
+        """The end's changes; ``anchor``: the run continues as new as its chain's anchor (kept: no TTL)."""
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
         check_item_size({"result": result, "error": error})
@@ -454,7 +465,9 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
         changes = [set_("status", status), set_("ended_at", now), set_("updated_at", now), remove("lease_expires_at"),
                    set_("req", req)]
         until = retain_until(now, self.settings)
-        if until is not None:  # the run's TTL, and the retention index that stamps its other items
+        if anchor:
+            changes.append(set_("chain_last", continued_to))
+        elif until is not None:  # the run's TTL, and the retention index that stamps its other items
             changes += [set_("retain_until", until), set_("retain_shard", shard_of(run_id, self.settings.index_shards))]
         if result is not None:
             changes.append(set_("result", result))
@@ -511,6 +524,11 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
     def get_outcome(self, run_id: str, pos: int) -> EventRecord | None:
         """The recorded outcome of op ``pos``."""
         item = self._request("read event", lambda: self.events.get(run_id, event_seq(pos)))
+        return None if item is None else _event_record(item)
+
+    def get_event(self, run_id: str, seq: int) -> EventRecord | None:
+        """The history record at ``seq``, or None."""
+        item = self._request("read event", lambda: self.events.get(run_id, seq))
         return None if item is None else _event_record(item)
 
     def read_history(self, run_id: str, after_seq: int = -1, page_size: int | None = None,
@@ -678,15 +696,28 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
         return closed
 
     # -- signals --------------------------------------------------------------------------------------
-    def put_signal(self, run_id: str, name: str, payload: str) -> SignalRecord | None:
-        """Store a signal after every earlier one of its name and wake its run, in one
-        transaction; None (nothing stored) if the run has ended or does not exist."""
+    def put_signal(self, run_id: str, name: str, payload: str, *, wake: str | None = None) -> SignalRecord | None:
+        """Store a signal under ``run_id`` after every earlier one of its name and wake run ``wake``
+        (default ``run_id``), in one transaction; None (nothing stored) if that run has ended or
+        does not exist."""
         check_item_size({"payload": payload})
         key = f"{name}#{int(self.now() * 1e9):020d}#{next(self._signal_serial):08x}"
         record = SignalRecord(run_id=run_id, signal_key=key, name=name, payload=payload, sent_at=self.now())
         item = {"run_id": run_id, "signal_key": key, "name": name, "payload": payload, "sent_at": record.sent_at}
-        ops: list[Write] = [Put(self.signal_items, item), Update(self.runs, (run_id,), self._wake_change(), _live)]
+        ops: list[Write] = [Put(self.signal_items, item),
+                            Update(self.runs, (wake or run_id,), self._wake_change(), _live)]
         return record if self._transact("put signal", ops) else None
+
+    def delete_signals(self, run_id: str, keys: list[str]) -> None:
+        """Delete signals of ``run_id`` by key, 25 a request (BatchWriteItem); missing ones are fine."""
+        for start in range(0, len(keys), 25):
+            batch = keys[start:start + 25]
+
+            def apply(batch: list[str] = batch) -> None:
+                for key in batch:
+                    self.signal_items.delete((run_id, key))
+
+            self._request("delete signals", apply)
 
     def signals(self, run_id: str, name: str) -> list[SignalRecord]:
         """The signals of ``name`` sent to a run, oldest first."""

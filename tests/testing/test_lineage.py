@@ -1,0 +1,86 @@
+"""A live run reaches what it needs of other runs after retention deleted their items
+(invariant 14): a child's result, a chain's current run, signals across continue-as-new."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.testing import lineage_flows as flows
+from workflows import RunStatus, get_run
+from workflows.errors import RunEnded
+from workflows.testing import WorkflowEnv
+
+
+def test_a_child_result_survives_the_child_expiry(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.lineage_patient_parent, 20)
+    assert run.result() == 41  # at day 60: the child's items expired at day 30
+    assert workflow_env.store.find_run(f"{run.run_id}.0") is None
+
+
+def test_a_child_chain_continuing_for_40_days_reaches_its_parent(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.lineage_chain_parent, 40)
+    assert run.result() == 40
+
+
+def test_two_signals_pending_at_continue_as_new_both_arrive(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.lineage_signal_chain)
+    workflow_env.signal(run, "item", "first")
+    workflow_env.signal(run, "item", "second")
+    assert run.result() == ["first", "second"]  # the second was taken by the successor
+    assert len(run.chain()) == 2
+
+
+def test_a_signal_sent_to_the_first_run_of_a_chain_reaches_its_current_run(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.lineage_signal_chain)
+    workflow_env.signal(run, "item", "first")
+    workflow_env.advance("1h")  # the first run took it and continued
+    assert run.status() == RunStatus.CONTINUED
+    workflow_env.signal(run, "item", "second")
+    assert run.result() == ["first", "second"]
+
+
+def test_a_signal_to_a_long_chain_after_its_first_runs_expired(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.lineage_daily_then_signal, 40)
+    workflow_env.advance("41d")  # the chain's runs of days 1..10 expired
+    workflow_env.signal(run, "done", "yes")
+    assert run.result() == "yes"
+
+
+def test_a_signal_to_an_ended_chain_raises_run_ended(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.lineage_signal_chain)
+    workflow_env.signal(run, "item", "first")
+    workflow_env.signal(run, "item", "second")
+    run.result()
+    with pytest.raises(RunEnded):
+        workflow_env.signal(run, "item", "third")
+
+
+def test_a_cancel_of_the_first_run_id_cancels_the_chain(workflow_env: WorkflowEnv) -> None:
+    from workflows import RunCancelled
+
+    run = workflow_env.start(flows.lineage_daily, 40)
+    workflow_env.advance("35d")
+    workflow_env.cancel(run)
+    with pytest.raises(RunCancelled):
+        run.result()
+
+
+def test_the_idempotency_key_reaches_a_long_chain(workflow_env: WorkflowEnv) -> None:
+    first = workflow_env.start(flows.lineage_daily, 60, idempotency_key="K")
+    workflow_env.advance("45d")
+    again = workflow_env.start(flows.lineage_daily, 60, idempotency_key="K")
+    assert again.run_id == first.run_id
+    assert again.status() == RunStatus.CONTINUED  # the chain's first run, kept while the chain lives
+    assert get_run(again.run_id) == again
+    assert again.result() == 60
+
+
+def test_the_chain_anchor_expires_with_the_chain(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.lineage_daily, 3, idempotency_key="K")
+    assert run.result() == 3
+    workflow_env.advance("1h")  # beat's sweep stamps the last run, which gives the anchor its TTL
+    workflow_env.advance("1h")  # the next sweep stamps the anchor's items
+    workflow_env.advance("31d")
+    assert workflow_env.store.find_run(run.run_id) is None
+    assert workflow_env.store.run_for_key("K") is None
+    assert not workflow_env.store.signal_items.items and not workflow_env.store.events.items

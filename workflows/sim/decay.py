@@ -99,8 +99,8 @@ class Decay:
                 if isinstance(until, (int, float)) and (name, key) not in self.items:
                     self.items[name, key] = until + self.rng.uniform(0.0, LATE)
                     self.eligible[name, key] = until
-        for key in sorted(expired - set(self.objects)):
-            self.objects[key] = now + self.rng.uniform(0.0, LATE)
+        for name in sorted(expired - set(self.objects)):
+            self.objects[name] = now + self.rng.uniform(0.0, LATE)
 
     def _expired_objects(self, now: float) -> set[str]:
         """Ask the bucket's lifecycle rule (on a copy of the bucket) what it removes by ``now``."""

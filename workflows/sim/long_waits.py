@@ -125,7 +125,7 @@ def _either(n: int) -> list[tuple[str, Any]]:
             for oks in itertools.product((True, False), repeat=n)]
 
 
-LONG_WAITS = [
+LONG_WAITS: list[Workload] = [
     Workload("sim_patient_parent", lambda r, k: [r.randint(1, 9), r.choice([35, 60])],
              lambda a: _ok(2 * a[0] + 1)),
     Workload("sim_chain_parent", lambda r, k: [r.randint(32, 40)], lambda a: _ok(a[0])),

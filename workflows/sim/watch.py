@@ -43,7 +43,7 @@ def install(world: World) -> None:
         table.get = _watched_get(world, table, table.get)  # type: ignore[method-assign]
         table.query = _watched_query(world, table, table.query)  # type: ignore[method-assign]
     blobs = world.store.blob_objects
-    blobs.get_blob = _watched_blob(world, blobs.get_blob)  # type: ignore[method-assign]
+    blobs.get_blob = _watched_blob(world, blobs.get_blob)  # type: ignore[method-assign,assignment]
 
 
 def _watched_get(world: World, table: Table, get: Callable[..., Item | None]) -> Callable[..., Item | None]:

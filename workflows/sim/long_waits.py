@@ -83,7 +83,7 @@ def sim_same_args_chain(blob: str, until_day: int) -> int:
 
 
 @step(concurrency=1, concurrency_key="key", retries=1, retry_delay=2.0)
-def sim_keyed(key: str, blob: str) -> int:
+def sim_per_key(key: str, blob: str) -> int:
     label = f"keyed-{key}"
     base.observer.entered(label)
     try:
@@ -94,9 +94,9 @@ def sim_keyed(key: str, blob: str) -> int:
 
 
 @workflow
-def sim_keyed_batch(blob: str) -> list[int]:
+def sim_per_key_batch(blob: str) -> list[int]:
     """A keyed limit whose arguments are payload objects: at most one attempt per key at once."""
-    return list(parallel(sim_keyed.s("a", blob), sim_keyed.s("b", blob), sim_keyed.s("a", blob)))
+    return list(parallel(sim_per_key.s("a", blob), sim_per_key.s("b", blob), sim_per_key.s("a", blob)))
 
 
 @step(concurrency=1, timeout=30.0, retries=1, retry_delay=2.0)
@@ -135,6 +135,6 @@ LONG_WAITS: list[Workload] = [
     Workload("sim_forkable", lambda r, k: [_blob(r, k)], lambda a: _ok(len(a[0])), needs="fork",
              act_after=20 * DAY),
     Workload("sim_same_args_chain", lambda r, k: [_blob(r, k), r.randint(9, 12)], lambda a: _ok(len(a[0]))),
-    Workload("sim_keyed_batch", lambda r, k: [_blob(r, k)], lambda a: _ok([len(a[0])] * 3)),
+    Workload("sim_per_key_batch", lambda r, k: [_blob(r, k)], lambda a: _ok([len(a[0])] * 3)),
     Workload("sim_overrun_batch", lambda r, k: [r.randint(2, 3)], lambda a: _either(a[0])),
 ]

@@ -83,20 +83,19 @@ def sim_same_args_chain(blob: str, until_day: int) -> int:
 
 
 @step(concurrency=1, concurrency_key="key", retries=1, retry_delay=2.0)
-def sim_per_key(key: str, blob: str) -> int:
-    label = f"keyed-{key}"
-    base.observer.entered(label)
+def sim_per_key(key: str, blob: str, branch: int) -> int:
+    base.observer.entered(f"per-key-{key}")
     try:
-        _ran(label)
+        _ran(f"per-key-{key}-{branch}")
     finally:
-        base.observer.left(label)
+        base.observer.left(f"per-key-{key}")
     return len(blob)
 
 
 @workflow
 def sim_per_key_batch(blob: str) -> list[int]:
     """A keyed limit whose arguments are payload objects: at most one attempt per key at once."""
-    return list(parallel(sim_per_key.s("a", blob), sim_per_key.s("b", blob), sim_per_key.s("a", blob)))
+    return list(parallel(sim_per_key.s("a", blob, 0), sim_per_key.s("b", blob, 1), sim_per_key.s("a", blob, 2)))
 
 
 @step(concurrency=1, timeout=30.0, retries=1, retry_delay=2.0)

@@ -4,7 +4,7 @@ Each outlives something the world deletes: a child's items (retention, 30 days),
 runs of a chain that continues daily, payload objects (the bucket's lifecycle rule), or a
 step's timeout (its body runs on). The world's checks (``keep``, ``watch``, ``check_exclusive``)
 say what a live run lost. Kept apart from the basic catalogue (``workloads``), which imports
-:data:`LONG_WAITS`.
+:data:`LONG_WAITS` (and this module adds them to its ``CATALOGUE``, whichever is imported first).
 """
 
 from __future__ import annotations
@@ -137,3 +137,4 @@ LONG_WAITS: list[Workload] = [
     Workload("sim_per_key_batch", lambda r, k: [_blob(r, k)], lambda a: _ok([len(a[0])] * 3)),
     Workload("sim_overrun_batch", lambda r, k: [r.randint(2, 3)], lambda a: _either(a[0])),
 ]
+base.CATALOGUE += LONG_WAITS

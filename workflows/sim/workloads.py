@@ -258,6 +258,4 @@ CATALOGUE = [
 
 
 # -- waits past the retention, limits under deletion and timeouts (a module of their own) -------------
-from .long_waits import LONG_WAITS  # noqa: E402  (it builds on the definitions above)
-
-CATALOGUE += LONG_WAITS
+from . import long_waits  # noqa: E402,F401  (it builds on the definitions above and adds LONG_WAITS to CATALOGUE)

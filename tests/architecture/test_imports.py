@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ["workflows", "persistence", "beat"]
 ADAPTER_LIBRARIES = ["celery", "kombu", "boto3", "botocore", "pynamodb", "opentelemetry", "prometheus_client"]
 #: Modules that start something when imported, by design (the console entry point).
-SKIP = {"workflows.__main__"}
+SKIP = {"workflows.__main__", "workflows.sim.__main__"}  # (the simulator runs 200 seeds)
 
 
 def all_modules() -> list[str]:

@@ -80,6 +80,53 @@ class Index:
     range: str
 
 
+class IndexLag:
+    """Global secondary indexes that lag behind their table's writes, as DynamoDB's do (they are
+    eventually consistent; moto's are not). Off unless a table's :attr:`Table.lag` is set (the
+    simulator sets it): a write reaches the indexes ``delay()`` seconds after it applied, each
+    item's writes in their order, so a Query on an index may not yet see an item written,
+    updated or deleted within the last ``delay()`` seconds (it sees the item as it was).
+
+    Args:
+        clock: the true time, epoch seconds.
+        delay: the propagation delay of one write, seconds (drawn per write).
+    """
+
+    def __init__(self, clock: Callable[[], float], delay: Callable[[], float]) -> None:
+        self.clock, self.delay = clock, delay
+        #: Per key with writes not yet everywhere in the indexes: (visible from, item or None), oldest first.
+        self.versions: dict[tuple[Any, ...], list[tuple[float, Item | None]]] = {}
+
+    def wrote(self, key: tuple[Any, ...], before: Item | None, after: Item | None) -> None:
+        """A write changed the item at ``key`` from ``before`` to ``after`` (None: absent)."""
+        now = self.clock()
+        versions = self.versions.setdefault(key, [(float("-inf"), None if before is None else clean(before))])
+        versions.append((max(now + self.delay(), versions[-1][0]), None if after is None else clean(after)))
+        self._settle(key, now)
+
+    def view(self, items: dict[tuple[Any, ...], Item]) -> dict[tuple[Any, ...], Item]:
+        """The items as the indexes show them now."""
+        now = self.clock()
+        shown = dict(items)
+        for key in list(self.versions):
+            versions = self._settle(key, now)
+            seen = [item for at, item in versions if at <= now][-1]
+            if seen is None:
+                shown.pop(key, None)
+            else:
+                shown[key] = seen
+        return shown
+
+    def _settle(self, key: tuple[Any, ...], now: float) -> list[tuple[float, Item | None]]:
+        """Forget the versions the indexes no longer show (all of them once the last is visible)."""
+        versions = self.versions[key]
+        while len(versions) > 1 and versions[1][0] <= now:
+            versions.pop(0)
+        if len(versions) == 1:
+            del self.versions[key]
+        return versions
+
+
 class Table:
     """One table: items by primary key, with its global secondary indexes."""
 
@@ -88,6 +135,7 @@ class Table:
         self.name, self.hash_key, self.range_key = name, hash_key, range_key
         self.indexes = indexes or {}
         self.items: dict[tuple[Any, ...], Item] = {}
+        self.lag: IndexLag | None = None  # None: the indexes are always up to date
 
     def key(self, item: Item) -> tuple[Any, ...]:
         """The primary key of ``item``."""
@@ -128,6 +176,13 @@ class Table:
         """DeleteItem if ``cond`` holds (deleting a missing item is fine)."""
         transact([Delete(self, key, cond)])
 
+    def expire(self, key: tuple[Any, ...]) -> Item | None:
+        """What TTL does to an expired item (no request, no condition); the item it removed."""
+        gone = self.items.pop(tuple(key), None)
+        if gone is not None and self.lag is not None:
+            self.lag.wrote(tuple(key), gone, None)
+        return gone
+
     # -- Query --------------------------------------------------------------------------------------
     def query(self, hash_value: Any, *, index: str | None = None, where: Callable[[Any], bool] | None = None,
               forward: bool = True, limit: int | None = None, start: Item | None = None,
@@ -146,7 +201,8 @@ class Table:
         def order(item: Item) -> tuple[Any, ...]:
             return (item[rk], self.key(item)) if rk is not None else self.key(item)
 
-        rows = sorted((i for i in self.items.values() if i.get(hk) == hash_value and (rk is None or rk in i)),
+        source = self.items if index is None or self.lag is None else self.lag.view(self.items)
+        rows = sorted((i for i in source.values() if i.get(hk) == hash_value and (rk is None or rk in i)),
                       key=order, reverse=not forward)
         if where is not None and rk is not None:
             rows = [i for i in rows if where(i[rk])]
@@ -243,6 +299,8 @@ def transact(ops: list[Write]) -> list[Item | None]:
             _check_size(op.table, after)
         staged.append((op.table, key, after))
     for table, key, after in staged:
+        if table.lag is not None and after is not table.items.get(key):
+            table.lag.wrote(key, table.items.get(key), after)
         if after is None:
             table.items.pop(key, None)
         else:

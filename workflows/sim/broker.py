@@ -19,6 +19,7 @@ class Envelope:
     id: int
     body: Message
     visible_at: float
+    sent_at: float = 0.0
     receives: int = 0
 
     @property
@@ -35,7 +36,7 @@ class Broker:
         self._ids = itertools.count(1)
 
     def send(self, body: Message, now: float, delay: float = 0.0) -> Envelope:
-        envelope = Envelope(next(self._ids), body, now + delay)
+        envelope = Envelope(next(self._ids), body, now + delay, now)
         self.messages[envelope.id] = envelope
         return envelope
 
@@ -48,6 +49,11 @@ class Broker:
 
     def delete(self, envelope: Envelope) -> None:
         self.messages.pop(envelope.id, None)
+
+    def expire(self, now: float, retention: float) -> None:
+        """Drop the messages older than the queue's retention period (SQS deletes them, received or not)."""
+        for envelope in [e for e in self.messages.values() if e.sent_at + retention <= now]:
+            del self.messages[envelope.id]
 
     def next_visible(self) -> float | None:
         return min((e.visible_at for e in self.messages.values()), default=None)

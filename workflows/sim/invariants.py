@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 
 def _run(world: World, run_id: str) -> dict[str, Any] | None:
-    return world.store.runs.items.get((run_id,))
+    """A run item, or as it was when TTL deleted it."""
+    return world.store.runs.items.get((run_id,)) or world.decay.runs.get(run_id)
 
 
 def final_item(world: World, run_id: str) -> dict[str, Any] | None:
@@ -82,7 +83,9 @@ def check_liveness(world: World) -> None:
             counts = _history_counts(world) if counts is None else counts
             count = counts.get(run_id, 0)
             seen = world.ended_history.setdefault(run_id, count)
-            if count != seen:
+            if count < seen:
+                world.ended_history[run_id] = seen = count
+            if count > seen:  # (TTL may delete records: fewer is no write)
                 world.violations.append(f"run {run_id} got history records after its end ({seen} -> {count})")
             continue
         if run.get("lease_expires_at") is not None or run_id in messages or run_id in wakes:
@@ -122,9 +125,23 @@ def check_recovery(world: World, run_id: str) -> None:
                                     f"making progress at least every {gap:.0f}s: its lease was not renewed")
 
 
+class _Archive:
+    """The payload bucket with the objects the world deleted (for the end checks)."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def get_blob(self, key: str) -> bytes | None:
+        gone = self.world.decay.gone_objects.get(key)
+        return self.world.store.blob_objects.objects.get(key) or (gone[1] if gone else None)
+
+    def put_blob(self, key: str, data: bytes) -> None:
+        raise AssertionError("the end checks write nothing")
+
+
 def _resolved(world: World, text: str) -> str:
     """A stored payload's text, read from the blob store if it is a reference (no faults)."""
-    return Payloads(world.store.blobs, world.store.settings).resolve(text) or text
+    return Payloads(_Archive(world), world.store.settings).resolve(text) or text
 
 
 def check_exclusive(world: World, label: str) -> None:
@@ -132,14 +149,15 @@ def check_exclusive(world: World, label: str) -> None:
     since the earlier one's task began: a stall between taking the slot and entering the body
     counts too (its slot's lease may then have passed and been reclaimed)."""
     actor = world.baton.actor()
-    for other, since in list(world.inside.items()):
+    inside = world.inside.setdefault(label, {})
+    for other, since in list(inside.items()):
         if other.done or other.kill:
-            world.inside.pop(other, None)
+            inside.pop(other, None)
         elif other is not actor and since > world.last_pause:
             world.violations.append(f"two attempts of the concurrency=1 step {label} ran at once: "
                                     f"{other.name} since {since:.1f}s and {getattr(actor, 'name', '?')}")
     if actor is not None:
-        world.inside[actor] = getattr(actor, "started", world.time)
+        inside[actor] = getattr(actor, "started", world.time)
 
 
 def check_one_live_run(world: World, run_id: str) -> None:
@@ -155,16 +173,17 @@ def check_one_live_run(world: World, run_id: str) -> None:
 def check_ends(world: World) -> None:
     """Each run ended as its workflow defines; re-executions are explained by faults."""
     for instance in world.instances:
-        run = final_item(world, instance.run_id)
-        assert run is not None
-        value = None if run.get("result") is None else json.loads(_resolved(world, run["result"]))
-        allowed = instance.workload.ends(instance.args)
-        if instance.cancel_sent:
-            allowed = [*allowed, (RunStatus.CANCELLED.value, None)]
-        if (run["status"], _freeze(value)) not in {(s, _freeze(v)) for s, v in allowed}:
-            world.violations.append(f"run {instance.run_id} ({instance.workload.name}{instance.args}) ended "
-                                    f"{run['status']} with {value!r} {run.get('error') or ''}; expected one of "
-                                    f"{sorted(map(str, allowed))}")
+        for run_id in (instance.run_id, *instance.forks):  # a fork ends as its original may
+            run = final_item(world, run_id)
+            assert run is not None
+            value = None if run.get("result") is None else json.loads(_resolved(world, run["result"]))
+            allowed = instance.workload.ends(instance.args)
+            if instance.cancel_sent and run_id == instance.run_id:
+                allowed = [*allowed, (RunStatus.CANCELLED.value, None)]
+            if (run["status"], _freeze(value)) not in {(s, _freeze(v)) for s, v in allowed}:
+                world.violations.append(f"run {run_id} ({instance.workload.name}{_short(instance.args)}) ended "
+                                        f"{run['status']} with {value!r} {run.get('error') or ''}; expected one "
+                                        f"of {sorted(map(str, allowed))[:4]}")
     extra: dict[str, int] = {}
     for key, count in world.executions.items():
         if count > 1:
@@ -180,6 +199,12 @@ def check_ends(world: World) -> None:
 def final_record(world: World, run_id: str) -> RunRecord:
     """The last run of a continue-as-new chain, as the engine sees it."""
     return world.store.get_run((final_item(world, run_id) or {"run_id": run_id})["run_id"])
+
+
+def _short(args: list[Any]) -> str:
+    """Arguments as a violation shows them (a large payload cut short)."""
+    text = repr(args)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _freeze(value: Any) -> str:

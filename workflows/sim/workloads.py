@@ -35,6 +35,10 @@ class Observer:
     def gated(self, run_id: str) -> None:
         """A step of a run of the ``concurrency=1`` workflow began its body."""
 
+    def day(self) -> float:
+        """Simulated days since the scenario began."""
+        return 0.0
+
 
 observer: Observer = Observer()
 
@@ -245,7 +249,8 @@ class Workload:
     name: str
     make_args: Callable[[random.Random, str], list[Any]]
     ends: Callable[[list[Any]], list[tuple[str, Any]]]
-    needs: str | None = None  # "hook" or "signal": the client has to act
+    needs: str | None = None  # "hook", "signal", "signals", "handle" or "fork": the client has to act
+    act_after: float = 0.0  # the client acts this long (simulated seconds) after the scenario began, or later
 
 
 def _ok(value: Any) -> list[tuple[str, Any]]:
@@ -272,3 +277,7 @@ CATALOGUE = [
     Workload("sim_one_at_a_time", lambda r, k: [r.randint(1, 3)], lambda a: _ok(a[0])),
     Workload("sim_gated_batch", lambda r, k: [r.randint(2, 3)], lambda a: _ok(list(range(a[0])))),
 ]
+
+
+# -- waits past the retention, limits under deletion and timeouts (a module of their own) -------------
+from . import long_waits  # noqa: E402,F401  (it builds on the definitions above and adds LONG_WAITS to CATALOGUE)

@@ -11,7 +11,8 @@ from typing import Any, Callable, Iterator
 
 from beat.schedules import ensure_listener, fire_due_schedules
 
-from ..client import cancel_run, resume_hook_on, signal_run
+from ..client import cancel_run, last_of_chain, resume_hook_on, signal_run
+from ..core import forks
 from ..core.engine import Engine
 from ..core.records import TERMINAL, ResumeMessage, StepMessage
 from ..core.retention import retain_ended_runs
@@ -22,10 +23,11 @@ from ..errors import StorageError, Throttled, WorkflowError
 from ..memory import MemoryStore
 from ..registry import get_workflow
 from ..settings import Settings
+from . import overrun, watch, workloads
 from . import schedules as scheduled
-from . import workloads
 from .actors import Actor, ActorLocalInPlace, Baton, Crash
 from .broker import Broker, Envelope
+from .decay import DAY, Decay
 from .faults import FaultPlan
 from .invariants import (
     check_ends,
@@ -35,6 +37,7 @@ from .invariants import (
     check_recovery,
     final_item,
 )
+from .keep import check_deleting, check_kept
 from .retention import check_retention
 
 START = 1_800_000_000.0
@@ -47,6 +50,10 @@ SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_att
 SLOTS = 2  # concurrent tasks per worker process
 BEAT_INTERVAL = 5.0  # a beat sweeps at most this often (simulated seconds; the default sweep interval)
 STEP_SECONDS = 6.0  # a step body takes up to this long (simulated seconds)
+JUMP = 6 * 3600.0  # an idle world moves its clock at most this far at once (long waits cost days / 6 h events)
+#: A fifth of the seeds keep payload objects only a week (WORKFLOWS_PAYLOAD_EXPIRY_DAYS=7), so that runs and
+#: forks living longer than that meet the lifecycle rule.
+SHORT_EXPIRY = SETTINGS.with_(payload_expiry_days=7)
 
 
 class ProcessClock:
@@ -106,6 +113,8 @@ class Instance:
     acted: bool = False
     cancelled: bool = False
     cancel_sent: bool = False
+    progress: int = 0  # signals of a "signals" action sent so far
+    forks: list[str] = dataclasses.field(default_factory=list)  # runs the client forked from this one
 
 
 class World:
@@ -117,9 +126,10 @@ class World:
         self.seed, self.rng = seed, random.Random(seed)
         self.faults = faults or FaultPlan()
         self.chaos_steps, self.max_steps = chaos_steps, max_steps
-        self.time = START
+        self.time = self.start = START
         self.baton = Baton()
-        self.store = store_class(SETTINGS, self._now)
+        self.settings = SHORT_EXPIRY if seed % 5 == 1 else SETTINGS
+        self.store = store_class(self.settings, self._now)
         self.broker = Broker(SETTINGS.visibility_timeout)
         self.trace: list[str] = []
         self.violations: list[str] = []
@@ -130,7 +140,7 @@ class World:
         self.tokens: dict[str, str] = {}
         self.ended_history: dict[str, int] = {}
         self.events_seen = 0  # history records at the last liveness check
-        self.inside: dict[Any, float] = {}  # actors in the body of a concurrency=1 step, since when
+        self.inside: dict[str, dict[Any, float]] = {}  # per limited step: actors in its body, since when
         self.gated_runs: set[str] = set()  # runs of the concurrency=1 workflow that ran a step
         self.last_pause = float("-inf")  # when a process last stalled (every lease may have expired)
         self.processes = ([Process(f"worker{i}", "worker") for i in range(workers)]
@@ -139,9 +149,15 @@ class World:
             self._boot(process)
         self.instances = [self._instance(i) for i in range(runs)]
         self.schedule = scheduled.create(self, self.rng, START) if self.rng.random() < 0.3 else None
+        self.decay = Decay(self, seed)
+        watch.install(self)
 
     # -- set-up ---------------------------------------------------------------------------------
     def _now(self) -> float:
+        return self.time
+
+    def true_time(self) -> float:
+        """The world's time (no process's skew)."""
         return self.time
 
     def _boot(self, process: Process) -> None:
@@ -159,16 +175,16 @@ class World:
         """A third of the seeds play a rolling deploy: every process runs code version v2, but
         worker1 is an old worker that serves only v1 runs, so it defers every run it meets."""
         if self.seed % 3 != 2:
-            return SETTINGS
+            return self.settings
         serves = ("v1",) if process.name == "worker1" else ("v2",)
-        return SETTINGS.with_(code_version="v2", serve_versions=serves)
+        return self.settings.with_(code_version="v2", serve_versions=serves)
 
     def _instance(self, index: int) -> Instance:
         workload = self.rng.choice(workloads.CATALOGUE)
         key = f"s{self.seed}-{index}"
         cancel_at = START + self.rng.uniform(0, 300) if self.rng.random() < 0.15 else None
         return Instance(workload, f"run-{key}", workload.make_args(self.rng, key), cancel_at,
-                        START + self.rng.uniform(0, 400))
+                        START + workload.act_after + self.rng.uniform(0, 400))
 
     # -- ports --------------------------------------------------------------------------------------
     @property
@@ -267,7 +283,21 @@ class World:
     def left(self, label: str) -> None:
         actor = self.baton.actor()
         if actor is not None:
-            self.inside.pop(actor, None)
+            self.inside.get(label, {}).pop(actor, None)
+
+    def day(self) -> float:
+        return (self.time - START) / DAY
+
+    def deleting(self, what: str, owner: str) -> None:
+        """TTL is about to delete ``what``, an item of run ``owner``."""
+        check_deleting(self, what, owner)
+
+    def spawn_overrun(self, actor: Actor, body: Callable[[], None]) -> None:
+        """A step body that outlives its attempt's timeout goes on as an actor of the same process."""
+        ghost = Actor(f"{actor.name}-overrun", actor.process, body, self.baton, run_id=actor.run_id,
+                      started=actor.started)
+        ghost.ready_at = self.time
+        self.actors.append(ghost)
 
     def gated(self, run_id: str) -> None:
         check_one_live_run(self, run_id)
@@ -276,9 +306,12 @@ class World:
     def run(self) -> World:
         """Play the scenario to its end (every run ended) or to a violation."""
         workloads.observer = self  # type: ignore[assignment]
+        undo = overrun.install(self)
         try:
             while self.steps < self.max_steps and not self.violations:
                 self.steps += 1
+                if self.decay.step():
+                    check_kept(self)
                 check_liveness(self)
                 if self.schedule is not None:
                     scheduled.check_overlap(self, self.schedule)
@@ -310,13 +343,17 @@ class World:
                 if not actor.done:
                     actor.step()
             workloads.observer = workloads.Observer()
+            undo()
         return self
 
     def _finished(self) -> bool:
         if not all(i.started for i in self.instances) or any(not a.done for a in self.actors):
             return False
-        return all((run := final_item(self, i.run_id)) is not None and run["status"] in TERMINAL
-                   for i in self.instances) and (self.schedule is None or scheduled.finished(self, self.schedule))
+        if any(i.workload.needs in ("fork", "handle") and not i.acted for i in self.instances):
+            return False
+        ended = [r for i in self.instances for r in (i.run_id, *i.forks)]
+        return all((run := final_item(self, r)) is not None and run["status"] in TERMINAL
+                   for r in ended) and (self.schedule is None or scheduled.finished(self, self.schedule))
 
     def _options(self) -> list[tuple[str, Any]]:
         options: list[tuple[str, Any]] = [("step", a) for a in self.actors if not a.done and a.ready_at <= self.time]
@@ -410,6 +447,18 @@ class World:
             elif instance.workload.needs == "signal":
                 signal_run(engine, instance.run_id, "go", "go!")
                 instance.acted = True
+            elif instance.workload.needs == "signals":  # one after the other; a retry sends the rest
+                for payload in ("first", "second")[instance.progress:]:
+                    signal_run(engine, instance.run_id, "item", payload)
+                    instance.progress += 1
+                instance.acted = True
+            elif instance.workload.needs == "handle":  # a handle of the chain's first run, used weeks later
+                last_of_chain(engine.store, instance.run_id)
+                instance.acted = True
+            elif instance.workload.needs == "fork":  # the key makes a retry find the fork it created
+                fork = forks.fork_run(engine, instance.run_id, 1, idempotency_key=f"fork-{instance.run_id}")
+                instance.forks = [fork]
+                instance.acted = True
             else:
                 resume_hook_on(engine, self.tokens[instance.args[0]], {"approved": instance.args[0]})
                 instance.acted = True
@@ -429,8 +478,13 @@ class World:
         moments += [r["lease_expires_at"] + 0.001 for r in self.store.runs.items.values()
                     if r.get("lease_expires_at") is not None and r["status"] not in TERMINAL]
         moments += [s["due_at"] for s in self.store.schedules.items.values() if s.get("active_shard") is not None]
-        moments += [i.act_at for i in self.instances if not i.acted] + [
+        moments += [i.act_at for i in self.instances if not i.acted and i.workload.needs is not None] + [
             i.cancel_at for i in self.instances if i.cancel_at is not None and not i.cancelled]
+        # an ended run not yet stamped: beats run until its retention sweep stamps it
+        delay = self.settings.lease_seconds + 0.001
+        moments += [r["ended_at"] + delay for r in self.store.runs.items.values()
+                    if "retain_shard" in r and r.get("ended_at") is not None]
+        moments += [m for m in self.decay.moments() if m != float("inf")]
         return [m for m in moments if m is not None]
 
     def _idle_until(self) -> float | None:
@@ -441,7 +495,7 @@ class World:
         moments = self._moments()
         if any(m <= self.time for m in moments) or not moments:
             return None
-        return min(moments) + 0.001
+        return min(min(moments) + 0.001, self.time + JUMP)
 
     def _advance(self) -> bool:
         """Jump to the next moment something can happen; False if nothing ever will."""
@@ -449,7 +503,7 @@ class World:
                   if m > self.time]
         if not future:
             return False
-        self.time = min(future) + 0.001
+        self.time = min(min(future) + 0.001, self.time + JUMP)
         return True
 
 

@@ -1,8 +1,11 @@
 """Celery configuration of the workflows app, read from the environment via the settings object.
 
-The app (``workflows.app:app``) loads ``workflows.celeryconfig``, which holds the same
-settings; this file is for running Celery's own commands with ``--config celeryconfig``
-from the repository root. It is not installed as a top-level module.
+The app (``workflows.app:app``) reads the same configuration, ``workflows.celery.config``; this
+file is for running Celery's own commands with ``--config celeryconfig`` from the repository
+root. It is not installed as a top-level module.
 """
 
-from workflows.celeryconfig import *  # noqa: F403 - the configuration is these module globals
+from workflows.celery.config import celery_config
+from workflows.settings import get_settings
+
+globals().update(celery_config(get_settings()))

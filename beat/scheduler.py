@@ -9,12 +9,13 @@ from typing import Any
 
 from celery.beat import Scheduler
 
+from workflows.core.firing import fire_due_schedules
 from workflows.core.retention import retain_ended_runs
 from workflows.core.sweeper import fire_due_timers, reconcile
 from workflows.runtime import get_engine
 from workflows.settings import get_settings
 
-from .schedules import fire_due_schedules, sync_declared_schedules
+from .declared import sync_declared_schedules
 
 log = logging.getLogger("workflows.beat")
 

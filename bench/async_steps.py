@@ -29,7 +29,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[4, 50])
     args = parser.parse_args()
 
-    from workflows.localstack import LocalAWS
+    from workflows.local.server import LocalAWS
 
     with LocalAWS() as aws:
         session = uuid.uuid4().hex[:6]

@@ -61,7 +61,7 @@ def serving() -> Iterator[str]:
     """The dashboard app on a free local port, served by uvicorn from a thread of this process."""
     import uvicorn
 
-    from workflows.localstack import free_port
+    from workflows.local.server import free_port
     from workflows.web import create_app
 
     port = free_port()

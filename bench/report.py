@@ -7,7 +7,7 @@ import math
 from typing import Any, Iterable
 
 from workflows.core.metering import DDB_READS, DDB_WRITES
-from workflows.pricing import PRICE_READ_UNIT, PRICE_SQS_REQUEST, PRICE_WRITE_UNIT
+from workflows.core.pricing import PRICE_READ_UNIT, PRICE_SQS_REQUEST, PRICE_WRITE_UNIT
 
 from . import keys
 from .repeats import Ratio, median, paired_ratio

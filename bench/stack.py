@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
-from workflows.localstack import free_port
+from workflows.local.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"}

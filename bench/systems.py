@@ -98,7 +98,7 @@ class Workflows:
 
     def start(self, front: Front, cluster: Cluster, sweep: float, poll: int) -> None:
         from persistence.provision import create_queues, create_tables
-        from workflows.app import worker_queues
+        from workflows.celery.app import worker_queues
         from workflows.settings import get_settings
 
         create_tables(get_settings())

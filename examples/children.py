@@ -46,7 +46,7 @@ def paginate(page: int, running_total: int) -> int:
 
 
 if __name__ == "__main__":
-    from workflows.embedded import embedded_stack
+    from workflows.local.embedded import embedded_stack
 
     with embedded_stack():
         run = report.start(["eu", "us", "apac"])

@@ -41,7 +41,7 @@ def order(order_id: str, cents: int) -> dict:
 
 
 if __name__ == "__main__":
-    from workflows.embedded import embedded_stack
+    from workflows.local.embedded import embedded_stack
 
     with embedded_stack():
         run = order.start("o-7", 4200, idempotency_key="o-7")

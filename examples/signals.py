@@ -31,7 +31,7 @@ def cart(customer: str) -> dict:
 
 
 if __name__ == "__main__":
-    from workflows.embedded import embedded_stack
+    from workflows.local.embedded import embedded_stack
 
     with embedded_stack():
         run = cart.start("ana")

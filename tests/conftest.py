@@ -34,7 +34,7 @@ def _need(module: str) -> None:
 def aws_env() -> Iterator[dict[str, str]]:
     """Start the local AWS server once and point this process (and its children) at it."""
     _need("moto")
-    from workflows.localstack import LocalAWS
+    from workflows.local.server import LocalAWS
 
     server = LocalAWS().start()
     session = uuid.uuid4().hex[:8]

@@ -5,12 +5,82 @@ Mark functions with :func:`workflow` and :func:`step`; start runs with
 
 Public names resolve lazily (PEP 562), so ``import workflows`` stays cheap and
 importing a submodule such as ``workflows.errors`` loads nothing else.
+
+Modules that moved keep their old import path (:data:`MOVED`), served by a finder that
+aliases the old name to the new module: ``workflows.app`` and ``workflows.http`` are
+operational paths (``celery -A workflows.app``, ``uvicorn workflows.http:app``) and stay
+quietly; the others warn with a ``DeprecationWarning`` and go in the next release.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Sequence
+
+#: Paths kept for good: what users type to run a worker or serve the hook endpoint.
+STABLE: dict[str, str] = {"workflows.app": "workflows.celery.app", "workflows.http": "workflows.web.hooks"}
+#: Old module path -> new one, for one release (a ``DeprecationWarning`` on import).
+MOVED: dict[str, str] = {
+    **{f"workflows.{old}": f"workflows.celery.{new}" for old, new in [
+        ("celery_config", "config"), ("celery_install", "install"), ("celery_transport", "transport"),
+        ("producer", "producer"), ("visibility", "visibility"), ("deadletter", "deadletter"),
+        ("sqs_transport", "sqs"), ("tasks", "tasks"), ("task_steps", "task_steps")]},
+    **{f"workflows.cli_{group}": f"workflows.cli.{group}" for group in ("aws", "flow", "forks", "payloads",
+                                                                        "schedules")},
+    **{f"workflows.{old}": f"workflows.local.{new}" for old, new in [
+        ("localstack", "server"), ("local_iam", "iam"), ("embedded", "embedded"), ("demo", "demo")]},
+    **{f"workflows.{old}": f"workflows.core.{new}" for old, new in [
+        ("names", "names"), ("limits", "limits"), ("pricing", "pricing"), ("inspect", "timeline"),
+        ("registry", "registry")]},
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Import an old module path as the module that now lives at the new one (the same object)."""
+
+    def __init__(self) -> None:
+        self._own_specs: dict[str, Any] = {}
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname in MOVED or fullname in STABLE:
+            return importlib.machinery.ModuleSpec(fullname, self)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        new = MOVED.get(spec.name)
+        if new is not None:
+            warnings.warn(f"{spec.name} moved to {new}; import it from there ({spec.name} goes in the next release)",
+                          DeprecationWarning, stacklevel=_caller_level())
+        module = importlib.import_module(new or STABLE[spec.name])
+        self._own_specs[spec.name] = module.__spec__
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        # The import system stamped the old name's spec on the module: give it back its own.
+        module.__spec__ = self._own_specs.pop(module.__spec__.name, module.__spec__)  # type: ignore[union-attr]
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the importing line: past this module's frames (``warnings`` itself
+    skips the import machinery's)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (frame.f_code.co_filename == __file__
+                                 or frame.f_code.co_filename.startswith("<frozen importlib")):
+        if frame.f_code.co_filename == __file__:
+            level += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return level
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.append(_MovedModules())
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["RunHandle", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
@@ -18,7 +88,7 @@ _EXPORTS: dict[str, str] = {
     "RunStatus": "workflows.core.records",
     **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
     **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
-    "install": "workflows.celery_install",
+    "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
     **dict.fromkeys(["FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
                      "HookNotFound", "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge",
@@ -59,7 +129,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .celery_install import install
+    from .celery.install import install
     from .client import (
         RunHandle,
         cancel,

@@ -15,8 +15,10 @@ from .core.chains import chain_anchor, current_run, follow
 from .core.debounce import DEBOUNCE_TAG
 from .core.engine import Engine
 from .core.hooks import refusal
+from .core.names import check_name
 from .core.ports import Store
 from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
+from .core.registry import WorkflowDef, check_arguments, get_workflow
 from .core.tags import check_tags, limit_count, parse_filter
 from .core.tokens import hash_token
 from .debounce import Debounce, debounce_options, start_debounced
@@ -32,8 +34,6 @@ from .errors import (
     RunTimedOut,
     SerializationError,
 )
-from .names import check_name
-from .registry import WorkflowDef, check_arguments, get_workflow
 from .runtime import get_engine
 
 MAX_KEY_LENGTH = 512
@@ -128,13 +128,13 @@ class RunHandle:
 
     def events(self) -> list[dict[str, Any]]:
         """The history as a timeline: run start, every op record in order, run end."""
-        from .inspect import timeline
+        from .core.timeline import timeline
 
         return timeline(self.record(), self.history(), get_engine().payloads.resolve_record)
 
     def steps(self) -> list[dict[str, Any]]:
         """One record per step op: seq, name, status, attempts, started_at, finished_at, error."""
-        from .inspect import step_rows
+        from .core.timeline import step_rows
 
         return step_rows(self.record(), self.history(), get_engine().payloads.resolve_record)
 

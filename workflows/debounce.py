@@ -20,10 +20,10 @@ from typing import Any
 
 from .core.debounce import DEBOUNCE_TAG, WINDOW_SLOT, window_of
 from .core.engine import Engine
+from .core.registry import WorkflowDef
 from .core.tags import MAX_VALUE_LENGTH, check_tag
 from .durations import Duration, to_seconds
 from .errors import InvalidDebounce, InvalidTags, StorageError
-from .registry import WorkflowDef
 
 #: Rounds of reading the window and writing it before a start gives up (every lost round means
 #: another start changed the window: it only repeats under heavy contention).

@@ -8,11 +8,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, TypeVar, overload
 
-from . import registry
+from .core import registry
+from .core.limits import step_limits, workflow_limits
+from .core.names import check_name, check_queue
 from .durations import Duration, to_seconds
 from .errors import InvalidDebounce, InvalidSchedule, RegistrationError
-from .limits import step_limits, workflow_limits
-from .names import check_name, check_queue
 
 if TYPE_CHECKING:
     from .client import RunHandle
@@ -148,7 +148,7 @@ def _build_step(fn: Callable[..., Any], options: dict[str, Any]) -> Step[Any, An
     if not callable(fn):
         raise RegistrationError(f"@step needs a function, got {fn!r}")
     if is_celery_task(fn):
-        from .task_steps import from_task
+        from .celery.task_steps import from_task
 
         return from_task(fn, **options)
     definition = step_definition(fn, options)
@@ -265,7 +265,7 @@ class StepDecorator:
         queue and the app's ``task_routes``; ``queue=`` overrides them. Other options
         are those of ``@step``. See docs/celery.md.
         """
-        from .task_steps import from_task
+        from .celery.task_steps import from_task
 
         return from_task(task, **options)
 

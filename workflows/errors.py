@@ -81,7 +81,7 @@ class RegistrationError(WorkflowError):
 
 
 class InvalidName(RegistrationError, ConfigurationError):
-    """A workflow, step, queue or signal name that breaks the naming rules (see ``workflows.names``)."""
+    """A workflow, step, queue or signal name that breaks the naming rules (see ``workflows.core.names``)."""
 
 
 class UnknownWorkflow(WorkflowError):

@@ -4,7 +4,7 @@
 the system clock, and installs the run-end listener of schedules. A process that
 only starts runs (a web app calling ``start()``) gets a transport that can only
 send: it loads neither Celery's worker machinery nor the modules of
-``WORKFLOWS_IMPORTS``. A worker (``workflows.app``) replaces it with the
+``WORKFLOWS_IMPORTS``. A worker (``workflows.celery.app``) replaces it with the
 transport of its own app, which can also run steps in place.
 """
 
@@ -42,8 +42,8 @@ def get_engine(settings: Settings | None = None) -> Engine:
 
 def build_engine(settings: Settings) -> Engine:
     """A new engine over the DynamoDB store and this process's Celery transport."""
-    from beat.schedules import ensure_listener
     from persistence import get_store
+    from workflows.core.firing import ensure_listener
 
     engine = Engine(get_store(settings), _worker_transport or _producer_transport(settings), settings,
                     observer=build_observer(settings))
@@ -75,7 +75,7 @@ def observer() -> Observer:
 
 
 def _producer_transport(settings: Settings) -> Transport:
-    from .producer import producer_transport
+    from .celery.producer import producer_transport
 
     return producer_transport(settings)
 

@@ -19,9 +19,9 @@ from beat.cron import ScheduleSpec, fire_times_between
 from . import codec
 from .client import RunHandle
 from .core.records import Page, ScheduleRecord
+from .core.registry import get_workflow
 from .durations import Duration, to_seconds
 from .errors import InvalidDuration, InvalidSchedule, ScheduleNotFound, SerializationError
-from .registry import get_workflow
 from .runtime import get_engine
 
 OVERLAP_POLICIES = ("skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all")
@@ -144,7 +144,7 @@ def _encode_args(name: str, args: Any, kwargs: Any) -> str:
 
 
 def _first_fire(spec: ScheduleSpec, schedule_id: str, now: float) -> tuple[float | None, float | None]:
-    from beat.schedules import next_after
+    from workflows.core.firing import next_after
 
     return next_after(spec, schedule_id, now)
 
@@ -299,7 +299,7 @@ def resume_schedule(schedule_id: str) -> ScheduleInfo:
     Raises:
         ScheduleNotFound: no schedule has this id.
     """
-    from beat.schedules import drain, ensure_listener
+    from workflows.core.firing import drain, ensure_listener
 
     engine = get_engine()
     ensure_listener(engine)
@@ -327,7 +327,7 @@ def delete_schedule(schedule_id: str) -> None:
 
 
 def _fire_by_hand(schedule_id: str, fires: list[float], overlap: str | None) -> list[tuple[str, float]]:
-    from beat.schedules import LOST, apply_fire, ensure_listener
+    from workflows.core.firing import LOST, apply_fire, ensure_listener
 
     engine = get_engine()
     ensure_listener(engine)
@@ -354,7 +354,7 @@ def trigger_schedule(schedule_id: str, *, overlap: str | None = None) -> RunHand
     Raises:
         ScheduleNotFound: no schedule has this id.
     """
-    from beat.schedules import STARTED, fire_run_id, to_datetime, to_epoch
+    from workflows.core.firing import STARTED, fire_run_id, to_datetime, to_epoch
 
     fire = to_epoch(to_datetime(get_engine().now()))  # exact to the microsecond, as fire keys are
     [(outcome, _)] = _fire_by_hand(schedule_id, [fire], overlap)
@@ -375,7 +375,7 @@ def backfill_schedule(schedule_id: str, start: datetime, end: datetime, *, overl
     Raises:
         ScheduleNotFound, InvalidSchedule (naive datetimes, start after end, over 1000 fires).
     """
-    from beat.schedules import BUFFERED, STARTED, to_epoch
+    from workflows.core.firing import BUFFERED, STARTED, to_epoch
 
     current = get_engine().store.get_schedule(_lookup_id(schedule_id))
     spec = ScheduleSpec.from_dict(current.spec)

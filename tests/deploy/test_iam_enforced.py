@@ -122,8 +122,8 @@ def _wait_http(port: int, proc: subprocess.Popen[bytes], deadline: float = 30) -
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     """Tables, queues and bucket made by the administrator; a user per role; worker, beat, hook endpoint
     and dashboard running under their own keys."""
-    from workflows.local_iam import EnforcedLocalAWS
-    from workflows.localstack import free_port
+    from workflows.local.iam import EnforcedLocalAWS
+    from workflows.local.server import free_port
 
     logs = tmp_path_factory.mktemp("iam")
     with EnforcedLocalAWS(open(logs / "server.log", "ab")) as aws:

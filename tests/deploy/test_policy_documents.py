@@ -1,7 +1,7 @@
 """Static checks of the generated policy documents, for what an emulator cannot prove.
 
 tests/deploy/test_iam_enforced.py runs every process under its policy on moto, with the
-DynamoDB and GetQueueUrl resource rules of :mod:`workflows.local_iam`. Stock moto checks
+DynamoDB and GetQueueUrl resource rules of :mod:`workflows.local.iam`. Stock moto checks
 DynamoDB actions against ``*`` and a transaction as ``TransactWriteItems``; these tests
 hold the documents to AWS's rules directly.
 """
@@ -16,7 +16,7 @@ import pytest
 
 from workflows.deploy.policies import ROLES
 from workflows.deploy.template import build_template
-from workflows.local_iam import dynamodb_checks, s3_checks
+from workflows.local.iam import dynamodb_checks, s3_checks
 from workflows.settings import Settings
 
 TEMPLATE = build_template(Settings(table_prefix="tp-", queue_prefix="qp-"), ["payments"])

@@ -11,7 +11,7 @@ from pynamodb.attributes import TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
 from persistence.models import build_models
-from workflows.deadletter import REDRIVEN, describe_letter
+from workflows.celery.deadletter import REDRIVEN, describe_letter
 from workflows.deploy.policies import ROLES
 from workflows.deploy.resources import MAX_RECEIVE_COUNT, table_spec
 from workflows.deploy.stack import MAX_TEMPLATE_BODY, compact

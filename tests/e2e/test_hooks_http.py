@@ -45,7 +45,7 @@ def access_log() -> Iterator[Collect]:
 @pytest.fixture(scope="module")
 def server(cluster, access_log: Collect) -> Iterator[tuple[str, int]]:  # type: ignore[no-untyped-def]
     """uvicorn on a free port in a background thread, serving the real app."""
-    from workflows.http import app
+    from workflows.web.hooks import app
 
     with serve(app, access_log=True) as address:
         yield address

@@ -17,11 +17,11 @@ from persistence.blobs import ensure_bucket, s3_client
 from persistence.provision import create_queues, create_tables
 from tests.e2e import large_payload_flows as flows
 from workflows import get_run, send_signal
+from workflows.celery.producer import producer_transport
 from workflows.core.embed import is_embedded, unembed
 from workflows.core.engine import Engine
 from workflows.core.payloads import reference_of
 from workflows.core.retention import mark_payloads_ended
-from workflows.producer import producer_transport
 from workflows.runtime import get_engine, use_engine
 from workflows.settings import Settings
 

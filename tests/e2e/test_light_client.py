@@ -33,9 +33,9 @@ def test_start_from_a_plain_process_loads_no_worker_machinery(cluster, proc_env)
     # A Celery app object itself loads celery.worker.worker; the consumer, the pools and the
     # worker program are what a worker adds.
     heavy = ["celery.worker.consumer", "celery.concurrency.thread", "celery.concurrency.prefork", "celery.apps.worker",
-             "workflows.deadletter", "workflows.visibility"]
+             "workflows.celery.deadletter", "workflows.celery.visibility"]
     assert [m for m in heavy if m in modules] == []
     user_modules = proc_env["WORKFLOWS_IMPORTS"].split(",")
     assert [m for m in user_modules if m in modules] == []
-    assert "workflows.tasks" not in modules and "workflows.app" not in modules
+    assert "workflows.celery.tasks" not in modules and "workflows.celery.app" not in modules
     assert get_run(report["run_id"]).result(timeout=60) == 3  # 0 + 1 + 2

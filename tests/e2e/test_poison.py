@@ -10,8 +10,8 @@ import uuid
 
 import boto3
 
-from workflows.app import app
-from workflows.deadletter import list_dead_letters
+from workflows.celery.app import app
+from workflows.celery.deadletter import list_dead_letters
 
 
 def wait_for_letters(predicate, timeout: float = 30.0) -> list[dict]:  # type: ignore[no-untyped-def]

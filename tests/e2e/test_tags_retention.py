@@ -13,7 +13,7 @@ from boto3.dynamodb.types import TypeDeserializer
 
 from tests.e2e import flows
 from workflows import list_runs
-from workflows.cli import main
+from workflows.cli.main import main
 from workflows.core.join_layout import shard_partition
 from workflows.core.tags import index_key
 from workflows.settings import Settings

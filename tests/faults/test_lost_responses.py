@@ -21,10 +21,10 @@ from tests.faults.faulty_aws import FaultyAWS
 from workflows.client import resume_hook, send_signal
 from workflows.core.engine import Engine
 from workflows.core.records import RunStatus
+from workflows.core.registry import get_workflow
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers, reconcile
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
 
 
 class Clock:

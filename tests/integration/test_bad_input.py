@@ -22,8 +22,8 @@ import pytest
 import workflows
 from tests.e2e import flows, hook_flows, schedule_flows
 from tests.unit.test_http import call
-from workflows import http, registry
 from workflows.client import RunHandle
+from workflows.core import registry
 from workflows.core.records import HookRecord
 from workflows.core.tokens import new_token
 from workflows.core.waits import hash_token, schema_ref
@@ -48,6 +48,7 @@ from workflows.errors import (
 )
 from workflows.memory import RecordingTransport
 from workflows.runtime import get_engine
+from workflows.web import hooks as http
 
 UTC = timezone.utc
 KEY = f"bad-input-{uuid.uuid4().hex}"  # an idempotency key no call may ever store

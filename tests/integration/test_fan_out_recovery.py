@@ -15,9 +15,9 @@ from workflows import parallel, step, workflow
 from workflows.core.engine import Engine
 from workflows.core.fanout import join_id
 from workflows.core.records import StepMessage
+from workflows.core.registry import get_workflow
 from workflows.core.steps import execute_step
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
 
 RUNS: Counter[tuple[str, int]] = Counter()
 

@@ -11,12 +11,12 @@ import pytest
 from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import flows
-from workflows.celery_transport import fresh_run
+from workflows.celery.transport import fresh_run
 from workflows.core.engine import Engine
 from workflows.core.records import ResumeMessage, RunRecord
+from workflows.core.registry import get_workflow
 from workflows.core.steps import run_worker_task
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ from persistence.provision import create_tables
 from tests.e2e import payload_flows
 from workflows.core.engine import Engine
 from workflows.core.records import HookRecord
+from workflows.core.registry import get_workflow
 from workflows.core.tokens import hash_token
 from workflows.errors import ConfigurationError, HookAlreadyResumed
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
 from workflows.settings import Settings
 
 SECRET = "test-hook-secret-" + "k" * 32

@@ -13,9 +13,9 @@ from tests.e2e import flows
 from workflows.core.engine import Engine
 from workflows.core.observer import NullObserver
 from workflows.core.records import RunRecord
+from workflows.core.registry import get_workflow
 from workflows.core.steps import run_worker_task
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
 
 
 def sent(transport: RecordingTransport) -> list[tuple[str, int, bool]]:

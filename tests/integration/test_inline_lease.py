@@ -14,10 +14,10 @@ from persistence.provision import create_tables
 from tests.integration import robust_flows as flows
 from workflows.core.engine import Engine
 from workflows.core.records import EventRecord, OpKind, event_seq
+from workflows.core.registry import get_workflow
 from workflows.core.steps import run_worker_task
 from workflows.core.sweeper import reconcile
 from workflows.memory import ManualClock, RecordingTransport
-from workflows.registry import get_workflow
 
 STEPS = 10
 

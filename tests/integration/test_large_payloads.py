@@ -13,13 +13,13 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import payload_flows
 from workflows import codec
-from workflows.cli import cmd_runs_show
+from workflows.cli.main import cmd_runs_show
 from workflows.core.engine import Engine
 from workflows.core.records import TimerRecord
+from workflows.core.registry import get_workflow
 from workflows.core.steps import execute_step
 from workflows.core.sweeper import fire_due_timers
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
 from workflows.settings import Settings
 
 #: Empty strings whose encoding is just under the 256 KiB payload limit; escaped once more

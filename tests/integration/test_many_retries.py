@@ -13,9 +13,9 @@ from tests.e2e import payload_flows
 from workflows.core.attempts import Attempt, schedule_retry
 from workflows.core.engine import Engine
 from workflows.core.records import OUTCOME_SUB, EventRecord, StepMessage, attempt_seq
+from workflows.core.registry import get_step, get_workflow
 from workflows.core.steps import run_worker_task
 from workflows.memory import RecordingTransport
-from workflows.registry import get_step, get_workflow
 
 
 @pytest.fixture(scope="module")

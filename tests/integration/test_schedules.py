@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from beat import schedules as beat
+from beat import declared
 from persistence import get_store
 from tests.e2e import schedule_flows as flows
 from workflows import (
@@ -38,6 +38,7 @@ from workflows import (
     trigger_schedule,
     update_schedule,
 )
+from workflows.core import firing as beat
 from workflows.errors import SerializationError
 from workflows.memory import RecordingTransport
 from workflows.runtime import get_engine
@@ -441,14 +442,14 @@ def test_backfill_starts_each_fire_time_once(engine) -> None:
 
 
 def test_declared_schedules_are_synced_once(engine) -> None:
-    schedule_id = beat.declared_schedule_id("new_year_report")
+    schedule_id = declared.declared_schedule_id("new_year_report")
     engine.store.delete_schedule(schedule_id)
-    assert beat.sync_declared_schedules() >= 1
+    assert declared.sync_declared_schedules() >= 1
     info = get_schedule(schedule_id)
     assert (info.cron, info.timezone, info.overlap, info.declared) == ("0 0 1 1 *", "Europe/Paris", "buffer_one", True)
     assert info.next_fire_at.astimezone(ZoneInfo("Europe/Paris")).strftime("%m-%d %H:%M") == "01-01 00:00"
     pause_schedule(schedule_id)
-    assert beat.sync_declared_schedules() == 0
+    assert declared.sync_declared_schedules() == 0
     assert get_schedule(schedule_id).state == "paused"  # an operator's pause survives the sync
 
 
@@ -523,7 +524,7 @@ def beat_shards() -> int:
 
 # -- command line -----------------------------------------------------------------------------------
 def test_command_line(engine, capsys) -> None:
-    from workflows.cli import main
+    from workflows.cli.main import main
 
     schedule_id = sid()
     start = (datetime.now(UTC) - timedelta(hours=5)).replace(microsecond=0)

@@ -12,10 +12,10 @@ from persistence.provision import create_tables
 from tests.integration import robust_flows as flows
 from workflows.core.engine import Engine
 from workflows.core.records import RunRecord
+from workflows.core.registry import get_workflow
 from workflows.core.steps import execute_step
 from workflows.errors import Throttled
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
 
 
 class ThrottlingStore:

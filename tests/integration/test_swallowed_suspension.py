@@ -9,8 +9,8 @@ import pytest
 
 from tests.integration import robust_flows as flows
 from workflows.core.engine import Engine
+from workflows.core.registry import get_workflow
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
 
 
 @pytest.mark.parametrize("workflow", [flows.swallows_with_except_base, flows.swallows_with_bare_except,

@@ -14,10 +14,10 @@ from workflows.core.attempts import Attempt, Slot, record_failed_attempt
 from workflows.core.engine import Engine
 from workflows.core.fanout import join_id
 from workflows.core.records import Branch, EventRecord, RunStatus, StepMessage, attempt_seq
+from workflows.core.registry import get_workflow
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers, reconcile
 from workflows.memory import RecordingTransport
-from workflows.registry import get_workflow
 
 
 @pytest.fixture()

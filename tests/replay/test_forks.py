@@ -15,8 +15,8 @@ from workflows.client import signal_run
 from workflows.core import forks
 from workflows.core.engine import Engine
 from workflows.core.records import RunStatus
+from workflows.core.registry import get_workflow, scope
 from workflows.errors import ForkRefused
-from workflows.registry import get_workflow, scope
 
 RAN: list[str] = []
 BROKEN: set[str] = set()

@@ -12,7 +12,7 @@ from tests.replay.ports import memory_engine, recording
 from tests.replay.test_replay import drain
 from workflows.core.observer import NullObserver, Observers, StepAttempt
 from workflows.core.records import RunRecord, RunStatus, TimerRecord
-from workflows.registry import get_workflow
+from workflows.core.registry import get_workflow
 
 
 class Recorder(NullObserver):

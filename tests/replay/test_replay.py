@@ -15,10 +15,10 @@ from tests.replay.ports import SETTINGS, memory_engine, recording
 from workflows.client import resume_hook_on, signal_run
 from workflows.core.engine import Engine
 from workflows.core.records import OpKind, RunStatus, StepMessage
+from workflows.core.registry import get_workflow
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
-from workflows.registry import get_workflow
 
 
 @pytest.fixture()

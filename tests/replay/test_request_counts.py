@@ -12,9 +12,9 @@ import pytest
 from tests.replay import replay_flows as flows
 from workflows.core.engine import Engine
 from workflows.core.records import RunStatus
+from workflows.core.registry import get_workflow
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
-from workflows.registry import get_workflow
 from workflows.settings import Settings
 
 SETTINGS = Settings(lease_seconds=60.0, hook_secret="request-count-tests-hook-secret-0123456789")

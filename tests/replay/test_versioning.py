@@ -14,10 +14,10 @@ from tests.replay.test_replay import drain, transport
 from workflows import deprecate_patch, patched, sleep, step, workflow
 from workflows.core.engine import Engine
 from workflows.core.records import RunStatus
+from workflows.core.registry import get_workflow, scope
 from workflows.core.steps import run_worker_task
 from workflows.errors import InvalidArguments, NonDeterminismError, NotInWorkflow
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
-from workflows.registry import get_workflow, scope
 from workflows.settings import Settings
 
 RAN: list[str] = []

@@ -10,7 +10,8 @@ import pytest
 from celery import Celery
 from kombu import Connection
 
-from workflows.celery_config import celery_config
+from workflows.celery.config import celery_config
+from workflows.celery.sqs import Transport
 from workflows.settings import Settings
 
 SECRETS = ["ab/c+d=e/f", "wJalrXUtnFEMI/K7MDENG+bPxRfiCY/EXAMPLE=KEY", "x@y:z#w?v%25", "plain"]
@@ -24,7 +25,7 @@ def parts(secret: str) -> list[str]:
 @pytest.mark.parametrize("secret", SECRETS)
 def test_a_secret_with_url_characters_reaches_kombu_whole(secret: str) -> None:
     settings = Settings(sqs_endpoint="http://127.0.0.1:4566", access_key_id="AKIA/KEY", secret_access_key=secret)
-    connection = Connection(settings.broker_url(), transport="workflows.sqs_transport:Transport")
+    connection = Connection(settings.broker_url(), transport=Transport)
     assert (connection.userid, connection.password) == ("AKIA/KEY", secret)
     assert (connection.hostname, connection.port) == ("127.0.0.1", 4566)
 

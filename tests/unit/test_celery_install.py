@@ -11,13 +11,14 @@ import uuid
 import pytest
 from celery import Celery
 
-from workflows import registry, step
-from workflows.celery_install import add_queue, check_app
-from workflows.celery_transport import CeleryTransport
+from workflows import step
+from workflows.celery.install import add_queue, check_app
+from workflows.celery.task_steps import STEP_HEADER, TaskStep
+from workflows.celery.transport import CeleryTransport
+from workflows.core import registry
 from workflows.core.records import ResumeMessage, StepMessage
 from workflows.errors import ConfigurationError, RegistrationError
 from workflows.settings import Settings
-from workflows.task_steps import STEP_HEADER, TaskStep
 
 SETTINGS = Settings(queue_prefix="proj-", region="eu-west-1")
 

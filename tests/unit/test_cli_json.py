@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from workflows import cli, client, codec, schedules
+from workflows import client, codec, schedules
+from workflows.cli import main as cli
 
 LIMIT = sys.get_int_max_str_digits()
 HUGE_INT = "1" * (LIMIT + 700)

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from workflows import http
 from workflows.core.tokens import new_token
 from workflows.errors import (
     HookAlreadyResumed,
@@ -23,6 +22,7 @@ from workflows.errors import (
     SerializationError,
     StorageError,
 )
+from workflows.web import hooks as http
 
 TOKEN = new_token()
 LIMIT = 1000
@@ -245,7 +245,7 @@ def test_mounted_under_a_root_path() -> None:
 
 def test_workflow_modules_are_imported_once(monkeypatch: pytest.MonkeyPatch) -> None:
     loaded: list[tuple[str, ...]] = []
-    monkeypatch.setattr("workflows.registry.load_imports", lambda modules: loaded.append(tuple(modules)))
+    monkeypatch.setattr("workflows.core.registry.load_imports", lambda modules: loaded.append(tuple(modules)))
     fake = FakeResume()
     app = http.create_app(resume=fake, max_body=LIMIT, imports=["tests.e2e.flows"])
     call(app, "GET", "/healthz")

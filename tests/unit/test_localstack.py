@@ -15,7 +15,7 @@ import boto3
 import pytest
 
 from workflows.errors import ConfigurationError
-from workflows.localstack import LocalAWS, free_port
+from workflows.local.server import LocalAWS, free_port
 
 
 def _client(service: str, env: dict[str, str]) -> Any:

@@ -6,8 +6,8 @@ import pytest
 
 from workflows.core import metering
 from workflows.core.metering import Meter, Tally, attributed, count_dynamodb, count_sqs, current_run
+from workflows.core.pricing import estimate_cost
 from workflows.core.records import RunRecord
-from workflows.pricing import estimate_cost
 
 
 @pytest.fixture()

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from workflows import registry, step, wait_for_signal, workflow
+from workflows import step, wait_for_signal, workflow
+from workflows.celery.tasks import install
+from workflows.core import registry
 from workflows.errors import ConfigurationError, InvalidName, RegistrationError
-from workflows.tasks import install
 from workflows.testing import WorkflowEnv
 
 BAD_NAMES = ["", " ", "charge card", " charge", "charge\n", "tab\there", "nul\x00", "bell\x07", "a#b", "#",

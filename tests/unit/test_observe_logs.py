@@ -15,8 +15,8 @@ from tests.replay.ports import memory_engine
 from tests.replay.test_replay import drain
 from workflows import step, workflow
 from workflows.core.observer import Observers
+from workflows.core.registry import get_workflow
 from workflows.observe.logs import ContextFilter, JsonFormatter, LogContext, TextFormatter, configure_logging
-from workflows.registry import get_workflow
 
 flow_log = logging.getLogger("tests.observe_logs")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from workflows import step
+from workflows.core.limits import key_value, parse_rate
 from workflows.errors import RegistrationError
-from workflows.limits import key_value, parse_rate
 
 
 @pytest.mark.parametrize(("text", "per_second"), [

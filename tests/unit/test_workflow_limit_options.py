@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from workflows import workflow
+from workflows.core.limits import WorkflowLimits
+from workflows.core.registry import get_workflow, scope
 from workflows.errors import RegistrationError
-from workflows.limits import WorkflowLimits
-from workflows.registry import get_workflow, scope
 
 
 def test_a_limited_workflow_keeps_its_limit() -> None:

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import codec
 from ..errors import FatalError, PayloadUnavailable, RetryableError, SerializationError, StepTimeout, describe
-from ..registry import StepDef
 from .embed import embed
 from .heartbeat import HEARTBEATS
 from .observer import StepAttempt
 from .records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
+from .registry import StepDef
 from .step_loop import is_async_callable, run_async_step
 from .storage import check_item_size
 

@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
 from ..errors import NonDeterminismError, ReplayAborted, ReplayStopped, StepFailed, Suspend, describe
-from ..registry import check_arguments
 from .guard import GuardedStore
 from .history_cache import RunHistory
 from .lease import LeaseSchedule
 from .payloads import reference_of
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq, op_timer_id
+from .registry import check_arguments
 
 if TYPE_CHECKING:
-    from ..registry import StepDef, WorkflowDef
     from .engine import Engine
     from .ports import Store
+    from .registry import StepDef, WorkflowDef
 
 Signal = TypeVar("Signal", bound=BaseException)
 

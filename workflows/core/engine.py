@@ -26,7 +26,6 @@ from ..errors import (
     UnknownWorkflow,
     describe,
 )
-from ..registry import WorkflowDef, get_workflow
 from ..settings import Settings
 from .async_workflow import call_workflow
 from .chains import chain_anchor, follow
@@ -48,6 +47,7 @@ from .records import (
     TimerRecord,
     child_end_seq,
 )
+from .registry import WorkflowDef, get_workflow
 from .tags import current_tags
 from .versions import code_version
 from .workflow_slots import enqueue_new, release

@@ -11,9 +11,9 @@ from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_
 
 if TYPE_CHECKING:
     from ..decorators import StepCall
-    from ..registry import StepDef
     from .attempts import Attempt
     from .engine import Engine
+    from .registry import StepDef
 
 
 def join_id(run_id: str, pos: int) -> str:

@@ -15,11 +15,11 @@ import random
 from typing import TYPE_CHECKING, Iterator
 
 from .. import codec
-from ..limits import StepLimits, key_value
-from ..registry import StepDef
 from .embed import embed
 from .heartbeat import HEARTBEATS
+from .limits import StepLimits, key_value
 from .records import StepMessage, TimerKind, TimerRecord
+from .registry import StepDef
 
 if TYPE_CHECKING:
     from .engine import Engine

@@ -35,9 +35,9 @@ import uuid
 from typing import TYPE_CHECKING
 
 from ..errors import ForkRefused
-from ..registry import get_workflow
 from .chains import follow
 from .records import EventRecord, OpKind, RunRecord, RunStatus, event_seq
+from .registry import get_workflow
 
 if TYPE_CHECKING:
     from .engine import Engine

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..registry import WorkflowDef
 from .debounce import hold_debounced
 from .records import RunRecord
+from .registry import WorkflowDef
 from .workflow_slots import admit
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The ports of the core: what the engine needs from storage, messaging and time.
 
 The engine depends on these protocols only. Adapters implement them: the DynamoDB
-store (``persistence``), the Celery/SQS transport (``workflows.tasks``) and the
+store (``persistence``), the Celery/SQS transport (``workflows.celery``) and the
 system clock; ``workflows.memory`` implements all three in memory for tests and
 the simulator.
 

@@ -14,9 +14,9 @@ import inspect
 from functools import lru_cache
 from typing import Any, Callable
 
-from ..registry import get_workflow
 from ..settings import Settings
 from .records import RunRecord
+from .registry import get_workflow
 
 SOURCE_PREFIX = "src-"
 

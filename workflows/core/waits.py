@@ -10,16 +10,16 @@ from pydantic import BaseModel
 
 from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, ConfigurationError, RegistrationError, Suspend, WaitTimeout
-from ..names import check_name
 from .async_workflow import awaitable
 from .chains import chain_anchor, current_run
 from .context import Wait, WorkflowContext
 from .embed import embed, unembed
+from .names import check_name
 from .records import EventRecord, HookRecord, OpKind, RunStatus, TimerKind, child_end_seq
 from .tokens import derive_token, hash_token, new_nonce
 
 if TYPE_CHECKING:
-    from ..registry import WorkflowDef
+    from .registry import WorkflowDef
 
 
 def _suspend(ctx: WorkflowContext, pos: int, kind: OpKind, name: str | None, due: float | None,

@@ -20,10 +20,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..errors import StorageError, UnknownWorkflow
-from ..limits import WorkflowLimits, key_value
-from ..registry import WorkflowDef, get_workflow
 from .debounce import DEBOUNCE_TAG
+from .limits import WorkflowLimits, key_value
 from .records import RunRecord, RunStatus, SlotRecord, TimerKind, TimerRecord
+from .registry import WorkflowDef, get_workflow
 
 if TYPE_CHECKING:
     from .engine import Engine

@@ -22,7 +22,7 @@ SCAN = ("dynamodb:Scan",)
 # kombu reads a queue's attributes (GetQueueAttributes) before it first sends to it.
 SEND = ("sqs:SendMessage", "sqs:GetQueueUrl", "sqs:GetQueueAttributes")
 CONSUME = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility")
-#: Workers put poison messages on the dead-letter queue themselves (workflows.deadletter).
+#: Workers put poison messages on the dead-letter queue themselves (workflows.celery.deadletter).
 PUT_DEAD_LETTERS = ("sqs:SendMessage", "sqs:GetQueueUrl")
 #: ``workflows dlq list`` and ``purge``.
 READ_DEAD_LETTERS = ("sqs:GetQueueUrl", "sqs:ReceiveMessage", "sqs:PurgeQueue")

@@ -16,8 +16,8 @@ import time
 from typing import Any, ContextManager, Iterator
 
 from ..core.observer import NullObserver, StepAttempt
+from ..core.pricing import estimate_cost
 from ..core.records import RunRecord, TimerRecord
-from ..pricing import estimate_cost
 from . import require
 
 prometheus_client = require("prometheus_client", "metrics")

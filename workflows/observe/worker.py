@@ -1,6 +1,6 @@
 """Observability of Celery processes (workers and beat): log format, and ``/metrics``.
 
-Connected to Celery's signals by ``workflows.tasks.install``: once Celery has set up
+Connected to Celery's signals by ``workflows.celery.tasks.install``: once Celery has set up
 logging, every handler gets the run fields (and the JSON format if asked); when a worker
 or beat starts, it serves its metrics on ``WORKFLOWS_METRICS_PORT`` if set (one port a
 process: a prefork worker serves from its main process, merging its children's values

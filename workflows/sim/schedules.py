@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from beat.cron import ScheduleSpec
-from beat.schedules import next_after
+from workflows.core.firing import next_after
 
 from ..core.records import TERMINAL, ScheduleRecord
 

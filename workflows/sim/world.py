@@ -9,19 +9,19 @@ import functools
 import random
 from typing import Any, Callable, Iterator
 
-from beat.schedules import ensure_listener, fire_due_schedules
+from workflows.core.firing import ensure_listener, fire_due_schedules
 
 from ..client import cancel_run, last_of_chain, resume_hook_on, signal_run
 from ..core import forks
 from ..core.engine import Engine
 from ..core.records import TERMINAL, ResumeMessage, StepMessage
+from ..core.registry import get_workflow
 from ..core.retention import retain_ended_runs
 from ..core.steps import current_step, execute_step, run_worker_task
 from ..core.storage import read_fairly
 from ..core.sweeper import fire_due_timers, reconcile
 from ..errors import StorageError, Throttled, WorkflowError
 from ..memory import MemoryStore
-from ..registry import get_workflow
 from ..settings import Settings
 from . import overrun, watch, workloads
 from . import schedules as scheduled

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from beat.schedules import fire_due_schedules
+from workflows.core.firing import fire_due_schedules
 
 from ..core.engine import Engine
 from ..core.records import StepMessage

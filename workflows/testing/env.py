@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from .. import registry
 from ..client import (
     RunHandle,
     cancel_run,
@@ -25,11 +24,12 @@ from ..client import (
     signal_run,
     start_workflow,
 )
+from ..core import registry
 from ..core.engine import Engine
+from ..core.timeline import step_rows
 from ..debounce import debounce_options
 from ..durations import Duration, to_seconds
 from ..errors import Stalled
-from ..inspect import step_rows
 from ..memory import ManualClock, MemoryStore
 from ..runtime import use_engine
 from ..schedules import ScheduleInfo
@@ -94,7 +94,7 @@ class WorkflowEnv:
         self.store = MemoryStore(self.settings, self.clock)
         self.transport = QueueTransport()
         self.engine = Engine(self.store, self.transport, self.settings, clock=self.clock)
-        from beat.schedules import ensure_listener
+        from workflows.core.firing import ensure_listener
 
         ensure_listener(self.engine)
         self.driver = Driver(self.engine, self.store, self.transport, self.clock, deleting=deleting)

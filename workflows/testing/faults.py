@@ -7,7 +7,7 @@ import functools
 import threading
 from typing import Any
 
-from .. import registry
+from ..core import registry
 
 
 @dataclasses.dataclass

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from .. import codec, registry
+from .. import codec
+from ..core import registry
 from ..core.async_workflow import call_workflow
 from ..core.context import StaleHistory, WorkflowContext
 from ..core.history_cache import RunHistory

@@ -1,6 +1,6 @@
 """The web dashboard: runs, their timelines and history, schedules, and confirmed actions.
 
-Served together with the hook endpoint (``workflows.http``) by one ASGI app::
+Served together with the hook endpoint (``workflows.web.hooks``, also served as ``workflows.http``) by one ASGI app::
 
     workflows web --port 8000                       # WORKFLOWS_DASHBOARD_TOKEN must be set
     uvicorn --factory workflows.web:create_app      # the same app, served by uvicorn itself

@@ -11,7 +11,7 @@ Routes (below wherever the app is mounted)::
     POST /schedules/action        pause, resume or trigger a schedule (a confirmation page first)
     GET  /metrics                 Prometheus metrics (when ``WORKFLOWS_METRICS`` is on)
     GET|POST /login, POST /logout the credential form and the session cookie
-    POST /hooks/{token}, GET /healthz   the hook endpoint (``workflows.http``), unchanged
+    POST /hooks/{token}, GET /healthz   the hook endpoint (``workflows.web.hooks``), unchanged
 
 Every dashboard page and action needs the credential (see ``auth``); without
 ``WORKFLOWS_DASHBOARD_TOKEN`` the dashboard answers 404 and only the hook endpoint works.
@@ -37,10 +37,10 @@ from ..client import STATUSES, cancel, send_signal
 from ..core.ports import SessionStore
 from ..errors import InvalidName, InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
 from ..forking import fork_run, rerun
-from ..http import ClientGone, HooksApp, HttpError, Receive, Scope, Send, read_body, route_path
-from ..http import create_app as create_hooks_app
 from ..schedules import pause_schedule, resume_schedule, trigger_schedule
 from .auth import SESSION_COOKIE, Credentials, session_hash
+from .hooks import ClientGone, HooksApp, HttpError, Receive, Scope, Send, read_body, route_path
+from .hooks import create_app as create_hooks_app
 from .throttle import SignInThrottle
 from .views import run_view, runs_page, schedules_page, status_counts, time_window, when
 
@@ -386,7 +386,7 @@ def parse_position(text: str) -> int:
 
 def parse_json(text: str) -> Any:
     """A signal payload typed into the form; refused when it is not JSON."""
-    from ..http import parse_body
+    from .hooks import parse_body
 
     try:
         return parse_body(text.encode())
@@ -395,7 +395,7 @@ def parse_json(text: str) -> Any:
 
 
 class WebApp:
-    """One ASGI app: the hook endpoint's paths go to ``workflows.http``, the rest to the dashboard."""
+    """One ASGI app: the hook endpoint's paths go to ``workflows.web.hooks``, the rest to the dashboard."""
 
     def __init__(self, dashboard: Starlette, hooks: HooksApp) -> None:
         self.dashboard, self.hooks = dashboard, hooks
@@ -416,7 +416,7 @@ def create_app(token: str | None = None, *, hooks: HooksApp | None = None,
     Args:
         token: the dashboard credential; default ``WORKFLOWS_DASHBOARD_TOKEN``. Without one
             the dashboard is off (404) and only the hook endpoint answers.
-        hooks: the hooks app to serve under ``/hooks/`` (default: a new ``workflows.http`` app).
+        hooks: the hooks app to serve under ``/hooks/`` (default: a new ``workflows.web.hooks`` app).
         sessions: where signed-out sessions are kept (default: the engine's store, DynamoDB).
     """
     if token is None:

@@ -20,10 +20,10 @@ from ..client import STATUSES, get_run, list_run_summaries, list_runs
 from ..core.fanout import join_id
 from ..core.join_layout import fan_out_width_at
 from ..core.payloads import describe_payload
+from ..core.pricing import estimate_cost
 from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
+from ..core.timeline import step_rows, timeline
 from ..errors import SerializationError
-from ..inspect import step_rows, timeline
-from ..pricing import estimate_cost
 from ..runtime import get_engine
 from ..schedules import ScheduleInfo, list_schedules
 from .timeline import Chart, branch_positions, chart_for

@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from .errors import InvalidArguments, RegistrationError, UnknownStep, UnknownWorkflow
+from ..errors import InvalidArguments, RegistrationError, UnknownStep, UnknownWorkflow
 from .limits import StepLimits, WorkflowLimits
 
 

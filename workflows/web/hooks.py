@@ -12,7 +12,7 @@ large), 408 (the body did not arrive within ``WORKFLOWS_WEB_BODY_TIMEOUT``), 422
 else; logged, no details sent). The body is read with a running count, so a chunked
 body with no Content-Length is cut off at the limit too; a 408 or 413 closes the connection.
 
-Serve it with ``uvicorn workflows.http:app`` or mount it in another ASGI app,
+Serve it with ``uvicorn workflows.http:app`` (the stable path of this module) or mount it in another ASGI app,
 e.g. ``starlette_app.mount("/wf", workflows.http.app)``. Tokens are secrets:
 they never appear in a response or a log line, and the app rewrites the
 request path in the ASGI scope to ``/hooks/<redacted>`` so that the server's
@@ -28,8 +28,8 @@ import threading
 import traceback
 from typing import Any, Awaitable, Callable, MutableMapping, Sequence
 
-from .client import resume_hook
-from .errors import (
+from ..client import resume_hook
+from ..errors import (
     HookAlreadyResumed,
     HookClosed,
     HookExpired,
@@ -183,7 +183,7 @@ class HooksApp:
     def body_limit(self) -> int:
         """The largest accepted body: the configured payload limit plus a small margin."""
         if self.max_body is None:
-            from .settings import get_settings
+            from ..settings import get_settings
 
             self.max_body = get_settings().max_payload_bytes + BODY_MARGIN
         return self.max_body
@@ -191,7 +191,7 @@ class HooksApp:
     def body_seconds(self) -> float:
         """How long a request has to send its whole body (``WORKFLOWS_WEB_BODY_TIMEOUT`` by default)."""
         if self.body_timeout is None:
-            from .settings import get_settings
+            from ..settings import get_settings
 
             self.body_timeout = get_settings().web_body_timeout
         return self.body_timeout
@@ -202,8 +202,8 @@ class HooksApp:
             return
         with self._lock:
             if not self._loaded:
-                from .registry import load_imports
-                from .settings import get_settings
+                from ..core.registry import load_imports
+                from ..settings import get_settings
 
                 load_imports(tuple(self.imports) if self.imports is not None else get_settings().imports)
                 self._loaded = True

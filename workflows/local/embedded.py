@@ -19,7 +19,7 @@ from typing import Iterator
 @contextlib.contextmanager
 def embedded_stack(sweep_interval: float = 0.25) -> Iterator[None]:
     """Run everything a deployment needs, in this process, until the block ends."""
-    from .localstack import LocalAWS
+    from .server import LocalAWS
 
     with LocalAWS() as aws:
         session = uuid.uuid4().hex[:6]
@@ -28,7 +28,7 @@ def embedded_stack(sweep_interval: float = 0.25) -> Iterator[None]:
                            "WORKFLOWS_SWEEP_INTERVAL": str(sweep_interval), "WORKFLOWS_POLL_WAIT_SECONDS": "1"})
         if not os.environ.get("WORKFLOWS_HOOK_SECRET"):  # one process, one key: its hooks live as long as it
             os.environ["WORKFLOWS_HOOK_SECRET"] = secrets.token_urlsafe(32)
-        from .settings import Settings, configure
+        from ..settings import Settings, configure
 
         configure(Settings.from_env())
         with _worker_and_sweep():
@@ -42,8 +42,8 @@ def _worker_and_sweep() -> Iterator[None]:
     from beat.scheduler import tick_once
     from persistence.provision import create_queues, create_tables
 
-    from .app import app, worker_queues
-    from .settings import get_settings
+    from ..celery.app import app, worker_queues
+    from ..settings import get_settings
 
     settings = get_settings()
     create_tables(settings)

@@ -1,7 +1,7 @@
 """The Transport port over Celery: engine messages become Celery tasks on SQS.
 
 Only sending lives here (no worker machinery), so a process that just starts runs
-can use it; ``workflows.tasks`` registers the tasks that receive the messages.
+can use it; ``workflows.celery.tasks`` registers the tasks that receive the messages.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from celery import Celery
 
-from . import registry
-from .celery_config import RESUME_QUEUE, STEP_QUEUE
-from .core.metering import count_sqs
-from .core.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
-from .errors import UnknownStep
-from .observe import propagation
+from ..core import registry
+from ..core.metering import count_sqs
+from ..core.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
+from ..errors import UnknownStep
+from ..observe import propagation
+from .config import RESUME_QUEUE, STEP_QUEUE
 from .task_steps import STEP_HEADER
 
 if TYPE_CHECKING:

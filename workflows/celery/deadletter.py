@@ -20,7 +20,7 @@ from celery.worker.consumer import Consumer
 
 from persistence.provision import DLQ, sqs_client
 
-from .settings import get_settings
+from ..settings import get_settings
 
 log = logging.getLogger("workflows.deadletter")
 
@@ -47,7 +47,7 @@ def dead_letter(reason: str, body: Any, **detail: Any) -> None:
 
 def _count(reason: str) -> None:
     try:
-        from .runtime import observer
+        from ..runtime import observer
 
         observer().dead_lettered(reason)
     except Exception:  # noqa: BLE001 - counting must not stop a dead letter

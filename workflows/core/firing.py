@@ -1,4 +1,7 @@
-"""Firing schedules: beat's tick, catch-up, overlap policies and running-run bookkeeping.
+"""Firing schedules: the tick's work, catch-up, overlap policies and running-run bookkeeping.
+
+Beat (``beat/scheduler.py``) calls :func:`fire_due_schedules` on each tick; the testing kit and
+the simulator call it with their own clocks. Cron maths lives in ``beat/cron.py`` (pure).
 
 A fire goes through three writes: claim it (a conditional update of the schedule on
 the ``next_fire_at`` read, which also puts the fire time in ``running`` and opens a
@@ -19,21 +22,13 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from workflows.core.chains import follow
-from workflows.core.engine import Engine
-from workflows.core.records import RunStatus, ScheduleRecord, chain_key
-from workflows.errors import (
-    ItemTooLarge,
-    RunNotFound,
-    ScheduleAlreadyExists,
-    SerializationError,
-    UnknownWorkflow,
-    WorkflowError,
-    describe,
-)
-from workflows.registry import get_workflow
+from beat.cron import EPOCH, ScheduleSpec, apply_jitter, fire_times_between, next_fire
 
-from .cron import EPOCH, ScheduleSpec, apply_jitter, fire_times_between, next_fire
+from ..errors import ItemTooLarge, RunNotFound, SerializationError, UnknownWorkflow, describe
+from .chains import follow
+from .engine import Engine
+from .records import RunStatus, ScheduleRecord, chain_key
+from .registry import get_workflow
 
 log = logging.getLogger("workflows.schedules")
 
@@ -270,54 +265,6 @@ def fire_due_schedules(engine: Engine, now: float | None = None, limit: int = 50
         except Exception:
             log.exception("schedule %s failed to fire; it stays due", sched.schedule_id)
     return started
-
-
-# -- declared schedules -------------------------------------------------------------------------
-def declared_schedule_id(workflow: str) -> str:
-    """The id of the schedule ``@workflow(schedule=...)`` declares."""
-    return f"declared:{workflow}"
-
-
-def sync_declared_schedules() -> int:
-    """Create or update the schedule of every imported ``@workflow(schedule=...)``.
-
-    The declared schedule of an imported workflow that no longer declares one is
-    deleted; a pause set by an operator is kept. Safe to run from several beats.
-
-    Returns:
-        How many schedules were created, updated or deleted.
-    """
-    from workflows import registry
-    from workflows.runtime import get_engine
-    from workflows.schedules import new_schedule_record, update_schedule
-
-    store, changed = get_engine().store, 0
-    definitions = registry.workflows()
-    existing = {r.schedule_id: r for r in store.get_schedules([declared_schedule_id(d.name) for d in definitions])}
-    for definition in definitions:
-        sid = declared_schedule_id(definition.name)
-        current = existing.get(sid)
-        try:
-            if definition.schedule is None:
-                if current is not None and current.declared and store.delete_schedule(sid):
-                    changed += 1
-                continue
-            timezone = definition.options.get("schedule_timezone") or "UTC"
-            overlap = definition.options.get("schedule_overlap") or "skip"
-            wanted = new_schedule_record(definition.name, cron=definition.schedule, timezone=timezone,
-                                         overlap=overlap, schedule_id=sid, declared=True)
-            if current is None:
-                store.create_schedule(wanted)
-            elif (current.spec, current.overlap, current.workflow) != (wanted.spec, wanted.overlap, wanted.workflow):
-                update_schedule(sid, cron=definition.schedule, timezone=timezone, overlap=overlap)
-            else:
-                continue
-            changed += 1
-        except ScheduleAlreadyExists:
-            continue  # another beat created it a moment ago
-        except WorkflowError as exc:
-            log.error("declared schedule of workflow %r: %s", definition.name, exc)
-    return changed
 
 
 # -- run ends -----------------------------------------------------------------------------------

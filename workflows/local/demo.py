@@ -1,6 +1,6 @@
 """``workflows demo``: an order workflow end to end on an embedded local stack.
 
-One process holds everything (see :mod:`workflows.embedded`): the local AWS
+One process holds everything (see :mod:`workflows.local.embedded`): the local AWS
 emulator (DynamoDB + SQS over HTTP), a Celery worker thread and the beat sweep
 thread. No AWS account, no Docker.
 """
@@ -12,9 +12,9 @@ from typing import Any
 
 from workflows.core.records import TERMINAL
 
-from .core.ops import sleep
-from .decorators import step, workflow
-from .errors import WorkflowError
+from ..core.ops import sleep
+from ..decorators import step, workflow
+from ..errors import WorkflowError
 
 _attempts: dict[str, int] = {}
 
@@ -65,7 +65,7 @@ def run_demo(sleep_seconds: float = 3.0) -> int:
     from .embedded import embedded_stack
 
     with embedded_stack():
-        from .settings import get_settings
+        from ..settings import get_settings
 
         print(f"local AWS at {get_settings().dynamodb_endpoint}; tables and queues created", flush=True)
         run = demo_order.start("o-1", 1999, sleep_seconds, idempotency_key="demo-o-1")

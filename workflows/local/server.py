@@ -11,7 +11,7 @@ import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigurationError
+from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
     from typing import Self
@@ -174,11 +174,11 @@ def serve_forever(host: str = "127.0.0.1", port: int | None = None, enforce_iam:
     Args:
         host: address to listen on.
         port: port to listen on; ``None`` picks a free one.
-        enforce_iam: enforce IAM on every request (:mod:`workflows.local_iam`); only
+        enforce_iam: enforce IAM on every request (:mod:`workflows.local.iam`); only
             users created through the IAM API can then sign requests.
     """
     if enforce_iam:
-        from .local_iam import enforce_in_this_process
+        from .iam import enforce_in_this_process
 
         enforce_in_this_process()
     with LocalAWS(host, port) as aws:

@@ -1,10 +1,18 @@
-"""The Celery configuration, built from the typed settings."""
+"""The Celery configuration, built from the typed settings: the one place it is written.
+
+``workflows.app`` reads it lazily (when the app is first used), ``workflows.install(app)``
+checks a user's app against the same settings, the send-only producer reuses it, and the
+repository's top-level ``celeryconfig.py`` exposes it as module globals for Celery's own
+``--config`` option. The worker-only parts (the dead-letter consumer) are set by the app
+that runs a worker, so a process that only sends loads none of a worker's machinery.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .settings import SQS_RETRIES, Settings
+from ..settings import SQS_RETRIES, Settings
+from .sqs import Transport
 
 RESUME_QUEUE = "workflows"
 STEP_QUEUE = "steps"
@@ -14,7 +22,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     """Return Celery settings: SQS broker, JSON only, late acks, prefetch 1, prefixed queues."""
     return {
         "broker_url": settings.broker_url(),
-        "broker_transport": "workflows.sqs_transport:Transport",
+        "broker_transport": Transport,
         "broker_transport_options": {
             "region": settings.region,
             "queue_name_prefix": settings.queue_prefix,
@@ -38,11 +46,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_concurrency": 8,
         "worker_hijack_root_logger": False,
         "worker_send_task_events": False,
-        "worker_consumer": "workflows.deadletter:DeadLetterConsumer",
         "task_default_queue": RESUME_QUEUE,
         "task_routes": {"workflows.resume": {"queue": RESUME_QUEUE}, "workflows.step.*": {"queue": STEP_QUEUE}},
         "imports": list(settings.imports),
-        "beat_scheduler": "beat.scheduler:WorkflowScheduler",
         "beat_max_loop_interval": settings.sweep_interval,
         "enable_utc": True,
     }

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import registry
-from .celery_config import RESUME_QUEUE, STEP_QUEUE
-from .errors import ConfigurationError
-from .settings import Settings, get_settings
+from ..core import registry
+from ..errors import ConfigurationError
+from ..settings import Settings, get_settings
+from .config import RESUME_QUEUE, STEP_QUEUE
 
 if TYPE_CHECKING:
     from celery import Celery
 
 DEFAULT_CONSUMER = "celery.worker.consumer:Consumer"
-DEAD_LETTER_CONSUMER = "workflows.deadletter:DeadLetterConsumer"
 
 
 def install(app: Celery) -> Celery:
@@ -37,7 +36,9 @@ def install(app: Celery) -> Celery:
     for name in (RESUME_QUEUE, STEP_QUEUE):
         add_queue(app, name)
     if app.conf.worker_consumer in (None, DEFAULT_CONSUMER):
-        app.conf.worker_consumer = DEAD_LETTER_CONSUMER
+        from .deadletter import DeadLetterConsumer
+
+        app.conf.worker_consumer = DeadLetterConsumer
     install_tasks(app)
     registry.on_step_registered(lambda step: add_queue(app, step.queue) if step.queue and step.task is None
                                 else None)

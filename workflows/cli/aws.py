@@ -19,17 +19,17 @@ def _parameter(text: str) -> tuple[str, str]:
 
 
 def _extra_queues() -> list[str]:
-    from .cli import _imports
+    from .main import _imports
 
     _imports()  # the step queues (queue=...) of the modules in WORKFLOWS_IMPORTS
-    from .app import worker_queues
+    from ..celery.app import worker_queues
 
     return worker_queues()
 
 
 def cmd_aws_template(args: argparse.Namespace) -> int:
-    from .deploy.template import build_template, render
-    from .settings import get_settings
+    from ..deploy.template import build_template, render
+    from ..settings import get_settings
 
     text = render(build_template(get_settings(), _extra_queues()))
     if args.output:
@@ -41,9 +41,9 @@ def cmd_aws_template(args: argparse.Namespace) -> int:
 
 
 def cmd_aws_deploy(args: argparse.Namespace) -> int:
-    from .cli import UsageError
-    from .deploy.stack import deploy_stack
-    from .settings import get_settings
+    from ..deploy.stack import deploy_stack
+    from ..settings import get_settings
+    from .main import UsageError
 
     try:
         text = Path(args.template).read_text()

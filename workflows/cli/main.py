@@ -10,12 +10,12 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from .cli_aws import add_aws_commands
-from .cli_flow import add_flow_commands
-from .cli_forks import add_fork_commands
-from .cli_payloads import add_payload_commands
-from .cli_schedules import add_schedule_commands
-from .errors import ConfigurationError, WorkflowError
+from ..errors import ConfigurationError, WorkflowError
+from .aws import add_aws_commands
+from .flow import add_flow_commands
+from .forks import add_fork_commands
+from .payloads import add_payload_commands
+from .schedules import add_schedule_commands
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -28,8 +28,8 @@ def _when(ts: float | None) -> str:
 
 
 def _imports() -> None:
-    from .registry import load_imports
-    from .settings import get_settings
+    from ..core.registry import load_imports
+    from ..settings import get_settings
 
     for module in get_settings().imports:
         try:
@@ -101,8 +101,8 @@ def parse_json_option(option: str, text: str, kind: type[list[Any]] | type[dict[
 
 def _seconds(text: str) -> float:
     """An argparse type: a duration in seconds or like ``90s``."""
-    from .durations import to_seconds
-    from .errors import InvalidDuration
+    from ..durations import to_seconds
+    from ..errors import InvalidDuration
 
     try:
         return to_seconds(text)
@@ -112,15 +112,15 @@ def _seconds(text: str) -> float:
 
 def cmd_init_aws(args: argparse.Namespace) -> int:
     _imports()  # first: the Celery app imports them too, and would fail with a traceback
-    from beat.schedules import sync_declared_schedules
+    from beat.declared import sync_declared_schedules
     from persistence.blobs import ensure_bucket
     from persistence.provision import create_tables, ensure_ttl
 
-    from .app import worker_queues
-    from .deploy.indexes import upgrade_indexes
-    from .deploy.queues import ensure_queues
-    from .deploy.resources import queue_specs
-    from .settings import get_settings
+    from ..celery.app import worker_queues
+    from ..deploy.indexes import upgrade_indexes
+    from ..deploy.queues import ensure_queues
+    from ..deploy.resources import queue_specs
+    from ..settings import get_settings
 
     settings = get_settings()
     changed = 0
@@ -142,7 +142,7 @@ def cmd_init_aws(args: argparse.Namespace) -> int:
 def _celery(argv: list[str]) -> int:
     from click.exceptions import ClickException
 
-    from .app import app
+    from ..celery.app import app
 
     try:
         return int(app.start(argv) or 0)
@@ -155,7 +155,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     _imports()
     extra = list(args.celery_args)
     if not any(a == "-Q" or a.startswith("--queues") for a in extra):
-        from .app import worker_queues
+        from ..celery.app import worker_queues
 
         extra += ["-Q", ",".join(worker_queues())]
     return _celery(["worker", *extra])
@@ -163,25 +163,30 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_beat(args: argparse.Namespace) -> int:
     _imports()
-    return _celery(["beat", "-S", "beat.scheduler:WorkflowScheduler", *args.celery_args])
+    from beat.scheduler import WorkflowScheduler
+
+    from ..celery.app import app
+
+    app.conf.beat_scheduler = WorkflowScheduler
+    return _celery(["beat", *args.celery_args])
 
 
 def cmd_local_aws(args: argparse.Namespace) -> int:
-    from .localstack import serve_forever
+    from ..local.server import serve_forever
 
     serve_forever(args.host, args.port, args.enforce_iam)
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
+    from ..local.demo import run_demo
 
     return run_demo(sleep_seconds=args.sleep)
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    from .core.sweeper import reconcile
-    from .runtime import get_engine
+    from ..core.sweeper import reconcile
+    from ..runtime import get_engine
 
     _imports()
     print(f"recovered {reconcile(get_engine())} run(s)")
@@ -189,7 +194,7 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
 
 def cmd_web(args: argparse.Namespace) -> int:
-    from .settings import get_settings
+    from ..settings import get_settings
 
     if not get_settings().dashboard_token:
         raise ConfigurationError("the dashboard is off: set WORKFLOWS_DASHBOARD_TOKEN (16 bytes or more) to serve it")
@@ -198,14 +203,14 @@ def cmd_web(args: argparse.Namespace) -> int:
     except ImportError:
         raise ConfigurationError("workflows web needs the 'web' extra: "
                                  "pip install 'celery-durable-workflows[web]'") from None
-    from .web import create_app, server_options
+    from ..web import create_app, server_options
 
     uvicorn.run(create_app(), host=args.host, port=args.port, log_level="info", **server_options(get_settings()))
     return 0
 
 
 def cmd_runs_list(args: argparse.Namespace) -> int:
-    from .client import list_runs
+    from ..client import list_runs
 
     page = list_runs(status=args.status, workflow=args.workflow, limit=args.limit, cursor=args.cursor, tag=args.tag)
     print(f"{'RUN ID':38} {'WORKFLOW':20} {'STATUS':10} {'CREATED':26} TAGS")
@@ -218,7 +223,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_count(args: argparse.Namespace) -> int:
-    from .client import count_runs
+    from ..client import count_runs
 
     until = time.time() if args.until is None else args.until
     since = None if args.since is None else until - args.since
@@ -230,7 +235,7 @@ def cmd_runs_count(args: argparse.Namespace) -> int:
 def cmd_runs_reindex(args: argparse.Namespace) -> int:
     from persistence.reindex import ListingKeys
 
-    from .settings import get_settings
+    from ..settings import get_settings
 
     keys = ListingKeys(get_settings())
     print(f"listing keys set on {keys.reindex_runs()} run(s); {keys.reindex_tags()} tag item(s) moved to their shard")
@@ -238,8 +243,8 @@ def cmd_runs_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
-    from .client import get_run
-    from .core.payloads import describe_payload
+    from ..client import get_run
+    from ..core.payloads import describe_payload
 
     handle = get_run(args.run_id)
     run = handle.record()
@@ -273,7 +278,7 @@ def _print_events(events: list[dict[str, Any]]) -> None:
 
 
 def cmd_runs_events(args: argparse.Namespace) -> int:
-    from .client import get_run
+    from ..client import get_run
 
     events = get_run(args.run_id).events()
     if args.json:
@@ -292,7 +297,7 @@ def _tag_option(text: str) -> tuple[str, str]:
 
 
 def cmd_runs_start(args: argparse.Namespace) -> int:
-    from .client import start
+    from ..client import start
 
     positional = parse_json_option("--args", args.args, list)
     keywords = parse_json_option("--kwargs", args.kwargs, dict)
@@ -305,9 +310,9 @@ def cmd_runs_start(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_export(args: argparse.Namespace) -> int:
-    from .client import get_run
-    from .export import export_run
-    from .runtime import get_engine
+    from ..client import get_run
+    from ..export import export_run
+    from ..runtime import get_engine
 
     get_run(args.run_id)
     text = json.dumps(export_run(get_engine().store, args.run_id, get_engine().payloads), indent=2) + "\n"
@@ -321,8 +326,8 @@ def cmd_runs_export(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .errors import NonDeterminismError, SuspensionSwallowed
-    from .testing.replayer import replay
+    from ..errors import NonDeterminismError, SuspensionSwallowed
+    from ..testing.replayer import replay
 
     _imports()
     failed = 0
@@ -339,7 +344,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_cancel(args: argparse.Namespace) -> int:
-    from .client import cancel
+    from ..client import cancel
 
     cancel(args.run_id)
     print(f"cancellation requested for {args.run_id}")
@@ -347,7 +352,7 @@ def cmd_runs_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_signal(args: argparse.Namespace) -> int:
-    from .client import send_signal
+    from ..client import send_signal
 
     payload = parse_json_option("--data", args.data)
     send_signal(args.run_id, args.name, payload)
@@ -356,7 +361,7 @@ def cmd_runs_signal(args: argparse.Namespace) -> int:
 
 
 def cmd_hooks_resume(args: argparse.Namespace) -> int:
-    from .client import resume_hook
+    from ..client import resume_hook
 
     payload = parse_json_option("--data", args.data)
     _imports()
@@ -366,8 +371,8 @@ def cmd_hooks_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_hooks_list(args: argparse.Namespace) -> int:
-    from .client import get_run
-    from .runtime import get_engine
+    from ..client import get_run
+    from ..runtime import get_engine
 
     get_run(args.run)
     print(f"{'POS':5} {'NAME':20} {'STATUS':9} {'EXPIRES':24} TOKEN HASH (prefix)")
@@ -377,7 +382,7 @@ def cmd_hooks_list(args: argparse.Namespace) -> int:
 
 
 def cmd_dlq_list(args: argparse.Namespace) -> int:
-    from .deadletter import list_dead_letters
+    from ..celery.deadletter import list_dead_letters
 
     letters = list_dead_letters(args.limit)
     for letter in letters:
@@ -387,7 +392,7 @@ def cmd_dlq_list(args: argparse.Namespace) -> int:
 
 
 def cmd_dlq_purge(args: argparse.Namespace) -> int:
-    from .deadletter import purge_dead_letters
+    from ..celery.deadletter import purge_dead_letters
 
     purge_dead_letters()
     print("dead-letter queue purged")
@@ -396,7 +401,7 @@ def cmd_dlq_purge(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
-    from .client import STATUSES
+    from ..client import STATUSES
 
     parser = argparse.ArgumentParser(prog="workflows", description="Durable workflows on Celery, SQS and DynamoDB.")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -14,16 +14,17 @@ from typing import Any, Callable
 
 from celery import Celery
 
-from . import registry, visibility
-from .celery_transport import RESUME_TASK, CeleryTransport, fresh_run, step_message, step_task_name
-from .core.metering import attributed
-from .core.records import ResumeMessage
-from .core.steps import execute_step, run_worker_task
-from .names import task_identifier
-from .observe import propagation
-from .observe import worker as observe_worker
-from .runtime import get_engine, use_worker_transport
+from ..core import registry
+from ..core.metering import attributed
+from ..core.names import task_identifier
+from ..core.records import ResumeMessage
+from ..core.steps import execute_step, run_worker_task
+from ..observe import propagation
+from ..observe import worker as observe_worker
+from ..runtime import get_engine, use_worker_transport
+from . import visibility
 from .task_steps import ORIGINAL_RUN, STEP_HEADER, original_run, real_task
+from .transport import RESUME_TASK, CeleryTransport, fresh_run, step_message, step_task_name
 from .visibility import VisibilityKeeper
 
 log = logging.getLogger("workflows.tasks")

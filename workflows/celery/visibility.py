@@ -114,7 +114,7 @@ def install(celery: Any, task_prefix: str, header: str | None = None) -> Visibil
 
     from persistence.provision import sqs_client
 
-    from .settings import get_settings
+    from ..settings import get_settings
 
     settings = get_settings()
     keeper = VisibilityKeeper(sqs_client(settings), settings.visibility_timeout, _live_requests)

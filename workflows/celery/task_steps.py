@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import registry
-from .decorators import Step, is_celery_task, step_definition
-from .errors import RegistrationError
+from ..core import registry
+from ..decorators import Step, is_celery_task, step_definition
+from ..errors import RegistrationError
 
 #: The message header that makes a call of a task a step message.
 STEP_HEADER = "workflows_step"

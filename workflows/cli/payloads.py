@@ -10,8 +10,8 @@ DEFAULT_MIN_AGE = 86_400.0
 
 
 def cmd_payloads_orphans(args: argparse.Namespace) -> int:
-    from .core.orphans import delete_orphans, find_orphans
-    from .runtime import get_engine
+    from ..core.orphans import delete_orphans, find_orphans
+    from ..runtime import get_engine
 
     engine = get_engine()
     survey = find_orphans(engine, args.min_age)
@@ -28,7 +28,7 @@ def cmd_payloads_orphans(args: argparse.Namespace) -> int:
 
 def add_payload_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
     """Add ``payloads orphans`` to the top-level commands."""
-    from .cli import _seconds
+    from .main import _seconds
 
     payloads = add("payloads", lambda a: 2, "objects of the payload bucket").add_subparsers(
         dest="payloads_cmd", required=True)

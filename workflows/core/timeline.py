@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import codec
-from .core.records import EventRecord, RunRecord
+from .. import codec
+from .records import EventRecord, RunRecord
 
 #: Maps stored payload text (or record data embedding one) to the text shown: the payload
 #: itself (``Payloads.resolve_record``) or a description of it (``describe_payload``).

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from celery import Celery
 
-from .celery_config import celery_config
-from .celery_transport import CeleryTransport
-from .settings import Settings
+from ..settings import Settings
+from .config import celery_config
+from .transport import CeleryTransport
 
 
 def producer_transport(settings: Settings) -> CeleryTransport:

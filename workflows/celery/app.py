@@ -5,9 +5,10 @@ from __future__ import annotations
 from celery import Celery
 from kombu import Exchange, Queue
 
-from . import registry
-from .celery_config import RESUME_QUEUE, STEP_QUEUE
-from .settings import get_settings
+from ..core import registry
+from ..settings import get_settings
+from .config import RESUME_QUEUE, STEP_QUEUE, celery_config
+from .deadletter import DeadLetterConsumer
 
 
 def worker_queues() -> list[str]:
@@ -17,9 +18,10 @@ def worker_queues() -> list[str]:
 
 
 def create_app() -> Celery:
-    """Build the app from ``celeryconfig`` and register the engine's tasks."""
+    """Build the app from the workflows configuration and register the engine's tasks."""
     celery = Celery("workflows")
-    celery.config_from_object("workflows.celeryconfig")  # read lazily, when the app is first used
+    celery.add_defaults(lambda: celery_config(get_settings()))  # read lazily, when the app is first used
+    celery.conf.worker_consumer = DeadLetterConsumer
     registry.load_imports(get_settings().imports)
     from .tasks import install
 

@@ -11,7 +11,7 @@ EXIT_USAGE = 2
 
 
 def _imports() -> None:
-    from .cli import _imports as load_workflow_modules  # the CLI's loader: bad modules are a ConfigurationError
+    from .main import _imports as load_workflow_modules  # the CLI's loader: bad modules are a ConfigurationError
 
     load_workflow_modules()
 
@@ -36,7 +36,7 @@ def _timetable(info: Any) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .schedules import list_schedules
+    from ..schedules import list_schedules
 
     page = list_schedules(workflow=args.workflow, state=args.state, limit=args.limit, cursor=args.cursor)
     print(f"{'SCHEDULE ID':36} {'WORKFLOW':20} {'STATE':7} {'OVERLAP':15} {'NEXT FIRE':24} TIMETABLE")
@@ -49,7 +49,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .schedules import get_schedule
+    from ..schedules import get_schedule
 
     info = get_schedule(args.schedule_id)
     rows = [
@@ -72,8 +72,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_create(args: argparse.Namespace) -> int:
-    from .cli import parse_json_option
-    from .schedules import create_schedule
+    from ..schedules import create_schedule
+    from .main import parse_json_option
 
     positional = parse_json_option("--args", args.args, list)  # before anything is imported or stored
     keywords = parse_json_option("--kwargs", args.kwargs, dict)
@@ -88,7 +88,7 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 
 def cmd_pause(args: argparse.Namespace) -> int:
-    from .schedules import pause_schedule
+    from ..schedules import pause_schedule
 
     pause_schedule(args.schedule_id)
     print(f"paused {args.schedule_id}")
@@ -96,7 +96,7 @@ def cmd_pause(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from .schedules import resume_schedule
+    from ..schedules import resume_schedule
 
     _imports()
     info = resume_schedule(args.schedule_id)
@@ -105,7 +105,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    from .schedules import delete_schedule
+    from ..schedules import delete_schedule
 
     delete_schedule(args.schedule_id)
     print(f"deleted {args.schedule_id}")
@@ -113,7 +113,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_trigger(args: argparse.Namespace) -> int:
-    from .schedules import trigger_schedule
+    from ..schedules import trigger_schedule
 
     _imports()
     run = trigger_schedule(args.schedule_id, overlap=args.overlap)
@@ -122,7 +122,7 @@ def cmd_trigger(args: argparse.Namespace) -> int:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
-    from .schedules import backfill_schedule
+    from ..schedules import backfill_schedule
 
     _imports()
     count = backfill_schedule(args.schedule_id, args.start, args.end, overlap=args.overlap)
@@ -132,7 +132,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
 def add_schedule_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
     """Add ``workflows schedules ...`` to the command line."""
-    from .schedules import OVERLAP_POLICIES
+    from ..schedules import OVERLAP_POLICIES
 
     parent = add("schedules", lambda a: EXIT_USAGE, "create, inspect and steer schedules")
     schedules = parent.add_subparsers(dest="schedules_cmd", required=True)

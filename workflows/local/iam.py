@@ -29,8 +29,8 @@ import urllib.request
 from typing import IO, Any, Iterator, Mapping
 from urllib.parse import unquote
 
-from .errors import ConfigurationError
-from .localstack import START_DEADLINE, free_port
+from ..errors import ConfigurationError
+from .server import START_DEADLINE, free_port
 
 #: moto's switch: the number of requests served before IAM is enforced.
 NO_AUTH_ENV = "INITIAL_NO_AUTH_ACTION_COUNT"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import InvalidName
+from ..errors import InvalidName
 
 #: The longest workflow, step or signal name.
 MAX_NAME_LENGTH = 200

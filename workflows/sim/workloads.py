@@ -208,7 +208,7 @@ def sim_continue(n: int) -> str:
 
 
 @workflow
-def sim_signal_chain(n: int) -> Any:
+def sim_signal_to_chain(n: int) -> Any:
     """Continue as new ``n`` times, then wait for a signal sent to the chain's first run id (it may
     race a continuation: it must reach the chain's current run)."""
     if n > 0:
@@ -221,7 +221,7 @@ def sim_signal_chain(n: int) -> Any:
 
 
 @workflow
-def sim_chain_parent(n: int) -> str:
+def sim_parent_of_chain(n: int) -> str:
     """Wait for a child that continues as new: its chain's last run writes its end into this run."""
     return str(sim_continue.start(n).result())
 
@@ -269,9 +269,9 @@ CATALOGUE = [
              lambda a: _ok([100 + 2 * i for i in range(a[0])] + ["failed"])),
     Workload("sim_fail_fast", lambda r, k: [r.randint(0, 2)], lambda a: _ok("ParallelError")),
     Workload("sim_continue", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
-    Workload("sim_signal_chain", lambda r, k: [r.randint(0, 3)], lambda a: _ok("go!") + _ok("timed out"),
+    Workload("sim_signal_to_chain", lambda r, k: [r.randint(0, 3)], lambda a: _ok("go!") + _ok("timed out"),
              needs="signal"),
-    Workload("sim_chain_parent", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
+    Workload("sim_parent_of_chain", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
     Workload("sim_async", lambda r, k: [r.randint(1, 3)], lambda a: _ok(3 + sum(400 + 2 * i for i in range(a[0])))),
     Workload("sim_exclusive_batch", lambda r, k: [r.randint(1, 3)], lambda a: _ok(list(range(a[0] + 1)))),
     Workload("sim_one_at_a_time", lambda r, k: [r.randint(1, 3)], lambda a: _ok(a[0])),

@@ -57,3 +57,14 @@ def flow_tenants(count: int) -> list[str]:
 def flow_both(n: int) -> int:
     started("both")
     return n
+
+
+@step(concurrency=1, concurrency_key="customer", rate="100/s", rate_key="customer")
+def flow_large_per_customer(customer: str, document: str) -> int:
+    started(customer)
+    return len(document)
+
+
+@workflow
+def flow_large_customer_job(customer: str, document: str) -> int:
+    return flow_large_per_customer(customer, document)

@@ -14,7 +14,6 @@ import logging
 import random
 from typing import TYPE_CHECKING, Iterator
 
-from .. import codec
 from ..limits import StepLimits, key_value
 from ..registry import StepDef
 from .embed import embed
@@ -38,9 +37,15 @@ def holder_of(message: StepMessage) -> str:
     return f"{message.run_id}#{message.pos}#{branch}#{message.attempt}"
 
 
-def limit_names(step: StepDef, limits: StepLimits, args_json: str) -> tuple[str, str]:
-    """The names of the step's concurrency limit and rate bucket for these arguments."""
-    args, kwargs = codec.loads(args_json)
+def limit_names(engine: Engine, step: StepDef, limits: StepLimits, args_json: str) -> tuple[str, str]:
+    """The names of the step's concurrency limit and rate bucket for these arguments.
+
+    A key is read from the decoded arguments wherever they are kept: a reference to the payload
+    bucket is resolved first, as the attempt itself does (the attempt then finds them cached).
+    """
+    if limits.concurrency_key is None and limits.rate_key is None:
+        return f"step:{step.name}", f"rate:{step.name}"  # no key: the arguments are not read
+    args, kwargs = engine.payloads.decode(args_json)
 
     def name(kind: str, key: str | None) -> str:
         base = f"{kind}:{step.name}"
@@ -58,7 +63,7 @@ def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[b
         yield True
         return
     store, holder, lease = engine.store, holder_of(message), engine.settings.lease_seconds
-    concurrency_limit, bucket = limit_names(step, limits, message.args)
+    concurrency_limit, bucket = limit_names(engine, step, limits, message.args)
     slot = None
     if limits.concurrency is not None:
         until = engine.now() + lease

@@ -46,6 +46,7 @@ def _run_record(item: Any) -> RunRecord:
         forked_from=item.forked_from, forked_at=None if item.forked_at is None else int(item.forked_at),
         tags=json.loads(item.tags) if item.tags else None,
         retain_until=None if item.retain_until is None else item.retain_until.timestamp(),
+        deferral=json.loads(item.deferral) if item.deferral else None,
     )
 
 

@@ -92,7 +92,11 @@ class Settings:
             comma-separated); a run stamped with another version is deferred to a worker that
             serves it. Empty (the default): every version.
         defer_seconds: how long a run this worker cannot serve (unknown workflow, version not
-            served) waits before another resume (``WORKFLOWS_DEFER_SECONDS``).
+            served) waits before another resume the first time (``WORKFLOWS_DEFER_SECONDS``); each
+            deferral in a row doubles the wait, up to ``defer_max_seconds``.
+        defer_max_seconds: the longest wait between two tries of a deferred run
+            (``WORKFLOWS_DEFER_MAX_SECONDS``, default 3600: one hour; below ``defer_seconds``,
+            ``defer_seconds`` is the cap). See docs/versioning.md.
         index_shards: the shard count of every write-sharded index key: the lease, due-timer and
             retention indexes and the status and workflow listing indexes (``WORKFLOWS_INDEX_SHARDS``,
             default 8, at most 1024). A deploy-time setting, the same on every process: it may only
@@ -130,6 +134,7 @@ class Settings:
     code_version: str | None = None
     serve_versions: tuple[str, ...] = ()
     defer_seconds: float = 30.0
+    defer_max_seconds: float = 3600.0
     index_shards: int = DEFAULT_INDEX_SHARDS
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
@@ -145,7 +150,7 @@ class Settings:
             )
         if self.payload_expiry_days < 1:
             raise ConfigurationError(f"payload_expiry_days must be 1 or more, got {self.payload_expiry_days}")
-        for name in ("sweep_interval", "lease_seconds", "visibility_timeout", "defer_seconds"):
+        for name in ("sweep_interval", "lease_seconds", "visibility_timeout", "defer_seconds", "defer_max_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
         if self.hook_secret is not None and len(self.hook_secret.encode()) < MIN_HOOK_SECRET_BYTES:
@@ -204,6 +209,7 @@ class Settings:
                 serve_versions=tuple(v.strip() for v in env.get("WORKFLOWS_SERVE_VERSIONS", "").split(",")
                                      if v.strip()),
                 defer_seconds=float(env.get("WORKFLOWS_DEFER_SECONDS", "30")),
+                defer_max_seconds=float(env.get("WORKFLOWS_DEFER_MAX_SECONDS", "3600")),
                 index_shards=_index_shards(env.get("WORKFLOWS_INDEX_SHARDS")),
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,

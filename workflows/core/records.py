@@ -123,6 +123,7 @@ class RunRecord:
     sqs_sends: int = 0
     tags: dict[str, str] | None = None  # search attributes (see core.tags)
     retain_until: float | None = None  # the TTL of an ended run's items, epoch seconds (see core.retention)
+    deferral: dict[str, Any] | None = None  # the last deferral to a worker that serves it (see core.deferral)
 
     @property
     def is_terminal(self) -> bool:

@@ -84,6 +84,7 @@ def _run_record(item: Item) -> RunRecord:
         tags=json.loads(item["tags"]) if item.get("tags") else None, retain_until=item.get("retain_until"),
         code_version=item.get("code_version"), forked_from=item.get("forked_from"),
         forked_at=None if item.get("forked_at") is None else int(item["forked_at"]),
+        deferral=json.loads(item["deferral"]) if item.get("deferral") else None,
     )
 
 

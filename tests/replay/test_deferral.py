@@ -1,0 +1,112 @@
+"""Deferral of runs no worker serves (core/deferral.py): backoff from ``defer_seconds`` to
+``defer_max_seconds``, the deferral kept on the run item by the deferring write, and the
+request cost of a deferred run over virtual hours (issue 23, item 8)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Callable
+
+from tests.replay.ports import SETTINGS
+from tests.replay.test_replay import drain
+from workflows import step, workflow
+from workflows.core.deferral import current_deferral
+from workflows.core.engine import Engine
+from workflows.core.records import RunStatus
+from workflows.memory import ManualClock, MemoryStore, RecordingTransport
+from workflows.registry import get_workflow, scope
+
+#: Requests beat makes on every sweep whoever is due (not a deferred run's cost).
+SWEEP_REQUESTS = {"query due timers"}
+
+
+@step
+def deferral_step(x: int) -> int:
+    return x + 1
+
+
+def define() -> None:
+    @workflow(name="deferral_flow")
+    def deferral_flow(x: int) -> int:
+        return deferral_step(x)
+
+
+def counting(store: MemoryStore) -> Counter[str]:
+    """Count the store's requests by name."""
+    counts: Counter[str] = Counter()
+
+    def intercept(name: str, atomic: Callable[[], Any]) -> Any:
+        counts[name] += 1
+        return atomic()
+
+    store.interceptor = intercept
+    return counts
+
+
+def unserved_run(engine: Engine) -> str:
+    """A run of a workflow this worker does not have (defined only while it is started)."""
+    with scope(redefine=True):
+        define()
+        run_id, _ = engine.create_run(get_workflow("deferral_flow"), json.dumps([[1], {}]))
+    return run_id
+
+
+def run_for(engine: Engine, clock: ManualClock, seconds: float, tick: float = 5.0) -> None:
+    """Beat's sweep every ``tick`` seconds of virtual time for ``seconds``, each followed by the worker."""
+    end = clock.now() + seconds
+    while clock.now() < end:
+        clock.advance(tick)
+        drain(engine)
+
+
+def per_run(counts: Counter[str]) -> int:
+    return sum(n for name, n in counts.items() if name not in SWEEP_REQUESTS)
+
+
+def test_deferrals_in_a_row_back_off_to_the_cap() -> None:
+    clock = ManualClock()
+    store = MemoryStore(SETTINGS, clock)
+    engine = Engine(store, RecordingTransport(), SETTINGS, clock=clock)
+    run_id = unserved_run(engine)
+    began = clock.now()
+    drain(engine)
+    waits = []
+    for _ in range(10):
+        run = store.get_run(run_id)
+        deferral = current_deferral(run)
+        assert deferral is not None and run.status == RunStatus.SUSPENDED
+        assert store.timers.get(f"{run_id}#defer")["due_at"] == deferral.next_at
+        waits.append(deferral.next_at - clock.now())
+        clock.advance(deferral.next_at - clock.now() + 0.01)
+        drain(engine)
+    cap, base = SETTINGS.defer_max_seconds, SETTINGS.defer_seconds
+    for n, wait in enumerate(waits, start=1):
+        expected = base * 2 ** (n - 1)
+        assert min(cap, 0.8 * expected) - 1e-6 <= wait <= min(cap, expected) + 1e-6, (n, waits)
+    last = current_deferral(store.get_run(run_id))
+    assert last is not None and last.count == 11 and last.since == began
+    assert "deferral_flow" in last.reason and "not registered" in last.reason
+    assert store.get_run(run_id).recoveries == 0
+
+
+def test_a_deferred_run_costs_at_most_100_requests_its_first_hour_and_5_an_hour_after() -> None:
+    clock = ManualClock()
+    store = MemoryStore(SETTINGS, clock)
+    engine = Engine(store, RecordingTransport(), SETTINGS, clock=clock)
+    run_id = unserved_run(engine)
+    counts = counting(store)
+
+    def hour() -> tuple[int, int]:
+        before = counts.copy()
+        run_for(engine, clock, 3600)
+        spent = counts - before
+        return per_run(spent), spent["wake run"]  # each wake sends one resume message
+
+    first = hour()
+    later = [hour() for _ in range(4)]
+    print(f"deferred run: first hour {first[0]} DynamoDB requests, {first[1]} resumes sent; "
+          f"later hours {[n for n, _ in later]} requests, {[s for _, s in later]} resumes")
+    assert first[0] <= 100
+    assert all(n <= 5 for n, _ in later)
+    assert store.get_run(run_id).status == RunStatus.SUSPENDED

@@ -5,12 +5,15 @@ request cost of a deferred run over virtual hours (issue 23, item 8)."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from typing import Any, Callable
 
+import pytest
+
 from tests.replay.ports import SETTINGS
 from tests.replay.test_replay import drain
-from workflows import step, workflow
+from workflows import cli, runtime, step, workflow
 from workflows.core.deferral import current_deferral
 from workflows.core.engine import Engine
 from workflows.core.records import RunStatus
@@ -110,3 +113,70 @@ def test_a_deferred_run_costs_at_most_100_requests_its_first_hour_and_5_an_hour_
     assert first[0] <= 100
     assert all(n <= 5 for n, _ in later)
     assert store.get_run(run_id).status == RunStatus.SUSPENDED
+
+
+def test_a_deferred_run_shows_as_deferred_with_its_reason_in_the_cli(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli, "_imports", lambda: None)
+    clock = ManualClock(time.time())  # the CLI tells "next try in" against the wall clock
+    store = MemoryStore(SETTINGS, clock)
+    engine = Engine(store, RecordingTransport(), SETTINGS, clock=clock)
+    with runtime.use_engine(engine):
+        run_id = unserved_run(engine)
+        drain(engine)
+        clock.advance(SETTINGS.defer_seconds + 1)
+        drain(engine)  # deferred twice in a row
+        assert cli.main(["runs", "deferred"]) == 0
+        out = capsys.readouterr().out
+        assert run_id in out and "deferral_flow" in out and "not registered" in out and "2 tries" in out
+        assert "1 deferred run(s)" in out
+        assert cli.main(["runs", "show", run_id]) == 0
+        assert "deferred  workflow 'deferral_flow' is not registered" in capsys.readouterr().out
+        assert cli.main(["runs", "list", "--status", "suspended"]) == 0
+        row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(run_id))
+        assert row.split()[1:3] == ["deferral_flow", "deferred"]
+        with scope(redefine=True):  # a worker with the code takes it at the next try
+            define()
+            clock.advance(2 * SETTINGS.defer_seconds + 1)
+            drain(engine)
+            assert store.get_run(run_id).status == RunStatus.COMPLETED
+            assert current_deferral(store.get_run(run_id)) is None
+        assert cli.main(["runs", "deferred"]) == 0
+        assert "0 deferred run(s)" in capsys.readouterr().out
+
+
+def test_deferrals_are_counted_in_prometheus() -> None:
+    from prometheus_client import REGISTRY
+
+    from workflows.observe.metrics import Metrics
+
+    def deferrals() -> float:
+        return REGISTRY.get_sample_value("workflows_deferrals_total",
+                                         {"workflow": "deferral_flow", "reason": "workflow"}) or 0.0
+
+    clock = ManualClock()
+    store = MemoryStore(SETTINGS, clock)
+    engine = Engine(store, RecordingTransport(), SETTINGS, clock=clock, observer=Metrics())
+    before = deferrals()
+    unserved_run(engine)
+    drain(engine)
+    clock.advance(SETTINGS.defer_seconds + 1)
+    drain(engine)
+    assert deferrals() == before + 2
+    assert (REGISTRY.get_sample_value("workflows_deferred_for_seconds_count", {"workflow": "deferral_flow"}) or 0) >= 2
+
+
+def test_the_dashboard_run_page_shows_the_deferral(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("starlette", reason="SKIPPED LOUDLY: starlette is not installed (pip install -e '.[dev]')")
+    from tests.unit.test_web_tags import TOKEN, get
+    from workflows.web import create_app
+
+    monkeypatch.setenv("WORKFLOWS_DASHBOARD_TOKEN", TOKEN)
+    clock = ManualClock()
+    engine = Engine(MemoryStore(SETTINGS, clock), RecordingTransport(), SETTINGS, clock=clock)
+    with runtime.use_engine(engine):
+        run_id = unserved_run(engine)
+        drain(engine)
+        status, body = get(create_app(TOKEN), f"/runs/{run_id}")
+    assert status == 200 and 'id="deferral"' in body
+    assert "workflow &#39;deferral_flow&#39; is not registered" in body and "1 try" in body

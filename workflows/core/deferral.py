@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
+import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -123,3 +124,14 @@ def defer(engine: Engine, run: RunRecord, reason: str) -> bool:
                 deferral.next_at - engine.now(), deferral.count, deferral.since, reason)
     engine.observer.deferred(dataclasses.replace(run, deferral=deferral.to_dict()), reason)
     return True
+
+
+def describe_deferral(deferral: Deferral, now: float) -> str:
+    """One line for operators: why, since when, how many tries, when the next one is."""
+    def at(ts: float) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
+
+    due = deferral.next_at - now
+    return (f"{deferral.reason}; deferred since {at(deferral.since)}, {deferral.count} tr"
+            f"{'y' if deferral.count == 1 else 'ies'}, next try {at(deferral.next_at)}"
+            f" (in {max(0.0, due):.0f}s)")

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("workflows.engine")
 
-#: The delay of a deferral is its backoff times a factor drawn from this range (then capped).
+#: A wait below the cap is its backoff times a factor drawn from this range; the cap is not jittered,
+#: so a run at the cap is tried exactly once per ``defer_max_seconds``.
 JITTER = (0.8, 1.0)
 
 
@@ -97,7 +98,8 @@ def backoff(engine: Engine, count: int) -> float:
     """Seconds before the ``count``-th deferral in a row is tried again (jittered, capped)."""
     settings = engine.settings
     cap = max(settings.defer_seconds, settings.defer_max_seconds)
-    return min(cap, settings.defer_seconds * 2.0 ** min(count - 1, 64) * random.uniform(*JITTER))
+    wait = settings.defer_seconds * 2.0 ** min(count - 1, 64)
+    return cap if wait >= cap else wait * random.uniform(*JITTER)
 
 
 def next_deferral(engine: Engine, run: RunRecord, reason: str) -> Deferral:

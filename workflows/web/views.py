@@ -17,9 +17,9 @@ from beat.cron import ScheduleSpec, next_fire
 
 from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries, list_runs
+from ..core.deferral import current_deferral
 from ..core.fanout import join_id
 from ..core.join_layout import fan_out_width_at
-from ..core.deferral import current_deferral
 from ..core.payloads import describe_payload
 from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
 from ..errors import SerializationError

@@ -92,8 +92,8 @@ class Settings:
             comma-separated); a run stamped with another version is deferred to a worker that
             serves it. Empty (the default): every version.
         defer_seconds: how long a run this worker cannot serve (unknown workflow, version not
-            served) waits before another resume the first time (``WORKFLOWS_DEFER_SECONDS``); each
-            deferral in a row doubles the wait, up to ``defer_max_seconds``.
+            served) waits before another resume (``WORKFLOWS_DEFER_SECONDS``); after 10 deferrals in
+            a row each one doubles the wait, up to ``defer_max_seconds``.
         defer_max_seconds: the longest wait between two tries of a deferred run
             (``WORKFLOWS_DEFER_MAX_SECONDS``, default 3600: one hour; below ``defer_seconds``,
             ``defer_seconds`` is the cap). See docs/versioning.md.

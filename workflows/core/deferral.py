@@ -9,12 +9,14 @@ the timer fires, beat wakes the run and a resume goes to the queue again, where 
 that serves it takes it. No recovery is counted, so a long deploy never exhausts
 ``max_recovery_attempts``.
 
-Deferrals in a row back off: the first waits ``defer_seconds``, each next one twice as long,
-up to ``defer_max_seconds`` (each wait below the cap jittered down by up to 20%, so runs
-deferred together come back apart; at the cap they stay as far apart as they got). The same
-write stores the run's :class:`Deferral` (why, since when, how many tries, the next one) on
-the run item, which is how the run shows as deferred (``runs show``, ``runs deferred``, the
-dashboard) at no extra request. See docs/versioning.md.
+Deferrals in a row back off. The first ``FLAT_TRIES`` wait ``defer_seconds`` each: during a
+rolling deploy a run may meet old workers several times in a row, and must not be held back
+for it. Then each wait is twice the one before, up to ``defer_max_seconds``. A wait below
+the cap is jittered down by up to 20%, so runs deferred together come back apart; at the cap
+they stay as far apart as they got. The same write stores the run's :class:`Deferral` (why,
+since when, how many tries, the next one) on the run item, which is how the run shows as
+deferred (``runs show``, ``runs deferred``, the dashboard) at no extra request. See
+docs/versioning.md.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("workflows.engine")
 
+#: Deferrals in a row that wait ``defer_seconds`` each before the waits double.
+FLAT_TRIES = 10
 #: A wait below the cap is its backoff times a factor drawn from this range; the cap is not jittered,
 #: so a run at the cap is tried exactly once per ``defer_max_seconds``.
 JITTER = (0.8, 1.0)
@@ -98,7 +102,7 @@ def backoff(engine: Engine, count: int) -> float:
     """Seconds before the ``count``-th deferral in a row is tried again (jittered, capped)."""
     settings = engine.settings
     cap = max(settings.defer_seconds, settings.defer_max_seconds)
-    wait = settings.defer_seconds * 2.0 ** min(count - 1, 64)
+    wait = settings.defer_seconds * 2.0 ** min(max(0, count - FLAT_TRIES), 64)
     return cap if wait >= cap else wait * random.uniform(*JITTER)
 
 

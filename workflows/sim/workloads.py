@@ -102,6 +102,19 @@ def sim_exclusive_batch(n: int) -> list[int]:
     return parallel(*(sim_exclusive.s(i) for i in range(n))) + [sim_exclusive(n)]
 
 
+@step(concurrency=1, concurrency_key="customer", rate="5/s", rate_key="customer", retries=1, retry_delay=2.0)
+def sim_keyed(customer: str, document: str) -> int:
+    # The world's payload threshold is 4 bytes: the arguments travel as a reference to the blob
+    # store, and the limit keys are read from the arguments it stands for (issue 23, item 3).
+    _ran(f"keyed-{customer}-{len(document)}")
+    return len(document)
+
+
+@workflow
+def sim_keyed_batch(n: int) -> list[int]:
+    return parallel(*(sim_keyed.s(f"c{i % 2}", "d" * (10 + i)) for i in range(n)))
+
+
 @step
 def sim_gated(i: int) -> int:
     info = current_step()
@@ -276,6 +289,7 @@ CATALOGUE = [
     Workload("sim_exclusive_batch", lambda r, k: [r.randint(1, 3)], lambda a: _ok(list(range(a[0] + 1)))),
     Workload("sim_one_at_a_time", lambda r, k: [r.randint(1, 3)], lambda a: _ok(a[0])),
     Workload("sim_gated_batch", lambda r, k: [r.randint(2, 3)], lambda a: _ok(list(range(a[0])))),
+    Workload("sim_keyed_batch", lambda r, k: [r.randint(1, 4)], lambda a: _ok([10 + i for i in range(a[0])])),
 ]
 
 

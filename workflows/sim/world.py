@@ -121,7 +121,7 @@ class World:
     """Runs one scenario; :attr:`violations` says what went wrong, :attr:`trace` how."""
 
     def __init__(self, seed: int, *, runs: int = 4, workers: int = 2, beats: int = 2,
-                 faults: FaultPlan | None = None, chaos_steps: int = 1500, max_steps: int = 12000,
+                 faults: FaultPlan | None = None, chaos_steps: int = 1500, max_steps: int = 24000,
                  store_class: type[MemoryStore] = MemoryStore) -> None:
         self.seed, self.rng = seed, random.Random(seed)
         self.faults = faults or FaultPlan()

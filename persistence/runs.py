@@ -48,6 +48,7 @@ def _run_record(item: Any) -> RunRecord:
         tags=json.loads(item.tags) if item.tags else None,
         retain_until=None if item.retain_until is None else item.retain_until.timestamp(),
         chain_head=item.chain_head, chain_last=item.chain_last,
+        deferral=json.loads(item.deferral) if item.deferral else None,
     )
 
 

@@ -31,8 +31,8 @@ MOVED: dict[str, str] = {
         ("celery_config", "config"), ("celery_install", "install"), ("celery_transport", "transport"),
         ("producer", "producer"), ("visibility", "visibility"), ("deadletter", "deadletter"),
         ("sqs_transport", "sqs"), ("tasks", "tasks"), ("task_steps", "task_steps")]},
-    **{f"workflows.cli_{group}": f"workflows.cli.{group}" for group in ("aws", "flow", "forks", "payloads",
-                                                                        "schedules")},
+    **{f"workflows.cli_{group}": f"workflows.cli.{group}" for group in ("aws", "deferred", "flow", "forks",
+                                                                        "payloads", "schedules")},
     **{f"workflows.{old}": f"workflows.local.{new}" for old, new in [
         ("localstack", "server"), ("local_iam", "iam"), ("embedded", "embedded"), ("demo", "demo")]},
     **{f"workflows.{old}": f"workflows.core.{new}" for old, new in [

@@ -94,7 +94,11 @@ class Settings:
             comma-separated); a run stamped with another version is deferred to a worker that
             serves it. Empty (the default): every version.
         defer_seconds: how long a run this worker cannot serve (unknown workflow, version not
-            served) waits before another resume (``WORKFLOWS_DEFER_SECONDS``).
+            served) waits before another resume (``WORKFLOWS_DEFER_SECONDS``); after 10 deferrals in
+            a row each one doubles the wait, up to ``defer_max_seconds``.
+        defer_max_seconds: the longest wait between two tries of a deferred run
+            (``WORKFLOWS_DEFER_MAX_SECONDS``, default 3600: one hour; below ``defer_seconds``,
+            ``defer_seconds`` is the cap). See docs/versioning.md.
         index_shards: the shard count of every write-sharded index key: the lease, due-timer and
             retention indexes and the status and workflow listing indexes (``WORKFLOWS_INDEX_SHARDS``,
             default 8, at most 1024). A deploy-time setting, the same on every process: it may only
@@ -137,6 +141,7 @@ class Settings:
     code_version: str | None = None
     serve_versions: tuple[str, ...] = ()
     defer_seconds: float = 30.0
+    defer_max_seconds: float = 3600.0
     index_shards: int = DEFAULT_INDEX_SHARDS
     web_body_timeout: float = 10.0
     web_max_connections: int = 100
@@ -158,7 +163,7 @@ class Settings:
                 f"WORKFLOWS_RETENTION, in whole days), got {self.payload_expiry_days}: an ended run's payload "
                 "objects must not expire before its items")
         for name in ("sweep_interval", "lease_seconds", "visibility_timeout", "defer_seconds", "web_body_timeout",
-                     "web_max_connections"):
+                     "web_max_connections", "defer_max_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
         if self.hook_secret is not None and len(self.hook_secret.encode()) < MIN_HOOK_SECRET_BYTES:
@@ -218,6 +223,7 @@ class Settings:
                 serve_versions=tuple(v.strip() for v in env.get("WORKFLOWS_SERVE_VERSIONS", "").split(",")
                                      if v.strip()),
                 defer_seconds=float(env.get("WORKFLOWS_DEFER_SECONDS", "30")),
+                defer_max_seconds=float(env.get("WORKFLOWS_DEFER_MAX_SECONDS", "3600")),
                 index_shards=_index_shards(env.get("WORKFLOWS_INDEX_SHARDS")),
                 web_body_timeout=float(env.get("WORKFLOWS_WEB_BODY_TIMEOUT", "10")),
                 web_max_connections=int(env.get("WORKFLOWS_WEB_MAX_CONNECTIONS", "100")),

@@ -33,6 +33,18 @@ def test_defer_run_suspends_without_a_lease_and_stores_its_timer(store, clock) -
     assert woken is not None and woken.lease_expires_at is not None
 
 
+def test_defer_run_keeps_the_deferral_on_the_run_in_the_same_write(store) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    note = {"reason": "workflow 'w' is not registered", "since": 1.5, "count": 3, "next_at": 9.25,
+            "wake_seq": 0, "cursor": -1}
+    assert store.get_run(run_id).deferral is None
+    assert store.defer_run(run_id, 0, timer(run_id, -1, store.now() + 5, kind="wake"), note)
+    assert store.get_run(run_id).deferral == note
+    store.wake_run(run_id)
+    assert store.defer_run(run_id, 1, timer(run_id, -1, store.now() + 5, kind="wake"))  # no deferral: kept
+    assert store.get_run(run_id).deferral == note
+
+
 def test_defer_run_loses_to_a_wake_an_end_and_a_live_claim(store, clock) -> None:  # type: ignore[no-untyped-def]
     woken = start(store)
     store.wake_run(woken)

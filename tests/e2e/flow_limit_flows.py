@@ -78,3 +78,25 @@ def flow_rated_batch(tag: str, n: int) -> int:
 @workflow
 def flow_exclusive_job(tag: str, name: str) -> str:
     return flow_exclusive(tag, name)
+
+
+def overrun(tag: str) -> None:
+    """A body that runs past its attempt's timeout (1 s against 0.3 s)."""
+    note(tag, "S", "overrun")
+    time.sleep(1.0)
+    note(tag, "E", "overrun")
+
+
+@step(concurrency=1, timeout=0.3, retries=3, retry_delay=0.05, queue="flowlimits")
+def flow_overrunning(tag: str) -> None:
+    overrun(tag)
+
+
+@step(concurrency=1, timeout=0.3, retries=3, retry_delay=0.05, queue="flowprefork")
+def flow_overrunning_prefork(tag: str) -> None:
+    overrun(tag)
+
+
+@workflow
+def flow_overrun_job(tag: str, prefork: bool) -> None:
+    (flow_overrunning_prefork if prefork else flow_overrunning)(tag)

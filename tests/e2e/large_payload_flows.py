@@ -18,3 +18,14 @@ def big_data(blob: str) -> dict[str, Any]:
     doubled = grow(blob)
     received = wait_for_signal("data")
     return {"doubled": doubled, "received": received}
+
+
+@step(concurrency=1, concurrency_key="customer", rate="50/s", rate_key="customer")
+def per_customer(customer: str, blob: str) -> int:
+    """A step limited per customer, whose arguments go to S3 (issue 23, item 3)."""
+    return len(blob)
+
+
+@workflow
+def big_per_customer(customer: str, blob: str) -> int:
+    return per_customer(customer, blob)

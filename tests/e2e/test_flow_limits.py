@@ -12,6 +12,7 @@ from typing import Iterator
 import pytest
 
 from tests.e2e import flow_limit_flows as flows
+from workflows.errors import RunFailed
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +20,7 @@ def flow_workers(cluster, spawn, settings) -> Iterator[None]:  # type: ignore[no
     """Two worker processes of 4 threads each on the limited steps' queue."""
     from persistence.provision import create_queues
 
-    create_queues(settings, ["flowlimits", "flowcrash"])
+    create_queues(settings, ["flowlimits", "flowcrash", "flowprefork"])
     workers = [spawn("worker", "-Q", "flowlimits", "-c", "4") for _ in range(2)]
     time.sleep(2)
     for worker in workers:
@@ -105,3 +106,27 @@ def test_a_killed_slot_holders_slot_is_reclaimed(flow_workers, spawn, store) -> 
     assert {label for what, _, label in after if what == "E"} == {"first", "second"}
     assert max_overlap(after) == 1  # the reclaimed slot still admits one at a time
     assert store.slot_holders("step:flow_exclusive") == []
+
+
+@pytest.mark.parametrize("pool", ["threads", "prefork"])
+def test_a_timed_out_step_keeps_its_slot_until_its_body_returns(flow_workers, spawn, pool) -> None:  # type: ignore[no-untyped-def]
+    """concurrency=1, timeout 0.3 s, a 1 s body, 3 retries: Python cannot stop the timed-out
+    body, so its slot is kept until the body returns and at most one body runs at a time
+    (issue 23, item 4: each retry took the freed slot, and 4 bodies ran at once)."""
+    tag = uuid.uuid4().hex[:10]
+    prefork = pool == "prefork"
+    extra = spawn("worker", "-Q", "flowprefork", "-P", "prefork", "-c", "2") if prefork else None
+    try:
+        run = flows.flow_overrun_job.start(tag, prefork)
+        with pytest.raises(RunFailed, match="timeout"):
+            run.result(timeout=90)
+        deadline = time.time() + 10
+        while sum(1 for what, _, _ in flows.spans(tag) if what == "E") < 4:  # the last body returns
+            assert time.time() < deadline, flows.spans(tag)
+            time.sleep(0.1)
+    finally:
+        if extra is not None:
+            extra.kill(signal.SIGTERM)
+    rows = flows.spans(tag)
+    assert sum(1 for what, _, _ in rows if what == "S") == 4  # every attempt ran its body
+    assert max_overlap(rows) == 1

@@ -107,3 +107,19 @@ def test_an_argument_just_under_the_threshold_travels_inline_through_sqs(  # typ
     assert reference_of(DynamoStore(big_settings).m.Run.get(run.run_id).args) is None  # held inline
     send_signal(run.run_id, "data", "ok")
     assert run.result(timeout=60) == {"doubled": blob + blob, "received": "ok"}
+
+
+def test_a_step_limited_per_key_reads_its_key_from_arguments_in_s3(  # type: ignore[no-untyped-def]
+        big_settings, big_worker, big_engine) -> None:
+    """The step's arguments (1 MiB) travel as a reference to S3; its concurrency and rate keys are
+    read from the arguments it stands for (the reference text was decoded instead, and every
+    delivery failed with TypeError)."""
+    blob = uuid.uuid4().hex * (MB // 32)
+    customer = f"c-{uuid.uuid4().hex[:6]}"
+    runs = []
+    for extra in ("", "x"):  # one after the other: no beat sweeps this test's tables to retry a waiter
+        runs.append(flows.big_per_customer.start(customer, blob + extra))
+        assert runs[-1].result(timeout=60) == MB + len(extra)
+    store = DynamoStore(big_settings)
+    assert reference_of(store.m.Run.get(runs[0].run_id).args) is not None  # the arguments are in S3
+    assert store.slot_holders(f"step:per_customer#{customer}") == []  # taken per key, and released

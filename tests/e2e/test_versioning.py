@@ -21,6 +21,7 @@ import pytest
 from tests.e2e import late_flows, version_flows
 from tests.e2e.flows import counter_dir, executions
 from workflows import RunFailed, RunStatus, get_run
+from workflows.core.deferral import Deferral
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,6 +42,9 @@ def test_a_run_no_worker_has_the_code_for_is_deferred_until_one_has_it(cluster, 
     time.sleep(3)  # a few deferral rounds (1 s each): woken by beat, deferred again
     record = run.record()
     assert (record.status, record.error, record.recoveries) == (RunStatus.SUSPENDED, None, recoveries)
+    deferral = Deferral.of(record)  # kept on the run by the deferring write: why, since when, tries
+    assert deferral is not None and "late_arrival" in deferral.reason and deferral.count >= 2
+    assert deferral.since < deferral.next_at
     imports = os.environ["WORKFLOWS_IMPORTS"] + ",tests.e2e.late_flows"
     worker = spawn("worker", "-Q", "workflows,steps", env={"WORKFLOWS_IMPORTS": imports})  # the deploy arrives
     try:

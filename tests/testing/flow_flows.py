@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 from workflows import parallel, step, workflow
 from workflows.core.attempts import current_step
 
@@ -56,4 +59,38 @@ def flow_tenants(count: int) -> list[str]:
 @step(concurrency=1, rate="1/s")
 def flow_both(n: int) -> int:
     started("both")
+    return n
+
+
+@step(concurrency=1, concurrency_key="customer", rate="100/s", rate_key="customer")
+def flow_large_per_customer(customer: str, document: str) -> int:
+    started(customer)
+    return len(document)
+
+
+@workflow
+def flow_large_customer_job(customer: str, document: str) -> int:
+    return flow_large_per_customer(customer, document)
+
+
+#: Set by the overrun tests to let a timed-out body return.
+BODY_MAY_RETURN = threading.Event()
+#: Set by a body once it has returned.
+BODY_RETURNED = threading.Event()
+
+
+@step(concurrency=1, timeout=0.05, retries=1)
+def flow_overrun_sync(n: int) -> int:
+    BODY_MAY_RETURN.wait(30)
+    BODY_RETURNED.set()
+    return n
+
+
+@step(concurrency=1, timeout=0.05, retries=1)
+async def flow_overrun_async(n: int) -> int:
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:  # a body that ignores its cancel, and runs on
+        await asyncio.to_thread(BODY_MAY_RETURN.wait, 30)
+    BODY_RETURNED.set()
     return n

@@ -3,10 +3,14 @@ a thread, and runs when the slot frees (or its dead holder's lease passes) or a 
 
 from __future__ import annotations
 
+import secrets
+
 import pytest
 
 from tests.testing import flow_flows as flows
 from workflows import RunStatus
+from workflows.core.payloads import reference_of
+from workflows.settings import Settings
 from workflows.testing import WorkflowEnv
 
 
@@ -67,6 +71,26 @@ def test_a_rate_per_key_gives_every_key_its_own_bucket(workflow_env: WorkflowEnv
         assert times[3] - times[0] >= 2 - 1e-3  # then one a second
     first = min(t for _, t in flows.STARTS)
     assert sum(1 for _, t in flows.STARTS if t == first) == 4  # both tenants' bursts at once
+
+
+def test_a_keyed_limit_reads_its_key_from_arguments_kept_in_the_payload_bucket() -> None:
+    """Arguments over the payload threshold travel as a reference: the limit keys are read from
+    the arguments it stands for (issue 23, item 3: the reference text was decoded instead)."""
+    settings = Settings(payload_threshold_bytes=1024, hook_secret=secrets.token_urlsafe(32))
+    document = "d" * 5000
+    with WorkflowEnv(settings=settings) as env:
+        store, began = env.store, env.clock.now()
+        assert store.acquire_slot("step:flow_large_per_customer#c1", 1, "someone", began + 3600) == 0
+        held = env.start(flows.flow_large_customer_job, "c1", document)
+        free = env.start(flows.flow_large_customer_job, "c2", document)
+        env.advance("20s")
+        assert reference_of(store.get_run(held.run_id).args) is not None  # the arguments are in the bucket
+        assert free.status() == RunStatus.COMPLETED and free.result() == 5000
+        assert held.status() == RunStatus.RUNNING and [label for label, _ in flows.STARTS] == ["c2"]
+        assert store.release_slot("step:flow_large_per_customer#c1", 0, "someone")
+        assert held.result() == 5000
+        assert [label for label, _ in flows.STARTS] == ["c2", "c1"]
+        assert store.slot_holders("step:flow_large_per_customer#c1") == []
 
 
 def _pending_timers(env: WorkflowEnv) -> list:  # type: ignore[type-arg]

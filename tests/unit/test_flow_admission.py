@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable
 
 import pytest
@@ -11,6 +12,7 @@ from tests.testing import flow_flows
 from workflows import codec
 from workflows.core.flow import admission
 from workflows.core.records import StepMessage
+from workflows.core.steps import admitted_attempt
 from workflows.errors import Throttled
 from workflows.memory import MemoryStore
 
@@ -48,3 +50,29 @@ def test_an_admitted_attempt_holds_its_slot_until_it_ends() -> None:
         with admission(engine, step, message(2)) as second:  # another attempt: no slot, it waits
             assert not second
     assert engine.store.slot_holders("step:flow_both") == []
+
+
+@pytest.mark.parametrize("name", ["flow_overrun_sync", "flow_overrun_async"])
+def test_a_timed_out_attempt_keeps_its_slot_until_its_body_returns(name: str) -> None:
+    """Python cannot stop a timed-out body (an async one may ignore its cancel): its slot stays
+    held, so a retry cannot run beside it, until the body returns (issue 23, item 4)."""
+    engine = memory_engine()
+    step = getattr(flow_flows, name).definition
+    limit = f"step:{name}"
+    flow_flows.BODY_MAY_RETURN.clear()
+    flow_flows.BODY_RETURNED.clear()
+    first = StepMessage(name, "run-1", 0, 1, codec.dumps([[1], {}]))
+    try:
+        outcome = admitted_attempt(engine, step, first, "wf")
+        assert outcome is not None and outcome.status == "retry" and "timeout" in (outcome.error or "")
+        assert not flow_flows.BODY_RETURNED.is_set()
+        assert [s.holder for s in engine.store.slot_holders(limit)] == ["run-1#0##1"]  # kept, body runs on
+        with admission(engine, step, StepMessage(name, "run-1", 0, 2, first.args)) as retry:
+            assert not retry  # the retry waits for the slot
+    finally:
+        flow_flows.BODY_MAY_RETURN.set()
+    assert flow_flows.BODY_RETURNED.wait(10)
+    deadline = time.monotonic() + 10
+    while engine.store.slot_holders(limit):  # released by the body's thread once it has returned
+        assert time.monotonic() < deadline, engine.store.slot_holders(limit)
+        time.sleep(0.01)

@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ConfigurationError, WorkflowError
 from .aws import add_aws_commands
+from .deferred import add_deferred_commands
 from .flow import add_flow_commands
 from .forks import add_fork_commands
 from .payloads import add_payload_commands
@@ -211,12 +212,14 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 def cmd_runs_list(args: argparse.Namespace) -> int:
     from ..client import list_runs
+    from ..core.deferral import current_deferral
 
     page = list_runs(status=args.status, workflow=args.workflow, limit=args.limit, cursor=args.cursor, tag=args.tag)
     print(f"{'RUN ID':38} {'WORKFLOW':20} {'STATUS':10} {'CREATED':26} TAGS")
     for run in page:
         tags = " ".join(f"{k}={v}" for k, v in sorted((run.tags or {}).items()))
-        print(f"{run.run_id:38} {run.workflow:20} {run.status:10} {_when(run.created_at):26} {tags}".rstrip())
+        status = "deferred" if current_deferral(run) is not None else run.status  # see `runs deferred`
+        print(f"{run.run_id:38} {run.workflow:20} {status:10} {_when(run.created_at):26} {tags}".rstrip())
     if page.next_cursor:
         print(f"next page: --cursor {page.next_cursor}")
     return 0
@@ -244,11 +247,14 @@ def cmd_runs_reindex(args: argparse.Namespace) -> int:
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
     from ..client import get_run
+    from ..core.deferral import current_deferral, describe_deferral
     from ..core.payloads import describe_payload
 
     handle = get_run(args.run_id)
     run = handle.record()
     print(f"run       {run.run_id}\nworkflow  {run.workflow}\nstatus    {run.status}")
+    if (deferral := current_deferral(run)) is not None:
+        print(f"deferred  {describe_deferral(deferral, time.time())}")
     print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
     forked = f"{run.forked_from} at op {run.forked_at}" if run.forked_from else None
     for label, value in (("version", run.code_version), ("forked from", forked),
@@ -463,6 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", action="append", type=_tag_option, metavar="KEY=VALUE",
                    help="a tag of the run (repeatable); find runs by it with 'runs list --tag'")
     add_fork_commands(runs, add)
+    add_deferred_commands(runs, add)
 
     hooks = add("hooks", lambda a: EXIT_USAGE, "resume and list hooks").add_subparsers(dest="hooks_cmd", required=True)
     p = add("resume", cmd_hooks_resume, "resume a hook with a JSON payload", hooks)

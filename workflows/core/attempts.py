@@ -24,6 +24,7 @@ from ..errors import FatalError, PayloadUnavailable, RetryableError, Serializati
 from .embed import embed
 from .heartbeat import HEARTBEATS
 from .observer import StepAttempt
+from .overrun import BodyEnd, outlived
 from .records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
 from .registry import StepDef
 from .step_loop import is_async_callable, run_async_step
@@ -131,27 +132,34 @@ def call_with_timeout(fn: Callable[..., Any], args: list[Any], kwargs: dict[str,
     """Call ``fn``; past ``timeout`` seconds raise StepTimeout.
 
     Python cannot stop a thread: a timed-out call keeps running in the
-    background until it returns, and its result is discarded. An async ``fn`` runs on
-    the process's step loop instead, where a timeout cancels it (see ``step_loop``).
+    background until it returns, and its result is discarded; it is reported to whoever
+    watches the attempt (``overrun``: a concurrency slot is kept until it returns). An async
+    ``fn`` runs on the process's step loop instead, where a timeout cancels it (see ``step_loop``).
     """
     if is_async_callable(fn):
         return run_async_step(fn, args, kwargs, timeout, name)
     if timeout is None:
         return fn(*args, **kwargs)
     box: dict[str, Any] = {}
+    ended, end = threading.Lock(), BodyEnd()  # the lock: taken by the body's end or the timeout, first come
 
     def target() -> None:
         try:
             box["value"] = fn(*args, **kwargs)
         except BaseException as exc:  # handed to the caller below
             box["error"] = exc
+        finally:
+            if not ended.acquire(blocking=False):
+                end.finish()  # the attempt timed out before: its watcher acts now
 
     thread = threading.Thread(target=contextvars.copy_context().run, args=(target,), daemon=True,
                               name=f"step-{name}")
     thread.start()
     thread.join(timeout)
-    if thread.is_alive():
+    if ended.acquire(blocking=False):  # the body has not returned: it runs on, watched
+        outlived(end)
         raise StepTimeout(f"step {name!r} ran longer than its timeout of {timeout:g}s")
+    thread.join()  # it returned (at the deadline, or before): its outcome stands
     if "error" in box:
         raise box["error"]
     return box.get("value")

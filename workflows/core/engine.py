@@ -32,7 +32,7 @@ from .chains import chain_anchor, follow
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
 from .deferral import defer, refusal
 from .gates import pass_gates
-from .history_cache import HistoryCache, RunHistory
+from .history_cache import HistoryCache
 from .in_place import InPlace
 from .observer import NullObserver, Observer
 from .payloads import Payloads
@@ -148,15 +148,15 @@ class Engine:
                 self.time_out(run, owner=resume_id)
                 return
             self.observer.replaying(run)
-            history = self.cache.load(run_id, known_through=known_through)
-            if self._replay(run, history, recovering, resume_id):
+            if self._replay(run, known_through, recovering, resume_id):
                 return
             run, known_through = None, None
         log.warning("run %s: resume gave up after %d contended replays; its lease will recover it",
                     run_id, MAX_CONTENDED_REPLAYS)
 
-    def _replay(self, run: RunRecord, history: RunHistory, recovering: bool, resume_id: str) -> bool:
-        """Run the workflow function once; return False if a conditional write lost."""
+    def _replay(self, run: RunRecord, known_through: int | None, recovering: bool, resume_id: str) -> bool:
+        """Run the workflow function once; return False if a conditional write lost. The history
+        is read once the run is this worker's to run (a deferred or parked run reads none)."""
         try:
             definition: WorkflowDef | None = get_workflow(run.workflow)
         except UnknownWorkflow:
@@ -166,6 +166,7 @@ class Engine:
             return defer(self, run, refused or "")
         if (passed := pass_gates(self, definition, run)) is not True:  # debounce window, workflow limit
             return passed is False
+        history = self.cache.load(run.run_id, known_through=known_through)
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
         try:
             args, kwargs = self.payloads.decode(run.args)

@@ -4,7 +4,8 @@ before an attempt runs, held across the fleet in the Store (see docs/flow-contro
 A step that gets no slot or no token never holds the thread: it stores a ``retry`` timer for
 the same attempt (with the run's lease over the wait, one transaction: ``schedule_retry``) and
 returns. The timer re-sends the attempt as a possible repeat. The slot is renewed while the
-attempt runs and released when it ends; a holder that died loses it when its lease passes.
+attempt runs and released when it ends, or, for an attempt that timed out while its body runs
+on (``overrun``), when that body returns; a holder that died loses it when its lease passes.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
-from typing import TYPE_CHECKING, Iterator
+import threading
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from .. import codec
 from .embed import embed
 from .heartbeat import HEARTBEATS
 from .limits import StepLimits, key_value
+from .overrun import BodyEnd, watching
 from .records import StepMessage, TimerKind, TimerRecord
 from .registry import StepDef
 
@@ -38,9 +40,15 @@ def holder_of(message: StepMessage) -> str:
     return f"{message.run_id}#{message.pos}#{branch}#{message.attempt}"
 
 
-def limit_names(step: StepDef, limits: StepLimits, args_json: str) -> tuple[str, str]:
-    """The names of the step's concurrency limit and rate bucket for these arguments."""
-    args, kwargs = codec.loads(args_json)
+def limit_names(engine: Engine, step: StepDef, limits: StepLimits, args_json: str) -> tuple[str, str]:
+    """The names of the step's concurrency limit and rate bucket for these arguments.
+
+    A key is read from the decoded arguments wherever they are kept: a reference to the payload
+    bucket is resolved first, as the attempt itself does (the attempt then finds them cached).
+    """
+    if limits.concurrency_key is None and limits.rate_key is None:
+        return f"step:{step.name}", f"rate:{step.name}"  # no key: the arguments are not read
+    args, kwargs = engine.payloads.decode(args_json)
 
     def name(kind: str, key: str | None) -> str:
         base = f"{kind}:{step.name}"
@@ -58,7 +66,7 @@ def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[b
         yield True
         return
     store, holder, lease = engine.store, holder_of(message), engine.settings.lease_seconds
-    concurrency_limit, bucket = limit_names(step, limits, message.args)
+    concurrency_limit, bucket = limit_names(engine, step, limits, message.args)
     slot = None
     if limits.concurrency is not None:
         until = engine.now() + lease
@@ -88,11 +96,24 @@ def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[b
     if slot is None:
         yield True
         return
+    renewal = contextlib.ExitStack()
+    renewal.enter_context(_renewing(engine, concurrency_limit, slot, holder))
+
+    def release() -> None:
+        renewal.close()
+        store.release_slot(concurrency_limit, slot, holder)
+
+    overruns: list[BodyEnd] = []
     try:
-        with _renewing(engine, concurrency_limit, slot, holder):
+        with watching() as overruns:
             yield True
     finally:
-        store.release_slot(concurrency_limit, slot, holder)
+        if overruns:  # a timed-out body runs on: it keeps the slot (renewed) until it returns
+            log.info("step %s timed out; %s keeps its slot of %s until its body returns", step.name, holder,
+                     concurrency_limit)
+            _after_all(overruns, release)
+        else:
+            release()
 
 
 def slot_wait(engine: Engine) -> float:
@@ -113,6 +134,22 @@ def _wait(engine: Engine, step: StepDef, message: StepMessage, seconds: float, r
                         run_id=message.run_id, due_at=engine.now() + seconds, pos=message.pos, data=data)
     log.debug("step %s of run %s at %d waits %.2fs for a %s", step.name, message.run_id, message.pos, seconds, reason)
     engine.store.schedule_retry(timer, seconds)
+
+
+def _after_all(ends: list[BodyEnd], action: Callable[[], None]) -> None:
+    """Call ``action`` once every body of ``ends`` has returned (on the thread of the last one)."""
+    left = [len(ends)]
+    lock = threading.Lock()
+
+    def one_ended() -> None:
+        with lock:
+            left[0] -= 1
+            last = left[0] == 0
+        if last:
+            action()
+
+    for end in ends:
+        end.then(one_ended)
 
 
 def _renewing(engine: Engine, limit: str, slot: int, holder: str) -> contextlib.AbstractContextManager[None]:

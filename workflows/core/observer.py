@@ -62,7 +62,8 @@ class Observer(Protocol):
         """A run ended (this process won the write that ended it)."""
 
     def deferred(self, run: RunRecord, reason: str) -> None:
-        """This worker cannot serve the run (unknown workflow, code version) and left it to another."""
+        """This worker cannot serve the run (unknown workflow, code version) and left it to another;
+        ``run.deferral`` holds the deferral just stored (``core.deferral.Deferral.of(run)``)."""
 
     def dead_lettered(self, reason: str) -> None:
         """A message was set aside as poison (adapters call this; the engine does not)."""

@@ -205,12 +205,14 @@ class RunStore(Protocol):
         while the chain lives) and sets ``chain_last`` to the successor; otherwise the same
         transaction sets ``chain_last`` on the anchor (condition: it exists)."""
 
-    def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord) -> bool:
+    def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord,
+                  deferral: dict[str, Any] | None = None) -> bool:
         """Leave a run this worker cannot serve (unknown workflow, code version not served) to
         another: status ``suspended`` with its cursor and ``waiting`` kept, lease and claim
-        removed, and ``timer`` (a ``wake``) stored, in one transaction. Condition: the run is
-        live, ``wake_seq`` still equals ``seen_wake``, and no resume claims it with a live
-        lease. False: nothing written. No recovery is counted."""
+        removed, ``deferral`` (if given: why, since when, how many tries; ``core.deferral``)
+        set on the run, and ``timer`` (a ``wake``) stored, in one transaction. Condition: the
+        run is live, ``wake_seq`` still equals ``seen_wake``, and no resume claims it with a
+        live lease. False: nothing written. No recovery is counted."""
 
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Live runs whose lease has expired (the sparse lease index), at most ``limit``;

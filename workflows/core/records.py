@@ -137,6 +137,7 @@ class RunRecord:
     #: on the first, the chain's latest run (set by each continuation, in its transaction).
     chain_head: str | None = None
     chain_last: str | None = None
+    deferral: dict[str, Any] | None = None  # the last deferral to a worker that serves it (see core.deferral)
 
     @property
     def is_terminal(self) -> bool:

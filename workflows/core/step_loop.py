@@ -8,7 +8,8 @@ once is still bounded by the worker's pool (one task thread waits per running st
 see docs/guide.md, "Async".
 
 A step's timeout cancels its task (``CancelledError`` at its current ``await``) and the
-attempt fails at once with ``StepTimeout``.
+attempt fails at once with ``StepTimeout``; the task's end, which may come later (a body may
+ignore the cancel), is reported to whoever watches the attempt (``overrun``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import threading
 from typing import Any, Callable
 
 from ..errors import StepTimeout
+from .overrun import BodyEnd, outlived
 
 
 def is_async_callable(fn: Any) -> bool:
@@ -87,6 +89,9 @@ async def _attempt(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, An
     if not done:
         body.cancel()  # not awaited: a body that ignores the cancel must not hold the attempt
         body.add_done_callback(_retrieve)
+        end = BodyEnd()
+        outlived(end)  # its watcher acts when the task has ended (off the loop: it may write to the store)
+        body.add_done_callback(lambda _: threading.Thread(target=end.finish, daemon=True).start())
         raise StepTimeout(f"step {name!r} ran longer than its timeout of {timeout:g}s (its task was cancelled)")
     return body.result()
 

@@ -87,6 +87,7 @@ def _run_record(item: Item) -> RunRecord:
         code_version=item.get("code_version"), forked_from=item.get("forked_from"),
         forked_at=None if item.get("forked_at") is None else int(item["forked_at"]),
         chain_head=item.get("chain_head"), chain_last=item.get("chain_last"),
+        deferral=json.loads(item["deferral"]) if item.get("deferral") else None,
     )
 
 

@@ -5,8 +5,9 @@ Each method makes the requests ``persistence.versions`` makes, with the same con
 
 from __future__ import annotations
 
+import json
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.records import LIVE, EventRecord, TimerRecord
 from .base import MemoryBase
@@ -28,16 +29,18 @@ class VersionTables(MemoryBase):
 
         def _event_item(self, event: EventRecord) -> Item: ...
 
-    def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord) -> bool:
-        """Leave a run to another worker: suspended, no lease, a wake timer (one transaction)."""
+    def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord,
+                  deferral: dict[str, Any] | None = None) -> bool:
+        """Leave a run to another worker: suspended, no lease, its deferral, a wake timer (one transaction)."""
         now = self.now()
 
         def cond(item: Item) -> bool:
             free = item.get("owner") is None or item.get("lease_expires_at", math.inf) < now
             return item.get("status") in LIVE and item.get("wake_seq") == seen_wake and free
 
+        noted = [] if deferral is None else [set_("deferral", json.dumps(deferral, separators=(",", ":")))]
         change = actions(set_("status", "suspended"), remove("lease_expires_at"), remove("owner"),
-                         set_("updated_at", now))
+                         set_("updated_at", now), *noted)
         ops: list[Write] = [Update(self.runs, (run_id,), change, cond),
                             Put(self.timers, self._timer_item(timer))]
         return self._transact("defer run", ops)

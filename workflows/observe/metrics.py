@@ -15,6 +15,7 @@ import os
 import time
 from typing import Any, ContextManager, Iterator
 
+from ..core.deferral import Deferral
 from ..core.observer import NullObserver, StepAttempt
 from ..core.pricing import estimate_cost
 from ..core.records import RunRecord, TimerRecord
@@ -55,6 +56,11 @@ RUN_REQUESTS = Counter("workflows_run_requests", "AWS requests counted for ended
                        ["workflow", "service"])
 RUN_COST = Counter("workflows_run_cost_dollars", "Estimated on-demand cost of the requests counted for ended runs.",
                    ["workflow"])
+DEFERRALS = Counter("workflows_deferrals", "Runs deferred by a worker that does not serve them (workflow not "
+                    "registered, code version not served); a deferred run counts at least once per "
+                    "WORKFLOWS_DEFER_MAX_SECONDS.", ["workflow", "reason"])
+DEFERRED_FOR = Histogram("workflows_deferred_for_seconds", "At each deferral: how long the run has been deferred "
+                         "(since the first deferral in a row).", ["workflow"], buckets=RUN_BUCKETS)
 DEAD_LETTERS = Counter("workflows_dead_letters", "Messages set aside on the dead-letter queue.", ["reason"])
 
 _attempt_started: contextvars.ContextVar[float] = contextvars.ContextVar("workflows_attempt_started", default=0.0)
@@ -107,6 +113,12 @@ class Metrics(NullObserver):
         RUN_REQUESTS.labels(run.workflow, "dynamodb").inc(run.ddb_reads + run.ddb_writes)
         RUN_REQUESTS.labels(run.workflow, "sqs").inc(run.sqs_sends)
         RUN_COST.labels(run.workflow).inc(estimate_cost(run.ddb_reads, run.ddb_writes, run.sqs_sends))
+
+    def deferred(self, run: RunRecord, reason: str) -> None:
+        DEFERRALS.labels(run.workflow, "version" if reason.startswith("code version") else "workflow").inc()
+        deferral = Deferral.of(run)
+        if deferral is not None:
+            DEFERRED_FOR.labels(run.workflow).observe(max(0.0, time.time() - deferral.since))
 
     def dead_lettered(self, reason: str) -> None:
         DEAD_LETTERS.labels(reason.split(":", 1)[0]).inc()  # the kind, not the detail

@@ -109,7 +109,7 @@ class Decay:
         for name, value in vars(blobs).items():
             if isinstance(value, (dict, set, list)):
                 setattr(probe, name, copy.copy(value))
-        return set(probe.expire(now, self.world.settings.payload_expiry_days))
+        return set(probe.expire(now, self.world.settings.payload_expiry))
 
     # -- deleting ---------------------------------------------------------------------------------
     def _delete_items(self, now: float) -> None:

@@ -4,12 +4,13 @@ ended as its workflow defines, nothing written after an end, no unexplained re-e
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.payloads import Payloads
 from ..core.records import TERMINAL, OpKind, RunRecord, RunStatus, TimerKind
 
 if TYPE_CHECKING:
+    from ..core.ports import Blobs
     from .world import World
 
 
@@ -141,7 +142,8 @@ class _Archive:
 
 def _resolved(world: World, text: str) -> str:
     """A stored payload's text, read from the blob store if it is a reference (no faults)."""
-    return Payloads(_Archive(world), world.store.settings).resolve(text) or text
+    archive = cast("Blobs", _Archive(world))  # resolving reads objects only; the other methods are never called
+    return Payloads(archive, world.store.settings).resolve(text) or text
 
 
 def check_exclusive(world: World, label: str) -> None:

@@ -43,7 +43,10 @@ def create(world: World, rng: random.Random, start: float) -> ScheduleRecord:
 
 
 def _runs(world: World, schedule_id: str) -> list[dict[str, Any]]:
-    return [r for r in world.store.runs.items.values() if r.get("schedule_id") == schedule_id]
+    """The runs a schedule started, those TTL deleted since they ended included."""
+    stored = {r["run_id"]: r for r in world.store.runs.items.values() if r.get("schedule_id") == schedule_id}
+    deleted = {i: r for i, r in world.decay.runs.items() if r.get("schedule_id") == schedule_id and i not in stored}
+    return [*stored.values(), *deleted.values()]
 
 
 def check_overlap(world: World, record: ScheduleRecord) -> None:

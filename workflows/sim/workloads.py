@@ -102,6 +102,19 @@ def sim_exclusive_batch(n: int) -> list[int]:
     return parallel(*(sim_exclusive.s(i) for i in range(n))) + [sim_exclusive(n)]
 
 
+@step(concurrency=1, concurrency_key="customer", rate="5/s", rate_key="customer", retries=1, retry_delay=2.0)
+def sim_keyed(customer: str, document: str) -> int:
+    # The world's payload threshold is 4 bytes: the arguments travel as a reference to the blob
+    # store, and the limit keys are read from the arguments it stands for (issue 23, item 3).
+    _ran(f"keyed-{customer}-{len(document)}")
+    return len(document)
+
+
+@workflow
+def sim_keyed_batch(n: int) -> list[int]:
+    return parallel(*(sim_keyed.s(f"c{i % 2}", "d" * (10 + i)) for i in range(n)))
+
+
 @step
 def sim_gated(i: int) -> int:
     info = current_step()
@@ -208,7 +221,7 @@ def sim_continue(n: int) -> str:
 
 
 @workflow
-def sim_signal_chain(n: int) -> Any:
+def sim_signal_to_chain(n: int) -> Any:
     """Continue as new ``n`` times, then wait for a signal sent to the chain's first run id (it may
     race a continuation: it must reach the chain's current run)."""
     if n > 0:
@@ -221,7 +234,7 @@ def sim_signal_chain(n: int) -> Any:
 
 
 @workflow
-def sim_chain_parent(n: int) -> str:
+def sim_parent_of_chain(n: int) -> str:
     """Wait for a child that continues as new: its chain's last run writes its end into this run."""
     return str(sim_continue.start(n).result())
 
@@ -269,13 +282,14 @@ CATALOGUE = [
              lambda a: _ok([100 + 2 * i for i in range(a[0])] + ["failed"])),
     Workload("sim_fail_fast", lambda r, k: [r.randint(0, 2)], lambda a: _ok("ParallelError")),
     Workload("sim_continue", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
-    Workload("sim_signal_chain", lambda r, k: [r.randint(0, 3)], lambda a: _ok("go!") + _ok("timed out"),
+    Workload("sim_signal_to_chain", lambda r, k: [r.randint(0, 3)], lambda a: _ok("go!") + _ok("timed out"),
              needs="signal"),
-    Workload("sim_chain_parent", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
+    Workload("sim_parent_of_chain", lambda r, k: [r.randint(0, 2)], lambda a: _ok("done at 0")),
     Workload("sim_async", lambda r, k: [r.randint(1, 3)], lambda a: _ok(3 + sum(400 + 2 * i for i in range(a[0])))),
     Workload("sim_exclusive_batch", lambda r, k: [r.randint(1, 3)], lambda a: _ok(list(range(a[0] + 1)))),
     Workload("sim_one_at_a_time", lambda r, k: [r.randint(1, 3)], lambda a: _ok(a[0])),
     Workload("sim_gated_batch", lambda r, k: [r.randint(2, 3)], lambda a: _ok(list(range(a[0])))),
+    Workload("sim_keyed_batch", lambda r, k: [r.randint(1, 4)], lambda a: _ok([10 + i for i in range(a[0])])),
 ]
 
 

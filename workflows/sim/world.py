@@ -51,9 +51,9 @@ SLOTS = 2  # concurrent tasks per worker process
 BEAT_INTERVAL = 5.0  # a beat sweeps at most this often (simulated seconds; the default sweep interval)
 STEP_SECONDS = 6.0  # a step body takes up to this long (simulated seconds)
 JUMP = 6 * 3600.0  # an idle world moves its clock at most this far at once (long waits cost days / 6 h events)
-#: A fifth of the seeds keep payload objects only a week (WORKFLOWS_PAYLOAD_EXPIRY_DAYS=7), so that runs and
-#: forks living longer than that meet the lifecycle rule.
-SHORT_EXPIRY = SETTINGS.with_(payload_expiry_days=7)
+#: A fifth of the seeds keep ended runs and their payload objects only a week (WORKFLOWS_RETENTION=7d and
+#: WORKFLOWS_PAYLOAD_EXPIRY_DAYS=7), so that runs, chains and forks living longer than that meet TTL and the rule.
+SHORT_EXPIRY = SETTINGS.with_(retention=7 * 86400.0, payload_expiry_days=7)
 
 
 class ProcessClock:
@@ -121,7 +121,7 @@ class World:
     """Runs one scenario; :attr:`violations` says what went wrong, :attr:`trace` how."""
 
     def __init__(self, seed: int, *, runs: int = 4, workers: int = 2, beats: int = 2,
-                 faults: FaultPlan | None = None, chaos_steps: int = 1500, max_steps: int = 12000,
+                 faults: FaultPlan | None = None, chaos_steps: int = 1500, max_steps: int = 24000,
                  store_class: type[MemoryStore] = MemoryStore) -> None:
         self.seed, self.rng = seed, random.Random(seed)
         self.faults = faults or FaultPlan()

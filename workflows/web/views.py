@@ -17,6 +17,7 @@ from beat.cron import ScheduleSpec, next_fire
 
 from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries, list_runs
+from ..core.deferral import current_deferral
 from ..core.fanout import join_id
 from ..core.join_layout import fan_out_width_at
 from ..core.payloads import describe_payload
@@ -214,6 +215,7 @@ def run_view(run_id: str) -> dict[str, Any]:
         "children": [c for c in children if c],
         "chain": [h.run_id for h in handle.chain()] if run.continued_from or run.continued_to else [],
         "waiting": {k: waiting[k] for k in ("kind", "name", "due", "since") if waiting.get(k) is not None},
+        "deferral": current_deferral(run),  # no worker that met it serves it (docs/versioning.md)
     }
 
 

@@ -17,6 +17,8 @@ from persistence.provision import create_queues, create_tables
 from tests.e2e import flows
 from workflows.settings import Settings
 
+pytestmark = pytest.mark.crash
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

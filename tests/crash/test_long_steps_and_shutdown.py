@@ -8,8 +8,11 @@ import time
 import uuid
 
 import boto3
+import pytest
 
 from tests.e2e import flows
+
+pytestmark = pytest.mark.crash
 
 
 def wait_for(predicate, timeout: float) -> None:  # type: ignore[no-untyped-def]

@@ -6,7 +6,11 @@ import signal
 import time
 import uuid
 
+import pytest
+
 from tests.e2e import flows
+
+pytestmark = pytest.mark.crash
 
 
 def wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.processes import stop
+
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = re.compile(r"^(?:export )?([A-Z_]+)=(.*)$")

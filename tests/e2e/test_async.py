@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.e2e import async_flows as flows
+
+pytestmark = pytest.mark.e2e
 
 
 def test_an_async_workflow_runs_on_a_real_worker(cluster) -> None:

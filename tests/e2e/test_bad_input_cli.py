@@ -30,6 +30,8 @@ from workflows.core.tokens import new_token
 from workflows.core.waits import hash_token
 from workflows.runtime import get_engine
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parents[2]
 GHOST = f"ghost-{uuid.uuid4().hex}"
 SMALL_LIMIT = {"WORKFLOWS_MAX_PAYLOAD_BYTES": "1000"}

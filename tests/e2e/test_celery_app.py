@@ -22,6 +22,8 @@ from tests.processes import stop
 from workflows import get_run
 from workflows.runtime import build_engine, use_engine
 
+pytestmark = pytest.mark.e2e
+
 EXAMPLE = ROOT / "examples" / "celery_app"
 
 

@@ -12,6 +12,8 @@ from tests.e2e import flows
 from workflows import RunCancelled, RunFailed, RunStatus, cancel, send_signal
 from workflows.errors import RunEnded, RunNotFound
 
+pytestmark = pytest.mark.e2e
+
 
 def wait_status(run, status: RunStatus, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
     deadline = time.time() + timeout

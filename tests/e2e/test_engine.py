@@ -13,6 +13,8 @@ from tests.e2e import flows
 from workflows import RunCancelled, RunFailed, RunStatus, RunTimedOut, cancel, get_run, start
 from workflows.errors import PayloadTooLarge, SerializationError, UnknownWorkflow
 
+pytestmark = pytest.mark.e2e
+
 
 def tag() -> str:
     return uuid.uuid4().hex[:10]

@@ -14,6 +14,8 @@ import pytest
 from tests.e2e import flow_limit_flows as flows
 from workflows.errors import RunFailed
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def flow_workers(cluster, spawn, settings) -> Iterator[None]:  # type: ignore[no-untyped-def]

@@ -17,6 +17,8 @@ from workflows import HookAlreadyResumed, RunStatus, resume_hook
 from workflows.core.tokens import new_token
 from workflows.runtime import get_engine
 
+pytestmark = pytest.mark.e2e
+
 uvicorn = pytest.importorskip("uvicorn", reason="SKIPPED LOUDLY: uvicorn is not installed (pip install -e '.[dev]')")
 
 

@@ -8,8 +8,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 from workflows import get_run
+
+pytestmark = pytest.mark.e2e
 
 CLIENT = """
 import json, sys

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.e2e import name_flows
+
+pytestmark = pytest.mark.e2e
 
 SECRET = "ab/c+d=e/f"
 

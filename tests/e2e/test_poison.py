@@ -9,9 +9,12 @@ import time
 import uuid
 
 import boto3
+import pytest
 
 from workflows.celery.app import app
 from workflows.celery.deadletter import list_dead_letters
+
+pytestmark = pytest.mark.e2e
 
 
 def wait_for_letters(predicate, timeout: float = 30.0) -> list[dict]:  # type: ignore[no-untyped-def]

@@ -6,9 +6,13 @@ from __future__ import annotations
 import time
 import uuid
 
+import pytest
+
 from tests.e2e import run_gate_flows as flows
 from tests.e2e.flow_limit_flows import spans
 from tests.e2e.test_flow_limits import max_overlap
+
+pytestmark = pytest.mark.e2e
 
 
 def test_a_workflow_limit_runs_two_at_once_in_start_order(cluster) -> None:  # type: ignore[no-untyped-def]

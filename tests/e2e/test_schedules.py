@@ -13,6 +13,8 @@ from tests.e2e.flows import executions
 from workflows import create_schedule, delete_schedule, get_schedule, pause_schedule, resume_schedule
 from workflows.client import iter_runs
 
+pytestmark = pytest.mark.e2e
+
 POLICIES = ("skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all")
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.e2e import flows
+
+pytestmark = pytest.mark.e2e
 
 
 def test_sequential_steps_complete(cluster) -> None:

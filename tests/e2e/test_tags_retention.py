@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 import boto3
+import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
 from tests.e2e import flows
@@ -17,6 +18,8 @@ from workflows.cli.main import main
 from workflows.core.join_layout import shard_partition
 from workflows.core.tags import index_key
 from workflows.settings import Settings
+
+pytestmark = pytest.mark.e2e
 
 
 def test_tags_set_inside_a_workflow_are_found_by_list_runs_and_the_cli(cluster, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -23,6 +23,8 @@ from tests.e2e.flows import counter_dir, executions
 from workflows import RunFailed, RunStatus, get_run
 from workflows.core.deferral import Deferral
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

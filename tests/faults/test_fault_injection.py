@@ -9,11 +9,15 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from persistence import get_store
 from persistence.provision import create_queues, create_tables
 from tests.e2e import flows
 from tests.faults.faulty_aws import FaultyAWS
 from workflows.settings import Settings
+
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = 100

@@ -9,7 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from bench.stack import Cluster, cpu_seconds, descendants, tree_cpu_seconds
+
+pytestmark = pytest.mark.e2e
 
 BURN_THEN_SLEEP = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\ntime.sleep(30)"
 

@@ -91,7 +91,8 @@ _EXPORTS: dict[str, str] = {
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
     **dict.fromkeys(["FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
-                     "HookNotFound", "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge",
+                     "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags", "NonDeterminismError",
+                     "PayloadTooLarge",
                      "RetryableError", "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists",
                      "ScheduleNotFound", "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"],
                     "workflows.errors"),
@@ -103,8 +104,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidSchedule",
-    "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled", "RunFailed",
+    "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidInput",
+    "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled",
+    "RunFailed",
     "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step",
     "StepCall", "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule",
     "cancel", "cancel_requested", "continue_as_new", "count_runs", "create_schedule", "delete_schedule",
@@ -152,6 +154,7 @@ if TYPE_CHECKING:
         HookClosed,
         HookExpired,
         HookNotFound,
+        InvalidInput,
         InvalidSchedule,
         InvalidTags,
         NonDeterminismError,

@@ -4,23 +4,28 @@ Tree::
 
     WorkflowError
     ├── ConfigurationError
+    │   └── InvalidName*
     ├── NotInWorkflow                a workflow-only call made outside a workflow
     ├── RegistrationError            duplicate name, bad decorator option
-    │   └── InvalidName              a workflow, step, queue or signal name with characters it cannot hold
-    │                                (also a ConfigurationError)
-    ├── UnknownWorkflow / UnknownStep
-    ├── InvalidArguments             arguments that do not fit the function (also TypeError)
+    │   └── InvalidName*
+    ├── InvalidInput                 a value given to the library breaks its rules (names the value and the rule)
+    │   ├── InvalidName*             a workflow, step, queue or signal name with characters it cannot hold
+    │   ├── InvalidArguments         arguments that do not fit the function (also TypeError)
+    │   ├── InvalidTags*             run tags that break the rules (also ValueError)
+    │   ├── InvalidDuration          (also ValueError)
+    │   ├── InvalidDebounce          bad debounce window, key or cap of a start (also ValueError)
+    │   ├── InvalidSchedule          bad cron, time zone, interval or policy (also ValueError)
+    │   └── InvalidExport*           a run export that cannot be read or replayed
+    ├── UnknownWorkflow
+    ├── UnknownStep
     ├── SerializationError           value is not JSON data
     │   ├── PayloadTooLarge
-    │   ├── InvalidTags              run tags that break the rules (names the tag and the rule)
-    │   └── InvalidExport            a run export that cannot be read or replayed
-    ├── InvalidDuration
-    ├── InvalidDebounce              bad debounce window, key or cap of a start
-    ├── InvalidSchedule              bad cron, time zone, interval or policy
-    ├── NotFound
+    │   ├── InvalidTags*
+    │   └── InvalidExport*
+    ├── NotFound                     (also LookupError)
     │   ├── RunNotFound
     │   ├── ScheduleNotFound
-    │   └── HookNotFound
+    │   └── HookNotFound*
     ├── Duplicate                    a conditional write lost (already recorded)
     │   └── ScheduleAlreadyExists
     ├── ItemTooLarge                 a DynamoDB item over 400 KB
@@ -29,6 +34,7 @@ Tree::
     │   └── PayloadUnavailable       a referenced large payload is missing or does not match its hash
     ├── DeploymentError              a CloudFormation stack could not be created or updated
     ├── HookError
+    │   ├── HookNotFound*
     │   ├── HookExpired
     │   ├── HookClosed
     │   ├── HookAlreadyResumed
@@ -37,35 +43,44 @@ Tree::
     ├── StepError
     │   ├── FatalError               fail the step now, no retry
     │   ├── RetryableError           retry, optionally after ``retry_after``
-    │   └── StepTimeout
+    │   └── StepTimeout              (also TimeoutError)
     ├── NonDeterminismError          names the code versions that recorded and replayed the history
     ├── ForkRefused                  a fork or rerun at a position whose history cannot be copied
     ├── NonDurableAwait              an async workflow awaited something that is not a durable call
     ├── NotAwaited                   an async workflow ended with a durable call never awaited
-    ├── SuspensionSwallowed          workflow code caught a durable call's Suspend
-    ├── WaitTimeout (also TimeoutError)
+    ├── SuspensionSwallowed          workflow code caught a durable call's suspension
+    ├── WaitTimeout                  (also TimeoutError)
     ├── ParallelError                a branch failed
-    ├── RunFailed / RunCancelled / RunTimedOut
+    ├── RunFailed
+    ├── RunCancelled
+    ├── RunTimedOut
     ├── RunEnded                     a signal or cancel sent to an ended run
     ├── ChildFailed
     └── Stalled                      the testing kit cannot make a run go on
 
-Control flow that user code must not swallow derives from ``BaseException``:
-``Suspend`` (the run waits), ``Cancelled`` (the run was cancelled) and
-``ContinueAsNew`` (the run ends and a successor starts). The engine notices code
-that swallows a suspension anyway and fails the run with ``SuspensionSwallowed``.
-``ReplayAborted`` stops a replay whose store call failed: the resume raises the
-store's error and is retried, the run is left as it was. ``ReplayStopped`` stops a
-replay whose run ended or was moved on by another resume: it writes nothing more.
+``*``: an error with two parents, drawn under each (``tests/unit/test_error_tree.py`` checks
+that this tree is the module's classes and their bases).
+
+The engine's control flow (a run suspends, continues as new, or a replay stops) is not an
+error: it lives in ``workflows/core/control.py``, derives from ``BaseException`` so user code
+does not swallow it, and is never raised to callers. ``Suspend``, ``ContinueAsNew``,
+``ReplayAborted`` and ``ReplayStopped`` are still importable from here, with a
+``DeprecationWarning``, for one release.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 
 class WorkflowError(Exception):
     """Base class of every error raised by the library."""
+
+
+class InvalidInput(WorkflowError):
+    """A value given to the library (an argument, an option, a name, a file) breaks its rules;
+    the message names the value and the rule."""
 
 
 class ConfigurationError(WorkflowError):
@@ -80,7 +95,7 @@ class RegistrationError(WorkflowError):
     """A decorator was misused: duplicate name or unknown option."""
 
 
-class InvalidName(RegistrationError, ConfigurationError):
+class InvalidName(InvalidInput, RegistrationError, ConfigurationError):
     """A workflow, step, queue or signal name that breaks the naming rules (see ``workflows.core.names``)."""
 
 
@@ -100,7 +115,7 @@ class UnknownStep(WorkflowError):
         self.name = name
 
 
-class InvalidArguments(WorkflowError, TypeError):
+class InvalidArguments(InvalidInput, TypeError):
     """Arguments that do not fit the signature of the workflow (or step) they are for."""
 
 
@@ -116,20 +131,20 @@ class PayloadTooLarge(SerializationError):
         self.what, self.size, self.limit = what, size, limit
 
 
-class InvalidTags(SerializationError, ValueError):
+class InvalidTags(InvalidInput, SerializationError, ValueError):
     """Run tags that are not string keys and values within the limits (see ``workflows.core.tags``)."""
 
 
-class InvalidDuration(WorkflowError, ValueError):
+class InvalidDuration(InvalidInput, ValueError):
     """A duration string or value cannot be understood."""
 
 
-class InvalidDebounce(WorkflowError, ValueError):
+class InvalidDebounce(InvalidInput, ValueError):
     """Bad debounce options of a start: a window that is not a positive duration, a missing or
     bad ``debounce_key``, a ``debounce_max`` shorter than the window, or a combination refused."""
 
 
-class InvalidSchedule(WorkflowError, ValueError):
+class InvalidSchedule(InvalidInput, ValueError):
     """A schedule has a bad cron expression, time zone, interval or option."""
 
 
@@ -363,51 +378,13 @@ class ChildFailed(WorkflowError):
         self.run_id, self.status, self.error = run_id, status, error
 
 
-class InvalidExport(SerializationError):
+class InvalidExport(InvalidInput, SerializationError):
     """A run export (``workflows runs export``) that cannot be read or replayed."""
 
 
 class Stalled(WorkflowError):
     """The testing kit cannot make a run go on: it waits for something only the test can do
     (resume a hook, send a signal) and no timer is due, or it did not settle."""
-
-
-class Suspend(BaseException):  # control flow, not an error
-    """Raised inside a workflow to stop the replay until an outcome arrives."""
-
-
-class ReplayAborted(BaseException):  # control flow, not an error
-    """A store call failed during replay; the resume re-raises that error, so the run is retried.
-
-    A ``BaseException`` so that workflow code (``except Exception``) cannot take an
-    infrastructure failure for its own; the engine remembers the failure even if
-    the code swallows this signal too.
-    """
-
-
-class ReplayStopped(BaseException):  # control flow, not an error
-    """The run ended, or another resume moved it on, while this replay ran: it stops writing."""
-
-
-class OutcomeRecorded(Exception):  # between a store and the engine, never raised to users
-    """An end meant to take an op's outcome slot (``finish_run(fence=...)``) found it recorded:
-    the op finished meanwhile, so the end must take the next slot."""
-
-
-class Cancelled(BaseException):  # control flow, not an error
-    """Raised inside a workflow whose run was cancelled."""
-
-
-class ContinueAsNew(BaseException):  # control flow, not an error
-    """Raised by :func:`workflows.continue_as_new` to end the run and start its successor."""
-
-    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        super().__init__()
-        self.args_, self.kwargs = args, kwargs
-
-    @property
-    def args(self) -> tuple[Any, ...]:  # type: ignore[override]
-        return self.args_
 
 
 MAX_ERROR_CHARS = 4000  # an error is stored in a history record or a run item: keep it well under 400 KB
@@ -421,3 +398,18 @@ def describe(exc: BaseException) -> str:
         return text
     cut = text[:MAX_ERROR_CHARS]
     return f"{cut} ... ({len(text) - len(cut)} more characters)"
+
+
+#: Control flow that lived here, importable for one release (``workflows.core.control``).
+_MOVED_CONTROL = ("Suspend", "ContinueAsNew", "ReplayAborted", "ReplayStopped")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED_CONTROL:
+        raise AttributeError(f"module 'workflows.errors' has no attribute {name!r}")
+    from .core import control
+
+    warnings.warn(f"workflows.errors.{name} is the engine's control flow, not an error: it moved to "
+                  f"workflows.core.control (workflows.errors.{name} goes in the next release)",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(control, name)

@@ -8,7 +8,8 @@ import uuid
 
 import pytest
 
-from workflows.errors import ItemTooLarge, OutcomeRecorded, PayloadTooLarge, RunNotFound, SerializationError
+from workflows.core.control import OutcomeRecorded
+from workflows.errors import ItemTooLarge, PayloadTooLarge, RunNotFound, SerializationError
 
 from .support import due_ids, run_record, start, timer, uid
 

@@ -10,7 +10,7 @@ from workflows import continue_as_new, sleep, step, workflow
 CALLS: dict[str, int] = {}
 
 
-@step
+@step(name="expiry_grow")  # tests.e2e.large_payload_flows has a step named grow
 def grow(blob: str) -> str:
     """A large result (the argument doubled)."""
     CALLS["grow"] = CALLS.get("grow", 0) + 1

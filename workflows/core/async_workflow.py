@@ -27,7 +27,8 @@ import contextvars
 import inspect
 from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Iterator, NoReturn, cast
 
-from ..errors import NonDurableAwait, NotAwaited, Suspend
+from ..errors import NonDurableAwait, NotAwaited
+from .control import Suspend
 
 if TYPE_CHECKING:
     from ..decorators import Step, StepCall

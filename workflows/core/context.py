@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
-from ..errors import NonDeterminismError, ReplayAborted, ReplayStopped, StepFailed, Suspend, describe
+from ..errors import NonDeterminismError, StepFailed, describe
+from .control import ReplayAborted, ReplayStopped, Suspend
 from .guard import GuardedStore
 from .history_cache import RunHistory
 from .lease import LeaseSchedule

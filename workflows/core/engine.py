@@ -15,13 +15,8 @@ from typing import Any, Callable
 from .. import codec
 from ..errors import (
     ConfigurationError,
-    ContinueAsNew,
     NonDeterminismError,
-    OutcomeRecorded,
     PayloadUnavailable,
-    ReplayAborted,
-    ReplayStopped,
-    Suspend,
     SuspensionSwallowed,
     UnknownWorkflow,
     describe,
@@ -30,6 +25,7 @@ from ..settings import Settings
 from .async_workflow import call_workflow
 from .chains import chain_anchor, follow
 from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
+from .control import ContinueAsNew, OutcomeRecorded, ReplayAborted, ReplayStopped, Suspend
 from .deferral import defer, refusal
 from .gates import pass_gates
 from .history_cache import HistoryCache

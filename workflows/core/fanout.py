@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ParallelError, StepFailed, Suspend
+from ..errors import ParallelError, StepFailed
 from .context import Dispatch, InFlight, WorkflowContext
+from .control import Suspend
 from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_seq
 
 if TYPE_CHECKING:

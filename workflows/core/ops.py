@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..durations import Duration
-from ..errors import ContinueAsNew, NotInWorkflow
+from ..errors import NotInWorkflow
 from .async_workflow import awaitable
 from .attempts import current_step
 from .context import WorkflowContext, current_workflow
+from .control import ContinueAsNew
 
 if TYPE_CHECKING:
     from ..decorators import StepCall

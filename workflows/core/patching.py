@@ -18,8 +18,9 @@ remove that call too.
 
 from __future__ import annotations
 
-from ..errors import InvalidArguments, Suspend
+from ..errors import InvalidArguments
 from .context import StaleHistory, WorkflowContext
+from .control import Suspend
 from .ops import _context
 from .records import OpKind
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import Suspend
 from .attempts import Attempt, Slot, attempt_ran, current_step, record_failed_attempt, run_attempt, schedule_retry
 from .context import InFlight, StaleHistory, Wait, step_value
+from .control import Suspend
 from .flow import admission
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, event_seq
 from .registry import StepDef, get_step

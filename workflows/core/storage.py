@@ -9,8 +9,9 @@ import uuid
 import zlib
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
-from ..errors import ItemTooLarge, OutcomeRecorded, PayloadTooLarge
+from ..errors import ItemTooLarge, PayloadTooLarge
 from ..settings import DYNAMODB_ITEM_LIMIT, Settings
+from .control import OutcomeRecorded
 
 if TYPE_CHECKING:
     from .ports import Store

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..durations import Duration, to_seconds
-from ..errors import ChildFailed, ConfigurationError, RegistrationError, Suspend, WaitTimeout
+from ..errors import ChildFailed, ConfigurationError, RegistrationError, WaitTimeout
 from .async_workflow import awaitable
 from .chains import chain_anchor, current_run
 from .context import Wait, WorkflowContext
+from .control import Suspend
 from .embed import embed, unembed
 from .names import check_name
 from .records import EventRecord, HookRecord, OpKind, RunStatus, TimerKind, child_end_seq

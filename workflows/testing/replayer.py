@@ -20,17 +20,11 @@ from .. import codec
 from ..core import registry
 from ..core.async_workflow import call_workflow
 from ..core.context import StaleHistory, WorkflowContext
+from ..core.control import ContinueAsNew, ReplayAborted, ReplayStopped, Suspend
 from ..core.history_cache import RunHistory
 from ..core.records import EventRecord, OpKind, RunRecord, RunStatus
 from ..core.tokens import derive_token, hash_token, new_nonce
-from ..errors import (
-    ContinueAsNew,
-    NonDeterminismError,
-    ReplayAborted,
-    ReplayStopped,
-    Suspend,
-    SuspensionSwallowed,
-)
+from ..errors import NonDeterminismError, SuspensionSwallowed
 from ..export import RunExport, load_export
 from .env import WorkflowEnv
 

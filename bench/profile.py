@@ -30,7 +30,7 @@ def record(py_spy: Path, pids: list[int], out: Path, rate: int = 200) -> Iterato
 
 IDLE = ("wait (threading", "poll (kombu", "_epoll.poll", "select (", "sleep (", "_wait_for_tstate_lock")
 PROJECT = ("(workflows/", "(persistence/", "(beat/")
-MAIN = ("(workflows/cli/main.py", "(workflows/__main__.py")  # the worker's main thread: Celery's consumer loop
+MAIN = ("(workflows/cli/commands.py", "(workflows/__main__.py")  # the worker's main thread: Celery's consumer loop
 
 
 def breakdown(path: Path, limit: int = 10) -> list[str]:

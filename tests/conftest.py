@@ -9,13 +9,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
+from tests.waiting import wait_for
 from workflows.settings import Settings, configure
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -139,7 +139,7 @@ def cluster(spawn):  # type: ignore[no-untyped-def]
     # Queue "crashy" is left to the workers that the crash tests start and kill.
     worker = spawn("worker", "-Q", "workflows,steps,payments")
     beat = spawn("beat")
-    time.sleep(2)
+    wait_for(lambda: "ready." in worker.output() or worker.popen.poll() is not None, 60, what="the worker is ready")
     assert worker.popen.poll() is None, worker.output()
     assert beat.popen.poll() is None, beat.output()
     return {"worker": worker, "beat": beat}

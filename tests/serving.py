@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-import time
 from typing import Any, Iterator
 
 import uvicorn
+
+from tests.waiting import wait_for
 
 
 @contextlib.contextmanager
@@ -19,10 +20,8 @@ def serve(app: Any, **config: Any) -> Iterator[tuple[str, int]]:
     srv = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on", **config))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
+    wait_for(lambda: srv.started or not thread.is_alive(), 10, what="uvicorn starts")
+    assert srv.started, "uvicorn did not start"
     try:
         yield sock.getsockname()
     finally:

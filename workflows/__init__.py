@@ -68,12 +68,12 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def _caller_level() -> int:
-    """The ``stacklevel`` of the importing line: past this module's frames (``warnings`` itself
-    skips the import machinery's)."""
+    """The ``stacklevel`` of the importing line: past this module's frames and ``import_module``'s
+    (``warnings`` itself skips the import machinery's frozen frames)."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and (frame.f_code.co_filename == __file__
+    while frame is not None and (frame.f_code.co_filename in (__file__, importlib.__file__)
                                  or frame.f_code.co_filename.startswith("<frozen importlib")):
-        if frame.f_code.co_filename == __file__:
+        if not frame.f_code.co_filename.startswith("<frozen"):
             level += 1
         frame = frame.f_back  # type: ignore[assignment]
     return level

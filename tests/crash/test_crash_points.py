@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from persistence import get_store
 from persistence.provision import create_queues, create_tables
 from tests.e2e import flows
+from tests.waiting import wait_for
 from workflows.settings import Settings
 
 pytestmark = pytest.mark.crash
@@ -42,13 +42,8 @@ def start(env: dict[str, str], workflow: str, *args: object) -> str:
 
 
 def wait_done(store, run_id: str, timeout: float = 120):  # type: ignore[no-untyped-def]
-    deadline = time.time() + timeout
-    while True:
-        run = store.get_run(run_id)
-        if run.is_terminal:
-            return run
-        assert time.time() < deadline, f"run still {run.status}"
-        time.sleep(0.2)
+    return wait_for(lambda: (run := store.get_run(run_id)).is_terminal and run, timeout, poll=0.2,
+                    what=f"run {run_id} ends")
 
 
 CASES = {

@@ -11,15 +11,9 @@ import boto3
 import pytest
 
 from tests.e2e import flows
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.crash
-
-
-def wait_for(predicate, timeout: float) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.time() + timeout
-    while not predicate():
-        assert time.time() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def test_step_longer_than_the_visibility_timeout_runs_once(cluster, spawn, settings) -> None:
@@ -43,9 +37,9 @@ def sigterm_during_step(first, spawn, run, tag: str):  # type: ignore[no-untyped
     same queue; check that ``first`` exits only after the step ended, with the step run
     once. Return the second worker and the run's result."""
     second = spawn("worker", "-Q", "crashy", "-c", "2")
-    time.sleep(2)  # the second worker is up and polling
+    wait_for(lambda: "ready." in second.output(), 60, what="the second worker is up and polling")
     os.kill(first.pid, signal.SIGTERM)  # warm shutdown
-    time.sleep(1)
+    time.sleep(1)  # the time is the test: it must not exit while its step runs
     assert first.popen.poll() is None  # it waits for the running step
     first.popen.wait(timeout=60)
     exited_at = time.time()

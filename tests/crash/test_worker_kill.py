@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import signal
-import time
 import uuid
 
 import pytest
 
 from tests.e2e import flows
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.crash
-
-
-def wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.time() + timeout
-    while not predicate():
-        assert time.time() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def test_kill_9_during_a_step_then_a_new_worker_completes_the_run(cluster, spawn) -> None:

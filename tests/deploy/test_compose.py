@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from workflows.cli.main import build_parser
+from workflows.cli.commands import build_parser
 from workflows.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,6 +26,7 @@ from botocore.exceptions import ClientError
 from tests.conftest import ROOT
 from tests.deploy.policy_arns import policies
 from tests.processes import stop
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 pytest.importorskip("moto", reason="SKIPPED LOUDLY: moto is not installed (pip install -e '.[dev]')")
@@ -114,7 +115,7 @@ def _wait_http(port: int, proc: subprocess.Popen[bytes], deadline: float = 30) -
             http.client.HTTPConnection("127.0.0.1", port, timeout=1).connect()
             return
         except OSError:
-            time.sleep(0.2)
+            time.sleep(0.2)  # polls until the port listens (the loop is the condition)
     raise AssertionError(f"nothing listens on port {port} (exit code {proc.poll()})")
 
 
@@ -151,12 +152,10 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
 
 
 def _until(check: Callable[[], Any], what: str, deployment: Deployment, timeout: float = 60) -> Any:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.5)
+    try:
+        return wait_for(check, timeout, poll=0.5, what=what)
+    except AssertionError:
+        pass
     logs = "\n".join(f"--- {n}\n{deployment.log(n)[-3000:]}" for n in ("worker", "beat", "hooks", "dashboard"))
     raise AssertionError(f"{what} did not happen within {timeout}s\n{logs}")
 

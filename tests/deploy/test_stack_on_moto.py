@@ -10,7 +10,7 @@ from typing import Any, Iterator
 import boto3
 import pytest
 
-from workflows.cli.main import main
+from workflows.cli.commands import main
 from workflows.deploy.queues import ensure_queues
 from workflows.deploy.resources import queue_specs
 from workflows.deploy.stack import deploy_stack

@@ -68,7 +68,7 @@ def test_the_documented_commands_take_a_user_from_nothing_to_a_completed_run(
             shown = bash(lines[-1])
             if re.search(r"^status\s+(completed|failed|cancelled|timed_out)", shown, re.MULTILINE):
                 break
-            time.sleep(1)
+            time.sleep(1)  # polls the walkthrough's own status command (the loop is the condition)
         assert re.search(r"^status\s+completed$", shown, re.MULTILINE), \
             shown + "".join(log.read_text(errors="replace")[-3000:] for log in logs)
         assert "shipped o-1 from east, west" in shown

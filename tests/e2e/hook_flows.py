@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from pydantic import BaseModel
 
+from tests.waiting import wait_for
 from workflows import RunHandle, WaitTimeout, hook, step, workflow
 
 
@@ -49,10 +49,8 @@ def short_approval(timeout: float) -> Any:
 
 def published_token(run: RunHandle, timeout: float = 30) -> str:
     """Wait until ``run``'s ``publish_token`` step has completed; return the token it published."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for row in run.steps():
-            if row["name"] == "publish_token" and row["status"] == "completed":
-                return str(row["result"])
-        time.sleep(0.1)
-    raise TimeoutError(f"run {run.run_id} published no token within {timeout}s ({run.status()})")
+    def token() -> str | None:
+        return next((str(row["result"]) for row in run.steps()
+                     if row["name"] == "publish_token" and row["status"] == "completed"), None)
+
+    return str(wait_for(token, timeout, poll=0.1, what=f"run {run.run_id} publishes its token"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -19,6 +18,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.processes import stop
+from tests.waiting import wait_for
 from workflows import get_run
 from workflows.runtime import build_engine, use_engine
 
@@ -76,10 +76,9 @@ def proj_worker(request, proj_env, proj_beat, tmp_path_factory) -> Iterator[Path
     """A worker of the project with the given pool; yields its log file."""
     log = tmp_path_factory.mktemp(f"proj-{request.param}") / "worker.log"
     worker = celery(["worker", "-P", request.param, "-c", "2", "--loglevel", "INFO"], proj_env, log)
-    deadline = time.time() + 60
-    while "ready." not in log.read_text():
-        assert worker.poll() is None and time.time() < deadline, log.read_text()
-        time.sleep(0.2)
+    wait_for(lambda: "ready." in log.read_text() or worker.poll() is not None, 60, poll=0.2,
+             what="the project's worker is ready")
+    assert worker.poll() is None, log.read_text()
     assert proj_beat.poll() is None
     yield log
     stop([worker])
@@ -94,11 +93,7 @@ def in_project(code: str, env: dict[str, str]) -> str:
 
 
 def wait_file(path: Path, timeout: float = 60) -> str:
-    deadline = time.time() + timeout
-    while not path.exists() or not path.read_text():
-        assert time.time() < deadline, f"{path.name} was never written"
-        time.sleep(0.1)
-    return path.read_text()
+    return wait_for(lambda: path.exists() and path.read_text(), timeout, poll=0.1, what=f"{path.name} is written")
 
 
 def test_existing_tasks_run_as_steps_under_their_own_names(proj_worker, proj_env) -> None:  # type: ignore[no-untyped-def]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import boto3
 import pytest
 
 from tests.e2e import flows
+from tests.waiting import wait_for
 from workflows import RunCancelled, RunFailed, RunStatus, cancel, send_signal
 from workflows.errors import RunEnded, RunNotFound
 
@@ -16,10 +16,7 @@ pytestmark = pytest.mark.e2e
 
 
 def wait_status(run, status: RunStatus, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.time() + timeout
-    while run.status() != status:
-        assert time.time() < deadline, f"run stayed {run.status()}"
-        time.sleep(0.1)
+    wait_for(lambda: run.status() == status, timeout, poll=0.1, what=f"run {run.run_id} is {status}")
 
 
 def test_redelivered_branches_resume_the_parent_exactly_once(cluster, spawn, settings) -> None:
@@ -90,10 +87,8 @@ def test_child_results_reach_the_parent(cluster) -> None:
 def test_cancelling_a_parent_cancels_its_children(cluster) -> None:
     run = flows.parent_of_sleeper.start(60)
     wait_status(run, RunStatus.SUSPENDED)
-    deadline = time.time() + 30
-    while not run.children() or run.children()[0].status() != RunStatus.SUSPENDED:
-        assert time.time() < deadline
-        time.sleep(0.1)
+    wait_for(lambda: run.children() and run.children()[0].status() == RunStatus.SUSPENDED, 30, poll=0.1,
+             what="the child is suspended")
     cancel(run.run_id)
     with pytest.raises(RunCancelled):
         run.result(timeout=30)

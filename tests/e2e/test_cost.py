@@ -58,10 +58,10 @@ def test_a_run_stores_the_requests_its_worker_made(proc_env, spawn, tmp_path) ->
         worker = spawn("worker", env=env)
         client = {**env, **front.env("client")}
         start(client, "single", 1)  # warm-up: the worker consumes, its models know their tables
-        time.sleep(1)
+        time.sleep(1)  # no condition to poll: the warm-up's last requests
         reset_counts(front.url)
         run_id = start(client, "sequence", STEPS)
-        time.sleep(1.5)  # the ending resume's last requests
+        time.sleep(1.5)  # no condition to poll: the ending resume's last requests
         rows = [r for r in fetch_counts(front.url) if r["role"] == "worker" and r["system"] == f"c{tag}"]
         run = get_store(settings).get_run(run_id)
     finally:

@@ -25,6 +25,7 @@ from tests.conftest import IN_CI
 from tests.e2e import dashboard_flows, flows
 from tests.e2e.flows import counter_dir
 from tests.serving import serve
+from tests.waiting import wait_for
 from workflows import RunStatus, get_schedule
 from workflows.runtime import get_engine
 
@@ -94,10 +95,7 @@ def shot(driver: Any, name: str, doc: bool = False) -> None:
 
 
 def wait_status(run: Any, *statuses: RunStatus, timeout: float = 45) -> None:
-    deadline = time.monotonic() + timeout
-    while run.status() not in statuses:
-        assert time.monotonic() < deadline, f"run {run.run_id} is {run.status()}, not {statuses}"
-        time.sleep(0.2)
+    wait_for(lambda: run.status() in statuses, timeout, poll=0.2, what=f"run {run.run_id} is one of {statuses}")
 
 
 def follow(driver: Any, button: Any) -> None:
@@ -281,10 +279,7 @@ def test_no_hook_token_or_nonce_appears_in_the_page(server: str, browser: Any) -
     tag = f"hook-{time.time_ns()}"
     run = dashboard_flows.quiet_approval.start(tag)
     token_file = counter_dir() / f"token-{tag}"
-    deadline = time.monotonic() + 30
-    while not token_file.exists():
-        assert time.monotonic() < deadline, "the run never handed over its token"
-        time.sleep(0.1)
+    wait_for(token_file.exists, 30, poll=0.1, what="the run hands over its token")
     token = token_file.read_text()
     wait_status(run, RunStatus.SUSPENDED)
     [hook_record] = [e for e in get_engine().store.read_history(run.run_id) if e.kind == "hook"]

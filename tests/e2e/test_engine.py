@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.e2e import flows
+from tests.waiting import wait_for
 from workflows import RunCancelled, RunFailed, RunStatus, RunTimedOut, cancel, get_run, start
 from workflows.errors import PayloadTooLarge, SerializationError, UnknownWorkflow
 
@@ -84,10 +85,7 @@ def test_fractional_sleep_is_kept(cluster) -> None:
 
 def test_cancel_during_sleep(cluster) -> None:
     run = flows.sleeper.start(60)
-    deadline = time.time() + 30
-    while run.status() != RunStatus.SUSPENDED and time.time() < deadline:
-        time.sleep(0.1)
-    assert run.status() == RunStatus.SUSPENDED
+    wait_for(lambda: run.status() == RunStatus.SUSPENDED, 30, poll=0.1, what="the run sleeps")
     cancel(run.run_id)
     with pytest.raises(RunCancelled):
         run.result(timeout=30)

@@ -12,6 +12,7 @@ from typing import Iterator
 import pytest
 
 from tests.e2e import flow_limit_flows as flows
+from tests.waiting import wait_for
 from workflows.errors import RunFailed
 
 pytestmark = pytest.mark.e2e
@@ -24,8 +25,8 @@ def flow_workers(cluster, spawn, settings) -> Iterator[None]:  # type: ignore[no
 
     create_queues(settings, ["flowlimits", "flowcrash", "flowprefork"])
     workers = [spawn("worker", "-Q", "flowlimits", "-c", "4") for _ in range(2)]
-    time.sleep(2)
     for worker in workers:
+        wait_for(lambda w=worker: "ready." in w.output() or w.popen.poll() is not None, 60, what="a worker is ready")
         assert worker.popen.poll() is None, worker.output()
     yield
     for worker in workers:
@@ -68,12 +69,9 @@ def test_a_20_per_second_rate_holds_over_30_seconds(flow_workers) -> None:  # ty
     printed, not asserted: the bench measures throughput)."""
     tag = uuid.uuid4().hex[:10]
     run = flows.flow_rated_batch.start(tag, 640)
-    deadline = time.time() + 60
-    while not flows.spans(tag):
-        assert time.time() < deadline, "no rate-limited step started"
-        time.sleep(0.2)
+    wait_for(lambda: flows.spans(tag), 60, poll=0.2, what="a rate-limited step starts")
     first = min(at for _, at, _ in flows.spans(tag))
-    time.sleep(max(0.0, first + 31.0 - time.time()))
+    time.sleep(max(0.0, first + 31.0 - time.time()))  # the time is the test: 31 s of a rate limit
     run.cancel()
     starts = sorted(at for what, at, _ in flows.spans(tag) if what == "S")
     in_30s = sum(1 for at in starts if at < first + 30.0)
@@ -87,14 +85,11 @@ def test_a_killed_slot_holders_slot_is_reclaimed(flow_workers, spawn, store) -> 
     tag = uuid.uuid4().hex[:10]
     victim = spawn("worker", "-Q", "flowcrash", "-c", "2")
     first = flows.flow_exclusive_job.start(tag, "first")
-    deadline = time.time() + 30
-    while not flows.spans(tag):  # the first step holds the slot and sleeps
-        assert time.time() < deadline, victim.output()
-        time.sleep(0.05)
+    wait_for(lambda: flows.spans(tag), 30, what="the first step holds the slot and sleeps")
     holders = store.slot_holders("step:flow_exclusive")
     assert [h.holder.split("#")[0] for h in holders if h.holder] == [first.run_id]
     second = flows.flow_exclusive_job.start(tag, "second")  # waits for the slot
-    time.sleep(1.0)
+    time.sleep(1.0)  # the time is the test: the second run is kept waiting behind the held slot
     victim.kill(signal.SIGKILL)
     killed_at = time.time()
     replacement = spawn("worker", "-Q", "flowcrash", "-c", "2")
@@ -122,10 +117,8 @@ def test_a_timed_out_step_keeps_its_slot_until_its_body_returns(flow_workers, sp
         run = flows.flow_overrun_job.start(tag, prefork)
         with pytest.raises(RunFailed, match="timeout"):
             run.result(timeout=90)
-        deadline = time.time() + 10
-        while sum(1 for what, _, _ in flows.spans(tag) if what == "E") < 4:  # the last body returns
-            assert time.time() < deadline, flows.spans(tag)
-            time.sleep(0.1)
+        wait_for(lambda: sum(1 for what, _, _ in flows.spans(tag) if what == "E") >= 4, 10, poll=0.1,
+                 what="the last body returns")
     finally:
         if extra is not None:
             extra.kill(signal.SIGTERM)

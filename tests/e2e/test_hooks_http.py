@@ -102,7 +102,7 @@ def test_expired_hook_is_410(server: tuple[str, int]) -> None:
     token = hook_flows.published_token(run)
     [pending] = get_engine().store.hooks_for_run(run.run_id)
     assert pending.status == "pending" and pending.expires_at is not None
-    time.sleep(max(0.0, pending.expires_at - time.time()) + 0.1)
+    time.sleep(max(0.0, pending.expires_at - time.time()) + 0.1)  # the time is the test: the hook expires
     status, body = post(server, token, {"approved": True})
     assert status == 410 and body["error"] in ("HookExpired", "HookClosed")
     assert run.result(timeout=30) == "timed out"

@@ -6,7 +6,6 @@ session's workers (at the default limit) never see its messages.
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any, Iterator
 
@@ -16,6 +15,7 @@ from persistence import DynamoStore
 from persistence.blobs import ensure_bucket, s3_client
 from persistence.provision import create_queues, create_tables
 from tests.e2e import large_payload_flows as flows
+from tests.waiting import wait_for
 from workflows import get_run, send_signal
 from workflows.celery.producer import producer_transport
 from workflows.core.embed import is_embedded, unembed
@@ -44,10 +44,9 @@ def big_worker(big_settings: Settings, spawn) -> Any:  # type: ignore[no-untyped
     worker = spawn("worker", "-Q", "workflows,steps", env={
         "WORKFLOWS_TABLE_PREFIX": big_settings.table_prefix, "WORKFLOWS_QUEUE_PREFIX": big_settings.queue_prefix,
         "WORKFLOWS_MAX_PAYLOAD_BYTES": str(8 * MB), "WORKFLOWS_IMPORTS": flows.__name__})
-    deadline = time.time() + 60
-    while "ready." not in worker.output():
-        assert worker.popen.poll() is None and time.time() < deadline, worker.output()
-        time.sleep(0.2)
+    wait_for(lambda: "ready." in worker.output() or worker.popen.poll() is not None, 60, poll=0.2,
+             what="the worker is ready")
+    assert worker.popen.poll() is None, worker.output()
     return worker
 
 
@@ -60,10 +59,7 @@ def big_engine(big_settings: Settings) -> Iterator[None]:
 
 
 def _wait_for(run_id: str, status: str, timeout: float = 60) -> None:
-    deadline = time.time() + timeout
-    while get_run(run_id).status() != status:
-        assert time.time() < deadline, f"run {run_id} is {get_run(run_id).status()}, not {status}"
-        time.sleep(0.2)
+    wait_for(lambda: get_run(run_id).status() == status, timeout, poll=0.2, what=f"run {run_id} is {status}")
 
 
 def test_megabyte_arguments_results_and_signals_go_through_s3(  # type: ignore[no-untyped-def]

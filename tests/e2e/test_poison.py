@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import uuid
 
 import boto3
 import pytest
 
+from tests.waiting import holds_within
 from workflows.celery.app import app
 from workflows.celery.deadletter import list_dead_letters
 
@@ -19,14 +19,15 @@ pytestmark = pytest.mark.e2e
 
 def wait_for_letters(predicate, timeout: float = 30.0) -> list[dict]:  # type: ignore[no-untyped-def]
     """Collect dead letters across polls (a letter read by one poll is hidden for a second)."""
-    deadline, seen = time.time() + timeout, {}
-    while True:
+    seen: dict[str, dict] = {}
+
+    def collected() -> bool:
         for letter in list_dead_letters(1000):
             seen[json.dumps(letter, sort_keys=True)] = letter
-        letters = list(seen.values())
-        if predicate(letters) or time.time() > deadline:
-            return letters
-        time.sleep(1.5)
+        return bool(predicate(list(seen.values())))
+
+    holds_within(collected, timeout, poll=1.5)
+    return list(seen.values())
 
 
 def test_unknown_task_undecodable_body_and_unknown_run_are_dead_lettered(cluster, settings) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from tests.e2e import schedule_flows as flows
 from tests.e2e.flows import executions
+from tests.waiting import holds_within, wait_for
 from workflows import create_schedule, delete_schedule, get_schedule, pause_schedule, resume_schedule
 from workflows.client import iter_runs
 
@@ -24,29 +25,21 @@ def runs_of(schedule_id: str, workflow: str) -> list[Any]:
     return sorted(runs, key=lambda r: r.created_at)
 
 
-def wait_until(predicate: Any, timeout: float, poll: float = 0.25) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(poll)
-    return predicate()
-
-
 def test_two_beats_start_each_fire_once_and_pause_resume_without_backfill(cluster, spawn) -> None:
     second_beat = spawn("beat", "--loglevel", "INFO")
     token = uuid.uuid4().hex[:8]
     tag = f"two-beats-{token}"
     schedule_id = f"e2e-two-beats-{token}"
-    time.sleep(1.5)  # let the second beat start ticking
+    wait_for(lambda: "beat: Starting" in second_beat.output() or second_beat.popen.poll() is not None, 30,
+             what="the second beat starts ticking")
     assert second_beat.popen.poll() is None, second_beat.output()
     # allow_all: a run still running when the next fire comes must not hide that fire.
     create_schedule(flows.scheduled_tick, every="2s", args=[tag], schedule_id=schedule_id, overlap="allow_all")
     try:
-        time.sleep(20)
+        wait_for(lambda: len(runs_of(schedule_id, "scheduled_tick")) >= 9, 60, poll=0.5, what="nine fires")
         pause_schedule(schedule_id)
         paused_at = time.time()
-        assert wait_until(lambda: not get_schedule(schedule_id).running, 15)
+        assert holds_within(lambda: not get_schedule(schedule_id).running, 15)
         runs = runs_of(schedule_id, "scheduled_tick")
         fires = [r.fire_time for r in runs]
         assert len(runs) >= 8, fires
@@ -56,11 +49,11 @@ def test_two_beats_start_each_fire_once_and_pause_resume_without_backfill(cluste
         assert executions(tag) == len(runs), "a scheduled run executed twice"
         assert max(fires) <= paused_at
 
-        time.sleep(5)  # paused: at least two fire times pass
+        time.sleep(5)  # the time is the test: paused, at least two fire times pass
         assert len(runs_of(schedule_id, "scheduled_tick")) == len(runs), "a paused schedule fired"
         resume_schedule(schedule_id)
         resumed_at = time.time()
-        assert wait_until(lambda: len(runs_of(schedule_id, "scheduled_tick")) > len(runs), 10)
+        assert holds_within(lambda: len(runs_of(schedule_id, "scheduled_tick")) > len(runs), 10)
         after = [r.fire_time for r in runs_of(schedule_id, "scheduled_tick")][len(runs):]
         assert all(f > resumed_at for f in after), f"resume backfilled fires of the pause: {after}"
         won = sum(" -> run " in line for line in second_beat.output().splitlines())
@@ -84,10 +77,10 @@ def overlap_runs(cluster) -> Iterator[dict[str, tuple[Any, list[Any]]]]:
         create_schedule(flows.scheduled_slow, every="1s", args=[schedule_id, 2.0], overlap=policy,
                         catchup_window="1m", schedule_id=schedule_id)
     try:
-        time.sleep(12)
+        time.sleep(12)  # the time is the test: 12 s of fires under each policy
         for schedule_id in ids.values():
             pause_schedule(schedule_id)
-        assert wait_until(lambda: not any(get_schedule(s).running for s in ids.values()), 20)
+        assert holds_within(lambda: not any(get_schedule(s).running for s in ids.values()), 20)
         yield {policy: (get_schedule(s), runs_of(s, "scheduled_slow")) for policy, s in ids.items()}
     finally:
         for schedule_id in ids.values():

@@ -13,8 +13,9 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
 from tests.e2e import flows
+from tests.waiting import wait_for
 from workflows import list_runs
-from workflows.cli.main import main
+from workflows.cli.commands import main
 from workflows.core.join_layout import shard_partition
 from workflows.core.tags import index_key
 from workflows.settings import Settings
@@ -58,10 +59,10 @@ def test_beat_stamps_every_item_of_an_ended_run_with_its_ttl(cluster, settings, 
     ended = store.get_run(run.run_id)
     expected = math.ceil(ended.ended_at + settings.retention)
     assert ended.retain_until == expected  # set by the end itself
-    deadline = time.monotonic() + 60  # beat stamps the rest a lease (6 s here) after the end
-    while store.find_run(run.run_id) and run.run_id in store.runs_to_retain(time.time(), limit=100_000):
-        assert time.monotonic() < deadline, "beat did not stamp the ended run's items"
-        time.sleep(0.5)
+    # beat stamps the rest a lease (6 s here) after the end
+    wait_for(lambda: not (store.find_run(run.run_id)
+                          and run.run_id in store.runs_to_retain(time.time(), limit=100_000)),
+             60, poll=0.5, what="beat stamps the ended run's items")
     history = _items(settings, "history", "run_id", run.run_id)
     [pos] = [e["seq"] // 1000 for e in history if e["kind"] == "parallel"]
     joins = _items(settings, "joins", "join_id", shard_partition(f"{run.run_id}#{pos}", 0))  # results and counter

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pytest
 
 from tests.e2e import late_flows, version_flows
 from tests.e2e.flows import counter_dir, executions
+from tests.waiting import wait_for
 from workflows import RunFailed, RunStatus, get_run
 from workflows.core.deferral import Deferral
 
@@ -36,12 +36,12 @@ def test_a_run_no_worker_has_the_code_for_is_deferred_until_one_has_it(cluster, 
     t = tag()
     run = late_flows.late_arrival.start(t)
     assert (run.record().code_version or "").startswith("src-")  # stamped by the code that started it
-    deadline = time.monotonic() + 30
-    while run.status() != RunStatus.SUSPENDED:  # the session's worker met it and deferred it
-        assert time.monotonic() < deadline, f"run is {run.status()}"
-        time.sleep(0.2)
+    # the session's worker met it and deferred it
+    wait_for(lambda: run.status() == RunStatus.SUSPENDED, 30, poll=0.2, what="the run is deferred")
     recoveries = run.record().recoveries  # a lease that passed while the session's worker started
-    time.sleep(3)  # a few deferral rounds (1 s each): woken by beat, deferred again
+    # a few deferral rounds (1 s each): woken by beat, deferred again
+    wait_for(lambda: (d := Deferral.of(run.record())) is not None and d.count >= 2, 30, poll=0.2,
+             what="two deferral rounds")
     record = run.record()
     assert (record.status, record.error, record.recoveries) == (RunStatus.SUSPENDED, None, recoveries)
     deferral = Deferral.of(record)  # kept on the run by the deferring write: why, since when, tries

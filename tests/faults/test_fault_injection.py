@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from persistence import get_store
 from persistence.provision import create_queues, create_tables
 from tests.e2e import flows
 from tests.faults.faulty_aws import FaultyAWS
+from tests.waiting import holds_within
 from workflows.settings import Settings
 
 pytestmark = pytest.mark.e2e
@@ -50,11 +50,13 @@ def test_hundred_runs_complete_under_ten_percent_faults(proc_env, spawn) -> None
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr[-3000:]
         run_ids = json.loads(out.stdout.strip().splitlines()[-1])
-        deadline = time.time() + 240
         pending = set(run_ids)
-        while pending and time.time() < deadline:
-            pending = {r for r in pending if not store.get_run(r).is_terminal}
-            time.sleep(1)
+
+        def every_run_ended() -> bool:
+            pending.intersection_update({r for r in pending if not store.get_run(r).is_terminal})
+            return not pending
+
+        holds_within(every_run_ended, 240, poll=1)
         assert not pending, f"{len(pending)} run(s) did not end\n" + procs[0].output()[-4000:]
     finally:
         for proc in procs:

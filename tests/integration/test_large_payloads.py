@@ -13,7 +13,7 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import payload_flows
 from workflows import codec
-from workflows.cli.main import cmd_runs_show
+from workflows.cli.commands import cmd_runs_show
 from workflows.core.engine import Engine
 from workflows.core.records import TimerRecord
 from workflows.core.registry import get_workflow

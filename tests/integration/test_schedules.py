@@ -524,7 +524,7 @@ def beat_shards() -> int:
 
 # -- command line -----------------------------------------------------------------------------------
 def test_command_line(engine, capsys) -> None:
-    from workflows.cli.main import main
+    from workflows.cli.commands import main
 
     schedule_id = sid()
     start = (datetime.now(UTC) - timedelta(hours=5)).replace(microsecond=0)

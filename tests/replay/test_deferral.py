@@ -13,7 +13,8 @@ import pytest
 
 from tests.replay.ports import SETTINGS
 from tests.replay.test_replay import drain
-from workflows import cli, runtime, step, workflow
+from workflows import runtime, step, workflow
+from workflows.cli import commands as cli
 from workflows.core import deferral as deferral_module
 from workflows.core.deferral import FLAT_TRIES, current_deferral
 from workflows.core.engine import Engine

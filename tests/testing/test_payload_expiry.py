@@ -115,7 +115,7 @@ def test_objects_of_live_runs_never_expire_and_ended_ones_go_with_their_items(en
 
 
 def test_orphan_prefixes_are_listed_and_deleted_by_the_operator(env: WorkflowEnv, capsys) -> None:  # type: ignore[no-untyped-def]
-    from workflows.cli.main import main
+    from workflows.cli.commands import main
 
     ghost = "0b5e7a3c-0000-4000-8000-000000000000"  # a start that died between its object and its run
     env.store.blob_objects.put_blob(f"payloads/{ghost}/{'a' * 64}", b'"lost"')

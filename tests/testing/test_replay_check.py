@@ -12,7 +12,7 @@ import pytest
 
 from tests.testing import kit_flows as flows
 from workflows import NonDeterminismError, sleep, workflow
-from workflows.cli.main import main
+from workflows.cli.commands import main
 from workflows.errors import InvalidExport
 from workflows.export import export_run
 from workflows.testing import WorkflowEnv, redefinable, replay

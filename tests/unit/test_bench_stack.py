@@ -6,12 +6,12 @@ import contextlib
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from bench.stack import Cluster, cpu_seconds, descendants, tree_cpu_seconds
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -38,10 +38,8 @@ def test_a_parents_cpu_counts_its_childrens(tmp_path: Path) -> None:
     proc = cluster.start("parent", [sys.executable, "-c", code], {})
     children: list[int] = []
     try:
-        deadline = time.monotonic() + 20
-        while tree_cpu_seconds(proc.popen.pid) - cpu_seconds(proc.popen.pid) < 0.25:
-            assert time.monotonic() < deadline, "the child's CPU never showed in the tree's"
-            time.sleep(0.1)
+        wait_for(lambda: tree_cpu_seconds(proc.popen.pid) - cpu_seconds(proc.popen.pid) >= 0.25, 20, poll=0.1,
+                 what="the child's CPU shows in the tree's")
         children = descendants(proc.popen.pid)
         assert len(children) == 1
     finally:
@@ -55,17 +53,12 @@ def test_a_paused_system_is_stopped_with_its_children_until_resumed(tmp_path: Pa
     proc = cluster.start("parent", [sys.executable, "-c", code], {})
     pids: list[int] = []
     try:
-        deadline = time.monotonic() + 20
-        while not descendants(proc.popen.pid):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_for(lambda: descendants(proc.popen.pid), 20, what="the child starts")
         pids = [proc.popen.pid, *descendants(proc.popen.pid)]
         cluster.pause()
-        time.sleep(0.2)
-        assert [state(p) for p in pids] == ["T", "T"]
+        wait_for(lambda: [state(p) for p in pids] == ["T", "T"], 10, what="both stopped")
         cluster.resume()
-        time.sleep(0.2)
-        assert [state(p) for p in pids] == ["S", "S"]
+        wait_for(lambda: [state(p) for p in pids] == ["S", "S"], 10, what="both sleeping again")
         cluster.pause()
     finally:
         stop(cluster, pids[1:])  # a paused process is resumed so that SIGTERM ends it

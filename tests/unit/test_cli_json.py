@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from workflows import client, codec, schedules
-from workflows.cli import main as cli
+from workflows.cli import commands as cli
 
 LIMIT = sys.get_int_max_str_digits()
 HUGE_INT = "1" * (LIMIT + 700)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import pytest
 
 from tests.replay.ports import memory_engine
 from tests.testing import flow_flows
+from tests.waiting import wait_for
 from workflows import codec
 from workflows.core.flow import admission
 from workflows.core.records import StepMessage
@@ -72,7 +72,5 @@ def test_a_timed_out_attempt_keeps_its_slot_until_its_body_returns(name: str) ->
     finally:
         flow_flows.BODY_MAY_RETURN.set()
     assert flow_flows.BODY_RETURNED.wait(10)
-    deadline = time.monotonic() + 10
-    while engine.store.slot_holders(limit):  # released by the body's thread once it has returned
-        assert time.monotonic() < deadline, engine.store.slot_holders(limit)
-        time.sleep(0.01)
+    # released by the body's thread once it has returned
+    wait_for(lambda: not engine.store.slot_holders(limit), 10, poll=0.01, what="the slot is released")

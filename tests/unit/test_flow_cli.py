@@ -9,7 +9,7 @@ import pytest
 from tests.replay.ports import memory_engine
 from tests.testing import flow_flows, workflow_limit_flows
 from workflows import runtime
-from workflows.cli import main as cli
+from workflows.cli import commands as cli
 from workflows.core.engine import Engine
 
 

@@ -9,7 +9,7 @@ from starlette.routing import Mount
 
 from tests.unit.test_http import TOKEN as HOOK_TOKEN
 from tests.unit.test_http import Response, assert_no_token, call, make
-from workflows.cli.main import main
+from workflows.cli.commands import main
 from workflows.errors import ConfigurationError
 from workflows.memory import MemoryStore
 from workflows.settings import Settings, configure

@@ -19,7 +19,7 @@ def _parameter(text: str) -> tuple[str, str]:
 
 
 def _extra_queues() -> list[str]:
-    from .main import _imports
+    from .commands import _imports
 
     _imports()  # the step queues (queue=...) of the modules in WORKFLOWS_IMPORTS
     from ..celery.app import worker_queues
@@ -43,7 +43,7 @@ def cmd_aws_template(args: argparse.Namespace) -> int:
 def cmd_aws_deploy(args: argparse.Namespace) -> int:
     from ..deploy.stack import deploy_stack
     from ..settings import get_settings
-    from .main import UsageError
+    from .commands import UsageError
 
     try:
         text = Path(args.template).read_text()

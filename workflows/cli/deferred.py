@@ -32,7 +32,7 @@ def cmd_runs_deferred(args: argparse.Namespace) -> int:
 
 def add_deferred_commands(runs: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
     """Add ``runs deferred`` to the ``runs`` subcommands."""
-    from .main import _int_in
+    from .commands import _int_in
 
     p = add("deferred", cmd_runs_deferred, "list runs deferred because no worker that met them serves their "
             "workflow or code version (pages through the suspended runs)", runs)

@@ -19,7 +19,7 @@ def _when(ts: float | None) -> str:
 def cmd_flow_limits(args: argparse.Namespace) -> int:
     """Print every imported step that has a concurrency or rate limit."""
     from ..core import registry
-    from .main import _imports
+    from .commands import _imports
 
     _imports()
     print(f"{'STEP':28} {'CONCURRENCY':12} {'PER KEY':14} {'RATE/S':8} {'BURST':6} PER KEY")
@@ -36,7 +36,7 @@ def cmd_flow_slots(args: argparse.Namespace) -> int:
     """Print who holds the concurrency slots of a step (for one key value)."""
     from ..core import registry
     from ..runtime import get_engine
-    from .main import UsageError, _imports
+    from .commands import UsageError, _imports
 
     _imports()
     step = registry.get_step(args.step)
@@ -65,7 +65,7 @@ def cmd_flow_queued(args: argparse.Namespace) -> int:
     from ..core import registry
     from ..core.workflow_slots import queue_of
     from ..runtime import get_engine
-    from .main import UsageError, _imports
+    from .commands import UsageError, _imports
 
     _imports()
     definition = registry.get_workflow(args.workflow)

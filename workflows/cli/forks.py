@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 def cmd_runs_fork(args: argparse.Namespace) -> int:
     from ..forking import fork_run
-    from .main import _imports
+    from .commands import _imports
 
     _imports()  # the fork is a run of the original's workflow, with its deadline
     fork = fork_run(args.run_id, args.at, idempotency_key=args.key)
@@ -18,7 +18,7 @@ def cmd_runs_fork(args: argparse.Namespace) -> int:
 
 def cmd_runs_rerun(args: argparse.Namespace) -> int:
     from ..forking import rerun
-    from .main import _imports
+    from .commands import _imports
 
     _imports()
     fork = rerun(args.run_id, idempotency_key=args.key)
@@ -28,7 +28,7 @@ def cmd_runs_rerun(args: argparse.Namespace) -> int:
 
 def add_fork_commands(runs: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
     """Add ``runs fork`` and ``runs rerun`` to the ``runs`` subcommands."""
-    from .main import _int_in
+    from .commands import _int_in
 
     p = add("fork", cmd_runs_fork, "start a new run reusing a run's outcomes below op AT; prints its id", runs)
     p.add_argument("run_id")

@@ -28,7 +28,7 @@ def cmd_payloads_orphans(args: argparse.Namespace) -> int:
 
 def add_payload_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
     """Add ``payloads orphans`` to the top-level commands."""
-    from .main import _seconds
+    from .commands import _seconds
 
     payloads = add("payloads", lambda a: 2, "objects of the payload bucket").add_subparsers(
         dest="payloads_cmd", required=True)

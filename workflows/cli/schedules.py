@@ -11,7 +11,7 @@ EXIT_USAGE = 2
 
 
 def _imports() -> None:
-    from .main import _imports as load_workflow_modules  # the CLI's loader: bad modules are a ConfigurationError
+    from .commands import _imports as load_workflow_modules  # the CLI's loader: bad modules are a ConfigurationError
 
     load_workflow_modules()
 
@@ -73,7 +73,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_create(args: argparse.Namespace) -> int:
     from ..schedules import create_schedule
-    from .main import parse_json_option
+    from .commands import parse_json_option
 
     positional = parse_json_option("--args", args.args, list)  # before anything is imported or stored
     keywords = parse_json_option("--kwargs", args.kwargs, dict)

@@ -20,7 +20,7 @@ from .hook_flows import publish_token, published_token
 
 
 @step
-def grow(blob: str) -> str:
+def iam_grow(blob: str) -> str:
     """Double a text: with a low payload threshold, its argument and result go to S3."""
     return blob + blob
 
@@ -28,7 +28,7 @@ def grow(blob: str) -> str:
 @workflow
 def journey(blob: str) -> dict[str, Any]:
     """A step, a durable sleep and a hook resumed over HTTP."""
-    doubled = grow(blob)
+    doubled = iam_grow(blob)
     sleep(1)
     h = hook("approve", timeout=120)
     publish_token(h.token)

@@ -10,41 +10,41 @@ from workflows import continue_as_new, sleep, step, workflow
 CALLS: dict[str, int] = {}
 
 
-@step(name="expiry_grow")  # tests.e2e.large_payload_flows has a step named grow
-def grow(blob: str) -> str:
+@step
+def expiry_grow(blob: str) -> str:
     """A large result (the argument doubled)."""
-    CALLS["grow"] = CALLS.get("grow", 0) + 1
+    CALLS["expiry_grow"] = CALLS.get("expiry_grow", 0) + 1
     return blob + blob
 
 
 @workflow
-def grow_then_sleep(blob: str, days: int) -> int:
+def expiry_grow_then_sleep(blob: str, days: int) -> int:
     """A step with a large result, then a long sleep, then the result read again."""
-    grown = grow(blob)
+    grown = expiry_grow(blob)
     sleep(f"{days}d")
     return len(grown) + len(blob)
 
 
 @step
-def first_time() -> bool:
+def expiry_first_time() -> bool:
     """True the first time it runs (in any run), then False."""
-    CALLS["first_time"] = CALLS.get("first_time", 0) + 1
-    return CALLS["first_time"] == 1
+    CALLS["expiry_first_time"] = CALLS.get("expiry_first_time", 0) + 1
+    return CALLS["expiry_first_time"] == 1
 
 
 @workflow
-def sleepy_chain(blob: str) -> int:
+def expiry_sleepy_chain(blob: str) -> int:
     """Sleep 50 days, then (the first time) go on as a new run with the very same large arguments."""
     sleep("50d")
-    if first_time():
+    if expiry_first_time():
         continue_as_new(blob)
     return len(blob)
 
 
 @workflow
-def parent_of_grower(blob: str) -> Any:
+def expiry_parent_of_grower(blob: str) -> Any:
     """A child run that returns a large result, then a long sleep, then that result read again."""
-    child = grow_then_sleep.start(blob, 1)
+    child = expiry_grow_then_sleep.start(blob, 1)
     result = child.result()
     sleep("100d")
     return result

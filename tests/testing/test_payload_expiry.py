@@ -38,7 +38,7 @@ def objects(env: WorkflowEnv, run_id: str) -> list[str]:
 
 
 def test_a_fork_of_an_old_run_copies_the_objects_it_needs(env: WorkflowEnv) -> None:
-    source = env.start(flows.grow_then_sleep, BLOB, 60)
+    source = env.start(flows.expiry_grow_then_sleep, BLOB, 60)
     assert source.result() == 9000  # day 60
     env.advance("19d")  # day 79: the source's objects were written at day 0
     fork = fork_run(source.run_id, 1)  # copies the step's large result; sleeps 60 days again
@@ -50,7 +50,7 @@ def test_a_fork_of_an_old_run_copies_the_objects_it_needs(env: WorkflowEnv) -> N
 
 
 def test_a_successor_with_the_same_large_arguments_writes_its_own_object(env: WorkflowEnv) -> None:
-    first = env.start(flows.sleepy_chain, BLOB)
+    first = env.start(flows.expiry_sleepy_chain, BLOB)
     env.advance("49d")
     cold_cache(env)  # the worker that continues the run at day 50 has never written the object
     env.advance("2d")
@@ -62,10 +62,10 @@ def test_a_successor_with_the_same_large_arguments_writes_its_own_object(env: Wo
 
 
 def test_a_fork_retried_after_its_guard_expired_runs_again(env: WorkflowEnv) -> None:
-    source = env.start(flows.grow_then_sleep, BLOB, 1)
-    assert source.result() == 9000 and flows.CALLS["grow"] == 1
+    source = env.start(flows.expiry_grow_then_sleep, BLOB, 1)
+    assert source.result() == 9000 and flows.CALLS["expiry_grow"] == 1
     old = fork_run(source.run_id, 0, idempotency_key="fork-k")
-    assert env.run_until_complete(old) == 9000 and flows.CALLS["grow"] == 2
+    assert env.run_until_complete(old) == 9000 and flows.CALLS["expiry_grow"] == 2
     assert fork_run(source.run_id, 0, idempotency_key="fork-k") == old  # the guard decides
     env.advance("2d")  # the retention sweep stamped the old fork's items
     # TTL deletes late and in any order: the guard and the run item go, the history items stay.
@@ -73,20 +73,20 @@ def test_a_fork_retried_after_its_guard_expired_runs_again(env: WorkflowEnv) -> 
     env.store.runs.items.pop((old.run_id,))
     new = fork_run(source.run_id, 0, idempotency_key="fork-k")
     assert new.run_id != old.run_id
-    assert env.run_until_complete(new) == 9000 and flows.CALLS["grow"] == 3  # its step ran again
+    assert env.run_until_complete(new) == 9000 and flows.CALLS["expiry_grow"] == 3  # its step ran again
     assert all("retain_until" not in item for (run_id, _), item in env.store.events.items.items()
                if run_id == new.run_id)  # a live or just-ended run's history carries no old TTL
 
 
 def test_a_parent_keeps_its_childs_large_result(env: WorkflowEnv) -> None:
-    parent = env.start(flows.parent_of_grower, BLOB)
+    parent = env.start(flows.expiry_parent_of_grower, BLOB)
     env.advance("100d")  # the child ended at day 1, its objects written at day 0
     cold_cache(env)  # the parent's last resume (day 101) runs in another worker
     assert env.run_until_complete(parent) == 9000
 
 
 def test_a_missing_object_fails_the_run_naming_it(env: WorkflowEnv) -> None:
-    run = env.start(flows.grow_then_sleep, BLOB, 5)
+    run = env.start(flows.expiry_grow_then_sleep, BLOB, 5)
     env.advance("1d")
     key = reference_of(run.record().args).key
     env.store.blob_objects.delete_blob(key)  # deleted by hand (or a misconfigured rule)
@@ -98,8 +98,8 @@ def test_a_missing_object_fails_the_run_naming_it(env: WorkflowEnv) -> None:
 
 
 def test_objects_of_live_runs_never_expire_and_ended_ones_go_with_their_items(env: WorkflowEnv) -> None:
-    live = env.start(flows.grow_then_sleep, BLOB, 400)
-    done = env.start(flows.grow_then_sleep, BLOB, 1)
+    live = env.start(flows.expiry_grow_then_sleep, BLOB, 400)
+    done = env.start(flows.expiry_grow_then_sleep, BLOB, 1)
     assert done.result() == 9000
     env.advance("1d")  # the kit's retention sweep marked the ended run's objects on the way
     marked = env.store.blob_objects.written_at
@@ -119,7 +119,7 @@ def test_orphan_prefixes_are_listed_and_deleted_by_the_operator(env: WorkflowEnv
 
     ghost = "0b5e7a3c-0000-4000-8000-000000000000"  # a start that died between its object and its run
     env.store.blob_objects.put_blob(f"payloads/{ghost}/{'a' * 64}", b'"lost"')
-    live = env.start(flows.grow_then_sleep, BLOB, 400)
+    live = env.start(flows.expiry_grow_then_sleep, BLOB, 400)
     new_ghost = f"payloads/{ghost}x/{'b' * 64}"
     env.advance("2d")
     env.store.blob_objects.put_blob(new_ghost, b'"being created"')  # within the grace period: not listed

@@ -46,21 +46,18 @@ class MemoryBlobs:
 
     def copy_blob(self, source: str, target: str) -> bool:
         """Copy ``source`` to ``target``, not marked ended; False if there is no ``source``."""
+        return self._copy(source, target, ended=False)
+
+    def mark_ended(self, key: str) -> bool:
+        """Mark ``key`` ended (a copy onto itself: its age starts again); False if there is none."""
+        return self._copy(key, key, ended=True)
+
+    def _copy(self, source: str, target: str, *, ended: bool) -> bool:
         with self._lock:
             data = self.objects.get(source)
             if data is None:
                 return False
-            self._write(target, data, ended=False)
-            self.copies += 1
-            return True
-
-    def mark_ended(self, key: str) -> bool:
-        """Mark ``key`` ended (a copy onto itself: its age starts again); False if there is none."""
-        with self._lock:
-            data = self.objects.get(key)
-            if data is None:
-                return False
-            self._write(key, data, ended=True)
+            self._write(target, data, ended=ended)
             self.copies += 1
             return True
 

@@ -67,9 +67,10 @@ def sim_signal_chain(taken: list[Any] | None = None) -> list[Any]:
 
 @workflow
 def sim_forkable(blob: str) -> int:
-    """A run the client forks at op 1 weeks after it ended (the fork reuses its payload objects)."""
+    """A run the client forks at op 1 about 29 days after it ended, when the source's objects are a day from
+    their expiry: the fork, which sleeps 3 days more, must have its own copies."""
     echoed = sim_echo(blob)
-    sleep(DAY)
+    sleep(3 * DAY)
     return len(echoed)
 
 
@@ -135,7 +136,7 @@ LONG_WAITS: list[Workload] = [
     Workload("sim_signal_chain", lambda r, k: [], lambda a: _ok(["first", "second"]) + _ok(["first", "first"]),
              needs="signals"),
     Workload("sim_forkable", lambda r, k: [_blob(r, k)], lambda a: _ok(len(a[0])), needs="fork",
-             act_after=20 * DAY),
+             act_after=32 * DAY),
     Workload("sim_same_args_chain", lambda r, k: [_blob(r, k), r.randint(9, 12)], lambda a: _ok(len(a[0]))),
     Workload("sim_per_key_batch", lambda r, k: [_blob(r, k)], lambda a: _ok([len(a[0])] * 3)),
     Workload("sim_overrun_batch", lambda r, k: [r.randint(2, 3)], lambda a: _either(a[0])),

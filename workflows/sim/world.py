@@ -478,7 +478,10 @@ class World:
         moments += [r["lease_expires_at"] + 0.001 for r in self.store.runs.items.values()
                     if r.get("lease_expires_at") is not None and r["status"] not in TERMINAL]
         moments += [s["due_at"] for s in self.store.schedules.items.values() if s.get("active_shard") is not None]
-        moments += [i.act_at for i in self.instances if not i.acted and i.workload.needs is not None] + [
+        # a client action still to come (one already due that the client cannot take yet, a hook whose
+        # token no step has published, waits for the task that publishes it: it is no moment)
+        moments += [i.act_at for i in self.instances if not i.acted and i.workload.needs is not None
+                    and (i.act_at > self.time or self._client_due(i))] + [
             i.cancel_at for i in self.instances if i.cancel_at is not None and not i.cancelled]
         # an ended run not yet stamped: beats run until its retention sweep stamps it
         delay = self.settings.lease_seconds + 0.001

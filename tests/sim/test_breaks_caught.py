@@ -1,0 +1,56 @@
+"""The deleting world catches the data-loss bugs it was built for, re-introduced one at a time.
+
+Each test puts a fixed bug back (with pytest's monkeypatch, in this process) and plays seeds
+until one fails: the first failing seed must come within the first 200, with the violation
+the bug causes. Seeds play in this process (one job), so the patch applies to them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from workflows.core import flow
+from workflows.core.engine import Engine
+from workflows.core.payloads import Payloads
+from workflows.sim import run_seed
+
+SEEDS = 200
+
+
+def first_violation() -> tuple[int, str] | None:
+    for seed in range(SEEDS):
+        violations = run_seed(seed).violations
+        if violations:
+            return seed, violations[0]
+    return None
+
+
+def test_a_parent_that_reads_its_childs_expired_items_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 1: a child's end no longer writes its outcome into its parent's history, so the
+    # parent reads the child's run item, which TTL deletes retention after the child ended.
+    monkeypatch.setattr(Engine, "_child_end", lambda self, *args: None)
+    found = first_violation()
+    assert found is not None and "which the world deleted" in found[1], found
+
+
+def test_a_fork_that_references_its_sources_objects_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 2: what crosses runs keeps pointing at the other run's objects (a fork's copied
+    # records), which the lifecycle rule deletes with the source run.
+    def keep(self: Payloads, text: str | None, owner: str, infrastructure: Any = None) -> str | None:
+        return text
+
+    monkeypatch.setattr(Payloads, "adopt", keep)
+    found = first_violation()
+    assert found is not None and "payload object" in found[1], found
+
+
+def test_a_timed_out_step_that_frees_its_slot_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 4: a step whose attempt timed out frees its concurrency slot at once, while its body runs on.
+    def at_once(ends: list[Any], action: Callable[[], None]) -> None:
+        action()
+
+    monkeypatch.setattr(flow, "_after_all", at_once)
+    found = first_violation()
+    assert found is not None and "ran at once" in found[1], found

@@ -44,7 +44,7 @@ if __name__ == "__main__":
     from workflows.local.embedded import embedded_stack
 
     with embedded_stack():
-        run = order.start("o-7", 4200, idempotency_key="o-7")
+        run = order.options(idempotency_key="o-7").start("o-7", 4200)
         print(run.result(timeout=60))
         for row in run.steps():
             print(f"  step {row['seq']} {row['name']}: {row['status']} after {row['attempts']} attempt(s)")

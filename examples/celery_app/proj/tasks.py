@@ -49,6 +49,6 @@ def place_order(order_id: str, cents: int) -> str:
     """Start a checkout workflow from inside a task (one run per order, whatever the retries)."""
     from .flows import checkout
 
-    run = checkout.start(order_id, cents, idempotency_key=f"order-{order_id}")
+    run = checkout.options(idempotency_key=f"order-{order_id}").start(order_id, cents)
     outbox.write(f"run-{order_id}", run.run_id)
     return run.run_id

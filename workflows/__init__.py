@@ -83,7 +83,8 @@ if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
     sys.meta_path.append(_MovedModules())
 
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["RunHandle", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
+    **dict.fromkeys(["RetryPolicy", "SchedulePolicy", "StartOptions"], "workflows.options"),
+    **dict.fromkeys(["RunHandle", "apply_async", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
     **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
@@ -105,15 +106,14 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidInput",
-    "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryableError", "RunCancelled",
-    "RunFailed",
-    "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "Step",
-    "StepCall", "StepFailed", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "backfill_schedule",
-    "cancel", "cancel_requested", "continue_as_new", "count_runs", "create_schedule", "delete_schedule",
-    "deprecate_patch", "fork_run", "get_run", "get_schedule", "hook", "install", "list_run_summaries", "list_runs",
-    "list_schedules", "parallel", "patched", "pause_schedule", "rerun", "resume_hook", "resume_schedule",
-    "send_signal", "set_tags", "sleep", "start", "step", "trigger_schedule", "update_schedule", "wait_for_signal",
-    "workflow",
+    "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryPolicy", "RetryableError",
+    "RunCancelled", "RunFailed", "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo",
+    "ScheduleNotFound", "SchedulePolicy", "StartOptions", "Step", "StepCall", "StepFailed", "UnknownWorkflow",
+    "WaitTimeout", "Workflow", "WorkflowError", "apply_async", "backfill_schedule", "cancel", "cancel_requested",
+    "continue_as_new", "count_runs", "create_schedule", "delete_schedule", "deprecate_patch", "fork_run", "get_run",
+    "get_schedule", "hook", "install", "list_run_summaries", "list_runs", "list_schedules", "parallel", "patched",
+    "pause_schedule", "rerun", "resume_hook", "resume_schedule", "send_signal", "set_tags", "sleep", "start", "step",
+    "trigger_schedule", "update_schedule", "wait_for_signal", "workflow",
 ]
 
 
@@ -134,6 +134,7 @@ if TYPE_CHECKING:
     from .celery.install import install
     from .client import (
         RunHandle,
+        apply_async,
         cancel,
         count_runs,
         get_run,
@@ -171,6 +172,7 @@ if TYPE_CHECKING:
         WorkflowError,
     )
     from .forking import fork_run, rerun
+    from .options import RetryPolicy, SchedulePolicy, StartOptions
     from .schedules import (
         ScheduleInfo,
         backfill_schedule,

@@ -8,7 +8,7 @@ import reprlib
 import sys
 import time
 import uuid
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping, Sequence
 
 from . import codec
 from .core.chains import chain_anchor, current_run, follow
@@ -34,6 +34,7 @@ from .errors import (
     RunTimedOut,
     SerializationError,
 )
+from .options import StartOptions, split_start_options
 from .runtime import get_engine
 
 MAX_KEY_LENGTH = 512
@@ -68,17 +69,38 @@ def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[
     return RunHandle(run_id)
 
 
-def start(workflow: Any, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
-          debounce: Any = None, debounce_key: str | None = None, debounce_max: Any = None,
-          **kwargs: Any) -> RunHandle:
-    """Start a run of a workflow given by registered name (or by the workflow object);
-    ``tags``: its search tags (see :func:`list_runs`). ``debounce="5s", debounce_key="k"``
-    (optionally ``debounce_max="1m"``): starts with one key within the window collapse into one
-    run, which starts with the last arguments once the window has passed (docs/flow-control.md)."""
+def start_with_options(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       options: StartOptions) -> RunHandle:
+    """Start a run of ``definition`` with its arguments and its start options (checked here)."""
+    debounce = debounce_options(options.debounce, options.debounce_key, options.debounce_max, options.idempotency_key)
+    tags = None if options.tags is None else dict(options.tags) if isinstance(options.tags, Mapping) else options.tags
+    return start_workflow(definition, args, kwargs, idempotency_key=options.idempotency_key, tags=tags,
+                          debounce=debounce)
+
+
+def _definition(workflow: Any) -> WorkflowDef:
     name = workflow if isinstance(workflow, str) else getattr(workflow, "name", workflow)
-    definition = get_workflow(_check_text(name, "workflow name"))
-    return start_workflow(definition, args, kwargs, idempotency_key=idempotency_key, tags=tags,
-                          debounce=debounce_options(debounce, debounce_key, debounce_max, idempotency_key))
+    return get_workflow(_check_text(name, "workflow name"))
+
+
+def start(workflow: Any, *args: Any, **kwargs: Any) -> RunHandle:
+    """Start a run of a workflow given by registered name (or by the workflow object) with these
+    arguments. Start options (``idempotency_key``, ``tags``, ``debounce``...) go through
+    :func:`apply_async` or ``wf.options(...).start(...)``; among ``kwargs``, one that names no
+    parameter of the workflow is still taken as the option, with a ``DeprecationWarning``."""
+    definition = _definition(workflow)
+    kwargs, options = split_start_options(definition.fn, kwargs)
+    return start_with_options(definition, args, kwargs, options)
+
+
+def apply_async(workflow: Any, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
+                **options: Any) -> RunHandle:
+    """Start a run of a workflow (by name or object) with ``args``, ``kwargs`` and start options
+    (:class:`~workflows.options.StartOptions`): ``idempotency_key=`` (same key, same run),
+    ``tags=`` (its search tags, see :func:`list_runs`), ``debounce="5s", debounce_key="k"``
+    (optionally ``debounce_max="1m"``: starts with one key within the window collapse into one run,
+    which starts with the last arguments once the window has passed, docs/flow-control.md)."""
+    return start_with_options(_definition(workflow), tuple(args), dict(kwargs or {}), StartOptions(**options))
 
 
 class RunHandle:

@@ -1,4 +1,4 @@
-"""Debounced starts: ``start(..., debounce="5s", debounce_key="k")`` (see docs/flow-control.md).
+"""Debounced starts: ``wf.options(debounce="5s", debounce_key="k").start(...)`` (docs/flow-control.md).
 
 The first start with a key opens a window: it takes the window item (slot 0 of
 ``debounce:<workflow>#<key>`` in the flow table, expiring at the window's end) for a new run id,

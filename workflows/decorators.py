@@ -6,13 +6,14 @@ import functools
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, Sequence, TypeVar, overload
 
 from .core import registry
 from .core.limits import step_limits, workflow_limits
 from .core.names import check_name, check_queue
 from .durations import Duration, to_seconds
 from .errors import InvalidDebounce, InvalidSchedule, RegistrationError
+from .options import RETRY_KEYWORDS, RetryPolicy, StartOptions, split_start_options
 
 if TYPE_CHECKING:
     from .client import RunHandle
@@ -106,30 +107,60 @@ class Workflow(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.definition.fn(*args, **kwargs)  # type: ignore[no-any-return]
 
-    def start(self, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
-              debounce: Duration | None = None, debounce_key: str | None = None,
-              debounce_max: Duration | None = None, **kwargs: Any) -> RunHandle:
-        """Start a run (``idempotency_key=`` keyword: same key, same run; ``tags=``: its search tags;
-        ``debounce=``, ``debounce_key=``, ``debounce_max=``: see :func:`workflows.start`).
+    def start(self, *args: Any, **kwargs: Any) -> RunHandle:
+        """Start a run with these arguments; its options go through :meth:`options` or
+        :meth:`apply_async`. (A start option among ``kwargs`` that names no parameter of the
+        workflow is still taken as the option, with a ``DeprecationWarning``.)
 
         Inside a workflow this starts a linked child run; ``.result()`` on the
         returned handle then waits for it durably.
         """
-        from .client import start_workflow
+        kwargs, options = split_start_options(self.definition.fn, kwargs)
+        return self.start_with(args, kwargs, options)
+
+    def options(self, **options: Any) -> BoundStart:
+        """These start options (:class:`~workflows.options.StartOptions`: ``idempotency_key``,
+        ``tags``, ``debounce``, ``debounce_key``, ``debounce_max``) for a ``.start(*args, **kwargs)``."""
+        return BoundStart(self, StartOptions(**options))
+
+    def apply_async(self, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
+                    **options: Any) -> RunHandle:
+        """Start a run with ``args`` and ``kwargs`` and these start options, the way Celery's
+        ``apply_async`` keeps them apart."""
+        return self.start_with(tuple(args), dict(kwargs or {}), StartOptions(**options))
+
+    def start_with(self, args: tuple[Any, ...], kwargs: dict[str, Any], options: StartOptions) -> RunHandle:
+        """Start a run with ``args``, ``kwargs`` and ``options`` (what every other start calls)."""
+        from .client import start_with_options
         from .core.context import current_workflow
-        from .debounce import debounce_options
 
         ctx = current_workflow()
-        options = debounce_options(debounce, debounce_key, debounce_max, idempotency_key)
-        if ctx is not None and options is not None:
+        if ctx is None:
+            return start_with_options(self.definition, args, kwargs, options)
+        if options.debounce is not None or options.debounce_key is not None or options.debounce_max is not None:
             raise InvalidDebounce("a child run cannot be debounced (start it from outside a workflow)")
-        if ctx is not None:
-            return ctx.start_child(self.definition, args, kwargs)  # type: ignore[return-value]
-        return start_workflow(self.definition, args, kwargs, idempotency_key=idempotency_key, tags=tags,
-                              debounce=options)
+        return ctx.start_child(self.definition, args, kwargs)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"<workflow {self.name}>"
+
+
+class BoundStart:
+    """A workflow with start options, waiting for its arguments: ``wf.options(...).start(*args, **kwargs)``."""
+
+    def __init__(self, workflow: Workflow[Any, Any], options: StartOptions) -> None:
+        self.workflow, self.start_options = workflow, options
+
+    def options(self, **more: Any) -> BoundStart:
+        """These options with ``more`` added."""
+        return BoundStart(self.workflow, self.start_options.replace(**more))
+
+    def start(self, *args: Any, **kwargs: Any) -> RunHandle:
+        """Start a run with these arguments (every keyword is the workflow's own)."""
+        return self.workflow.start_with(args, kwargs, self.start_options)
+
+    def __repr__(self) -> str:
+        return f"<workflow {self.workflow.name} with {self.start_options}>"
 
 
 def _check_options(kind: str, options: dict[str, Any], allowed: set[str]) -> None:
@@ -168,8 +199,22 @@ def is_celery_task(obj: Any) -> bool:
         return False
 
 
+def _expand_retry(options: dict[str, Any]) -> dict[str, Any]:
+    """``retry=RetryPolicy(...)`` as the simple retry keywords it stands for."""
+    if "retry" not in options:
+        return options
+    policy, rest = options["retry"], {k: v for k, v in options.items() if k != "retry"}
+    if not isinstance(policy, RetryPolicy):
+        raise RegistrationError(f"@step retry must be a RetryPolicy, got {policy!r}")
+    both = sorted(RETRY_KEYWORDS & rest.keys())
+    if both:
+        raise RegistrationError(f"@step takes retry=RetryPolicy(...) or {', '.join(both)}=, not both")
+    return {**rest, **{name: getattr(policy, name) for name in RETRY_KEYWORDS}}
+
+
 def step_definition(fn: Callable[..., Any], options: dict[str, Any], task: Any = None) -> registry.StepDef:
     """Validate ``@step`` options for ``fn`` and build its definition (not yet registered)."""
+    options = _expand_retry(options)
     _check_options("step", options, _STEP_OPTIONS)
     retries = options.get("retries", 3)
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:

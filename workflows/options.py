@@ -1,12 +1,15 @@
 """What is not an argument: how a run starts, how a step retries, how a schedule behaves.
 
+``RetryPolicy`` is the step's own policy (``workflows.core.registry.RetryPolicy``): its fields
+are ``@step``'s retry keywords.
+
 A workflow's own parameters never collide with these: they travel apart, the way Celery's
 ``apply_async(args, kwargs, **options)`` and Temporal's ``RetryPolicy`` keep them::
 
     order.options(tags={"shop": "eu"}, idempotency_key="o-1").start(order_id, tags=["gift"])
     order.apply_async(args=[order_id], kwargs={"tags": ["gift"]}, idempotency_key="o-1")
 
-    @step(retry=RetryPolicy(retries=5, delay="2s", max_delay="1m"))
+    @step(retry=RetryPolicy(retries=5, retry_delay=2.0, max_delay=60.0))
     def charge(card: str) -> str: ...
 
     create_schedule(report, every="1h", policy=SchedulePolicy(overlap="buffer_one", catchup_window="1d"))
@@ -24,7 +27,10 @@ import warnings
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Callable, Mapping
 
+from .core.registry import RetryPolicy
 from .durations import Duration
+
+__all__ = ["RETRY_KEYWORDS", "RetryPolicy", "SchedulePolicy", "StartOptions", "split_start_options"]
 
 
 @dataclass(frozen=True)
@@ -71,38 +77,15 @@ def split_start_options(fn: Callable[..., Any], kwargs: dict[str, Any],
     options = given or StartOptions()
     if not legacy:
         return kwargs, options
-    warnings.warn(f"start options among a workflow's arguments ({', '.join(sorted(legacy))}=) are deprecated: "
+    warnings.warn(f"start options among a workflow's arguments ({', '.join(f'{k}=' for k in sorted(legacy))}) are "
+                  "deprecated: "
                   f"use wf.options({', '.join(f'{k}=...' for k in sorted(legacy))}).start(...) or "
                   "wf.apply_async(args, kwargs, **options)", DeprecationWarning, stacklevel=3)
     return {k: v for k, v in kwargs.items() if k not in legacy}, options.replace(**legacy)
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How a step's failed attempts are retried (``@step(retry=RetryPolicy(...))``).
-
-    Attributes:
-        retries: retries after the first attempt (0: none).
-        delay: the wait before the first retry (a duration).
-        backoff: each wait is the previous one times this (>= 1).
-        max_delay: the longest wait (a duration).
-        jitter: a random share (0 to 1) taken off or added to each wait.
-    """
-
-    retries: int = 3
-    delay: Duration = 1.0
-    backoff: float = 2.0
-    max_delay: Duration = 300.0
-    jitter: float = 0.1
-
-    def as_step_options(self) -> dict[str, Any]:
-        """The same policy as ``@step``'s simple keywords."""
-        return {"retries": self.retries, "retry_delay": self.delay, "backoff": self.backoff,
-                "max_delay": self.max_delay, "jitter": self.jitter}
-
-
-#: ``@step`` keywords a :class:`RetryPolicy` stands for.
-RETRY_KEYWORDS = frozenset(RetryPolicy().as_step_options())
+#: ``@step(retry=RetryPolicy(...))`` stands for these simple keywords (the policy's fields).
+RETRY_KEYWORDS = frozenset(f.name for f in fields(RetryPolicy))
 
 
 @dataclass(frozen=True)

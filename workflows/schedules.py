@@ -22,6 +22,7 @@ from .core.records import Page, ScheduleRecord
 from .core.registry import get_workflow
 from .durations import Duration, to_seconds
 from .errors import InvalidDuration, InvalidSchedule, ScheduleNotFound, SerializationError
+from .options import SchedulePolicy
 from .runtime import get_engine
 
 OVERLAP_POLICIES = ("skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all")
@@ -153,7 +154,8 @@ def create_schedule(workflow: Any, *, cron: str | None = None, every: Duration |
                     timezone: str = "UTC", start_at: datetime | None = None, end_at: datetime | None = None,
                     jitter: Duration | None = None, overlap: str = "skip", catchup_window: Duration | None = None,
                     args: list[Any] | tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
-                    schedule_id: str | None = None, paused: bool = False) -> ScheduleInfo:
+                    schedule_id: str | None = None, paused: bool = False,
+                    policy: SchedulePolicy | None = None) -> ScheduleInfo:
     """Create a schedule that starts ``workflow`` on a cron timetable or every interval.
 
     Args:
@@ -170,12 +172,22 @@ def create_schedule(workflow: Any, *, cron: str | None = None, every: Duration |
         args / kwargs: the arguments of every run (JSON data).
         schedule_id: defaults to ``<workflow>-<random>``.
         paused: create it paused.
+        policy: ``jitter``, ``overlap``, ``catchup_window`` and ``paused`` as one value object
+            (:class:`~workflows.options.SchedulePolicy`), instead of those keywords.
 
     Raises:
-        InvalidSchedule: bad cron, time zone, interval, policy or id.
+        InvalidSchedule: bad cron, time zone, interval, policy or id; ``policy`` with one of the
+            keywords it stands for.
         UnknownWorkflow: no workflow is registered under that name.
         ScheduleAlreadyExists: the id is taken.
     """
+    if policy is not None:
+        if not isinstance(policy, SchedulePolicy):
+            raise InvalidSchedule(f"policy must be a SchedulePolicy, got {reprlib.repr(policy)}")
+        if (jitter, overlap, catchup_window, paused) != (None, "skip", None, False):
+            raise InvalidSchedule("give policy=SchedulePolicy(...) or jitter=, overlap=, catchup_window=, paused=, "
+                                  "not both")
+        jitter, overlap, catchup_window, paused = policy.jitter, policy.overlap, policy.catchup_window, policy.paused
     record = new_schedule_record(workflow, cron=cron, every=every, timezone=timezone, start_at=start_at,
                                  end_at=end_at, jitter=jitter, overlap=overlap, catchup_window=catchup_window,
                                  args=args, kwargs=kwargs, schedule_id=schedule_id, paused=paused)

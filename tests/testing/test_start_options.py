@@ -64,10 +64,9 @@ def test_start_options_are_checked_as_before(env: WorkflowEnv) -> None:
 
 def test_a_retry_policy_stands_for_the_retry_keywords() -> None:
     with registry.scope():
-        policy = RetryPolicy(retries=5, delay="2s", backoff=3.0, max_delay="1m", jitter=0.0)
+        policy = RetryPolicy(retries=5, retry_delay=2.0, backoff=3.0, max_delay=60.0, jitter=0.0)
         defined = step(name="options_retry_policy", retry=policy)(lambda: None)
-        assert (defined.definition.retries, defined.definition.retry_delay, defined.definition.backoff,
-                defined.definition.max_delay, defined.definition.jitter) == (5, 2.0, 3.0, 60.0, 0.0)
+        assert defined.definition.retry == policy
         with pytest.raises(RegistrationError, match="not both"):
             step(name="options_retry_both", retry=policy, retries=2)(lambda: None)
         with pytest.raises(RegistrationError, match="RetryPolicy"):

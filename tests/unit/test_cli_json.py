@@ -46,7 +46,12 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
         seen.append(("schedule", workflow, options["args"], options["kwargs"]))
         return type("Info", (), {"schedule_id": "s-1", "state": "active", "next_fire_at": None})()
 
+    def apply_async(workflow: str, args: Any = (), kwargs: Any = None, *, idempotency_key: str | None = None,
+                    tags: dict[str, str] | None = None) -> Any:
+        return start(workflow, *args, **(kwargs or {}), **({"tags": tags} if tags else {}))
+
     monkeypatch.setattr(client, "start", start)
+    monkeypatch.setattr(client, "apply_async", apply_async)
     monkeypatch.setattr(client, "send_signal", send_signal)
     monkeypatch.setattr(schedules, "create_schedule", create_schedule)
     monkeypatch.setattr(client, "resume_hook", resume_hook)

@@ -303,14 +303,13 @@ def _tag_option(text: str) -> tuple[str, str]:
 
 
 def cmd_runs_start(args: argparse.Namespace) -> int:
-    from ..client import start
+    from ..client import apply_async
 
     positional = parse_json_option("--args", args.args, list)
     keywords = parse_json_option("--kwargs", args.kwargs, dict)
     _imports()
-    if args.tag:
-        keywords = {**keywords, "tags": dict(args.tag)}
-    run = start(args.workflow, *positional, idempotency_key=args.key, **keywords)
+    run = apply_async(args.workflow, positional, keywords, idempotency_key=args.key,
+                      tags=dict(args.tag) if args.tag else None)
     print(run.run_id)
     return 0
 

@@ -68,7 +68,7 @@ def run_demo(sleep_seconds: float = 3.0) -> int:
         from ..settings import get_settings
 
         print(f"local AWS at {get_settings().dynamodb_endpoint}; tables and queues created", flush=True)
-        run = demo_order.start("o-1", 1999, sleep_seconds, idempotency_key="demo-o-1")
+        run = demo_order.options(idempotency_key="demo-o-1").start("o-1", 1999, sleep_seconds)
         print(f"started run {run.run_id} of workflow demo_order", flush=True)
         seen: set[int] = set()
         deadline = time.time() + 60 + sleep_seconds

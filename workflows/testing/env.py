@@ -11,7 +11,7 @@ import contextlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Sequence
 
 from ..client import (
     RunHandle,
@@ -22,15 +22,15 @@ from ..client import (
     outcome,
     resume_hook_on,
     signal_run,
-    start_workflow,
+    start_with_options,
 )
 from ..core import registry
 from ..core.engine import Engine
 from ..core.timeline import step_rows
-from ..debounce import debounce_options
 from ..durations import Duration, to_seconds
 from ..errors import Stalled
 from ..memory import ManualClock, MemoryStore
+from ..options import StartOptions, split_start_options
 from ..runtime import use_engine
 from ..schedules import ScheduleInfo
 from ..settings import Settings
@@ -162,16 +162,20 @@ class WorkflowEnv:
         raise Stalled(f"run {run_id} did not end after {MAX_ROUNDS} timers")
 
     # -- runs -----------------------------------------------------------------------------
-    def start(self, workflow: Any, *args: Any, idempotency_key: str | None = None, tags: dict[str, str] | None = None,
-              debounce: Duration | None = None, debounce_key: str | None = None,
-              debounce_max: Duration | None = None, **kwargs: Any) -> EnvRunHandle:
-        """Start a run of ``workflow`` (the object or its name); nothing runs until the env does.
-        ``debounce=``, ``debounce_key=``, ``debounce_max=``: as :func:`workflows.start`."""
-        name = workflow if isinstance(workflow, str) else workflow.name
-        handle = start_workflow(registry.get_workflow(name), args, kwargs, idempotency_key=idempotency_key,
-                                tags=tags, debounce=debounce_options(debounce, debounce_key, debounce_max,
-                                                                     idempotency_key))
-        return EnvRunHandle(handle.run_id, self)
+    def start(self, workflow: Any, *args: Any, **kwargs: Any) -> EnvRunHandle:
+        """Start a run of ``workflow`` (the object or its name) with these arguments; nothing runs
+        until the env does. Start options: :meth:`apply_async` (or, deprecated, among ``kwargs``
+        when no parameter of the workflow has their name, as :func:`workflows.start`)."""
+        definition = registry.get_workflow(workflow if isinstance(workflow, str) else workflow.name)
+        kwargs, options = split_start_options(definition.fn, kwargs)
+        return EnvRunHandle(start_with_options(definition, args, kwargs, options).run_id, self)
+
+    def apply_async(self, workflow: Any, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
+                    **options: Any) -> EnvRunHandle:
+        """Start a run with ``args``, ``kwargs`` and start options, as :func:`workflows.apply_async`."""
+        definition = registry.get_workflow(workflow if isinstance(workflow, str) else workflow.name)
+        return EnvRunHandle(start_with_options(definition, tuple(args), dict(kwargs or {}),
+                                               StartOptions(**options)).run_id, self)
 
     def runs(self, workflow: Any = None, status: str | None = None) -> list[RunHandle]:
         """Every run (of ``workflow``, with ``status``), oldest first."""

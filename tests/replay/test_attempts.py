@@ -10,7 +10,7 @@ import pytest
 
 from tests.replay import replay_flows as flows
 from tests.replay.ports import SETTINGS, memory_engine, recording
-from workflows.core.attempts import Attempt, Slot, record_failed_attempt
+from workflows.core.attempts import Attempt, StepAddress, record_failed_attempt
 from workflows.core.engine import Engine
 from workflows.core.fanout import join_id
 from workflows.core.records import Branch, EventRecord, RunStatus, StepMessage, attempt_seq
@@ -103,7 +103,7 @@ def test_an_attempt_failing_after_its_run_ended_records_nothing(engine: Engine, 
     engine.cancel_now(engine.store.get_run(run_id))
     assert engine.store.get_run(run_id).status == RunStatus.CANCELLED
     history = engine.store.read_history(run_id)
-    slot = Slot(run_id, 0, Branch(join_id(run_id, 0), 0, 1) if branch else None)
+    slot = StepAddress(run_id, 0, Branch(join_id(run_id, 0), 0, 1) if branch else None)
     outcome = Attempt(status="failed", error="RuntimeError: the first attempt fails", attempt=1, retry_in=5.0)
     assert record_failed_attempt(engine.store, slot, "replay_flaky", outcome, engine.now()) is None
     assert engine.store.read_history(run_id) == history

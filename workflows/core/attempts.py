@@ -2,7 +2,7 @@
 
 Inline, dispatched, in-place and fan-out-branch steps all run an attempt with
 :func:`run_attempt` and record a failed attempt that will be retried with
-:func:`record_failed_attempt`: a history record in the step's :class:`Slot`, written
+:func:`record_failed_attempt`: a history record in the step's :class:`StepAddress`, written
 under ``Store.record_attempt``'s rule. They differ only in what comes next: an inline
 step records while it holds the run, then suspends it until a wake timer; a sent step
 (dispatched, in place, branch) first stores a retry timer with :func:`schedule_retry`.
@@ -68,11 +68,12 @@ class Attempt:
 
 
 @dataclass(frozen=True)
-class Slot:
-    """Where a step's attempt records go: op ``pos`` of a run, or a branch of the fan-out at ``pos``.
+class StepAddress:
+    """Where a step call's records go (its address): op ``pos`` of a run, or a branch of the
+    fan-out at ``pos``.
 
     A branch's attempts are keyed in the history of its join (``run#pos``, never a run's
-    id), at the branch index as position, so every branch has attempt slots of its own.
+    id), at the branch index as position, so every branch has attempt records of its own.
     """
 
     run_id: str
@@ -80,8 +81,8 @@ class Slot:
     branch: Branch | None = None
 
     @classmethod
-    def of(cls, message: StepMessage) -> Slot:
-        """The slot of the step a message runs."""
+    def of(cls, message: StepMessage) -> StepAddress:
+        """The address of the step call a message runs."""
         return cls(message.run_id, message.pos, message.branch)
 
     @property
@@ -97,32 +98,33 @@ class Slot:
                            started_at=outcome.started_at)
 
 
-def record_failed_attempt(store: Store, slot: Slot, name: str, outcome: Attempt, at: float) -> EventRecord | None:
-    """Record a failed attempt that will be retried, while its run is live; None if its slot
-    holds this attempt or a later one, or the run has ended."""
-    event = slot.attempt_record(name, outcome, at)
-    return event if store.record_attempt(event, while_live=slot.run_id) else None
+def record_failed_attempt(store: Store, address: StepAddress, name: str, outcome: Attempt,
+                          at: float) -> EventRecord | None:
+    """Record a failed attempt that will be retried, while its run is live; None if the record at its
+    address holds this attempt or a later one, or the run has ended."""
+    event = address.attempt_record(name, outcome, at)
+    return event if store.record_attempt(event, while_live=address.run_id) else None
 
 
 def schedule_retry(engine: Engine, message: StepMessage, step: StepDef, outcome: Attempt) -> None:
     """Retry a sent step: store its retry timer (with the lease over the backoff), then record
     the attempt. Nothing is recorded for a run that has ended; a late copy's record loses,
     its timer stands."""
-    slot, backoff = Slot.of(message), outcome.retry_in or 0.0
-    index = "" if slot.branch is None else slot.branch.index
+    address, backoff = StepAddress.of(message), outcome.retry_in or 0.0
+    index = "" if address.branch is None else address.branch.index
     data = embed({"step": step.name, "attempt": outcome.attempt + 1, "queue": step.queue,
-                  "branch": None if slot.branch is None else slot.branch.to_dict()}, message.args)
-    retry = TimerRecord(timer_id=f"{slot.run_id}#{slot.pos}#retry#{index}", kind=TimerKind.RETRY.value,
-                        run_id=slot.run_id, due_at=engine.now() + backoff, pos=slot.pos, data=data)
+                  "branch": None if address.branch is None else address.branch.to_dict()}, message.args)
+    retry = TimerRecord(timer_id=f"{address.run_id}#{address.pos}#retry#{index}", kind=TimerKind.RETRY.value,
+                        run_id=address.run_id, due_at=engine.now() + backoff, pos=address.pos, data=data)
     check_item_size({"error": outcome.error})  # a record that would be refused fails before the timer
     if engine.store.schedule_retry(retry, backoff):
-        record_failed_attempt(engine.store, slot, step.name, outcome, engine.now())
+        record_failed_attempt(engine.store, address, step.name, outcome, engine.now())
 
 
-def attempt_ran(store: Store, slot: Slot, attempt: int) -> bool:
+def attempt_ran(store: Store, address: StepAddress, attempt: int) -> bool:
     """Whether this attempt of the step ran already: its failure (or a later one), or the
     step's outcome, is recorded (one Query)."""
-    partition, pos = slot.key
+    partition, pos = address.key
     records = store.read_history(partition, after_seq=attempt_seq(pos, attempt) - 1, until_seq=event_seq(pos))
     return any(e.is_outcome or (e.attempt or 0) >= attempt for e in records)
 

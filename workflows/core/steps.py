@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from .attempts import Attempt, Slot, attempt_ran, current_step, record_failed_attempt, run_attempt, schedule_retry
+from .attempts import (
+    Attempt,
+    StepAddress,
+    attempt_ran,
+    current_step,
+    record_failed_attempt,
+    run_attempt,
+    schedule_retry,
+)
 from .context import InFlight, StaleHistory, Wait, step_value
 from .control import Suspend
 from .flow import admission
@@ -38,7 +46,7 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
         event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
                            error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
         return step_value(ctx, event)
-    failed = record_failed_attempt(ctx.store, Slot(ctx.run.run_id, pos), step.name, outcome, engine.now())
+    failed = record_failed_attempt(ctx.store, StepAddress(ctx.run.run_id, pos), step.name, outcome, engine.now())
     if failed is None:
         # Another resume recorded this attempt first (this one claimed the run after that one
         # suspended it, from a history read before), or the run ended. This resume holds the
@@ -154,4 +162,4 @@ def _recorded(engine: Engine, run: RunRecord, message: StepMessage) -> bool:
         return True
     # An attempt whose failure is recorded already ran (its retry is scheduled before the
     # record): a recovery re-send or a second retry chain must not run it again.
-    return attempt_ran(engine.store, Slot.of(message), message.attempt)
+    return attempt_ran(engine.store, StepAddress.of(message), message.attempt)

@@ -200,15 +200,15 @@ def is_celery_task(obj: Any) -> bool:
 
 
 def _expand_retry(options: dict[str, Any]) -> dict[str, Any]:
-    """``retry=RetryPolicy(...)`` as the simple retry keywords it stands for."""
-    if "retry" not in options:
+    """``retry_policy=RetryPolicy(...)`` as the simple retry keywords it stands for."""
+    if "retry_policy" not in options:
         return options
-    policy, rest = options["retry"], {k: v for k, v in options.items() if k != "retry"}
+    policy, rest = options["retry_policy"], {k: v for k, v in options.items() if k != "retry_policy"}
     if not isinstance(policy, RetryPolicy):
-        raise RegistrationError(f"@step retry must be a RetryPolicy, got {policy!r}")
+        raise RegistrationError(f"@step retry_policy must be a RetryPolicy, got {policy!r}")
     both = sorted(RETRY_KEYWORDS & rest.keys())
     if both:
-        raise RegistrationError(f"@step takes retry=RetryPolicy(...) or {', '.join(both)}=, not both")
+        raise RegistrationError(f"@step takes retry_policy=RetryPolicy(...) or {', '.join(both)}=, not both")
     return {**rest, **{name: getattr(policy, name) for name in RETRY_KEYWORDS}}
 
 
@@ -281,17 +281,18 @@ class StepDecorator:
     """Mark a function as a durable step (bare ``@step`` or ``@step(retries=5, ...)``).
 
     Options: ``retries`` (default 3), ``retry_delay`` (1 s), ``backoff`` (2.0),
-    ``max_delay`` (300 s), ``jitter`` (0.1), ``timeout`` (per attempt), ``queue``,
-    ``inline`` (run inside the workflow's task: no broker hop), ``name``; flow control across the
-    fleet (docs/flow-control.md): ``concurrency`` (at most N attempts at once), ``concurrency_key``
-    (an argument: N per value of it), ``rate`` ("20/s", "100/m"), ``rate_key``, ``burst``.
+    ``max_delay`` (300 s), ``jitter`` (0.1) or all five as ``retry_policy=RetryPolicy(...)``,
+    ``timeout`` (per attempt), ``queue``, ``inline`` (run inside the workflow's task: no broker
+    hop), ``name``; flow control across the fleet (docs/flow-control.md): ``concurrency`` (at
+    most N attempts at once), ``concurrency_key`` (an argument: N per value of it), ``rate`` ("20/s", "100/m"), ``rate_key``, ``burst``.
     On a Celery task (``@step`` above ``@app.task``) it is :meth:`from_task`.
     """
 
     @overload
     def __call__(self, fn: Callable[P, R], /) -> Step[P, R]: ...
     @overload
-    def __call__(self, /, *, name: str | None = ..., retries: int = ..., retry_delay: Duration = ...,
+    def __call__(self, /, *, name: str | None = ..., retry_policy: RetryPolicy = ..., retries: int = ...,
+                 retry_delay: Duration = ...,
                  backoff: float = ..., max_delay: Duration = ..., jitter: float = ...,
                  timeout: Duration | None = ..., queue: str | None = ...,
                  inline: bool = ..., concurrency: int | None = ..., concurrency_key: str | None = ...,

@@ -9,7 +9,7 @@ A workflow's own parameters never collide with these: they travel apart, the way
     order.options(tags={"shop": "eu"}, idempotency_key="o-1").start(order_id, tags=["gift"])
     order.apply_async(args=[order_id], kwargs={"tags": ["gift"]}, idempotency_key="o-1")
 
-    @step(retry=RetryPolicy(retries=5, retry_delay=2.0, max_delay=60.0))
+    @step(retry_policy=RetryPolicy(retries=5, retry_delay=2.0, max_delay=60.0))
     def charge(card: str) -> str: ...
 
     create_schedule(report, every="1h", policy=SchedulePolicy(overlap="buffer_one", catchup_window="1d"))
@@ -84,7 +84,7 @@ def split_start_options(fn: Callable[..., Any], kwargs: dict[str, Any],
     return {k: v for k, v in kwargs.items() if k not in legacy}, options.replace(**legacy)
 
 
-#: ``@step(retry=RetryPolicy(...))`` stands for these simple keywords (the policy's fields).
+#: ``@step(retry_policy=RetryPolicy(...))`` stands for these simple keywords (the policy's fields).
 RETRY_KEYWORDS = frozenset(f.name for f in fields(RetryPolicy))
 
 

@@ -65,12 +65,12 @@ def test_start_options_are_checked_as_before(env: WorkflowEnv) -> None:
 def test_a_retry_policy_stands_for_the_retry_keywords() -> None:
     with registry.scope():
         policy = RetryPolicy(retries=5, retry_delay=2.0, backoff=3.0, max_delay=60.0, jitter=0.0)
-        defined = step(name="options_retry_policy", retry=policy)(lambda: None)
+        defined = step(name="options_retry_policy", retry_policy=policy)(lambda: None)
         assert defined.definition.retry == policy
         with pytest.raises(RegistrationError, match="not both"):
-            step(name="options_retry_both", retry=policy, retries=2)(lambda: None)
+            step(name="options_retry_both", retry_policy=policy, retries=2)(lambda: None)
         with pytest.raises(RegistrationError, match="RetryPolicy"):
-            step(name="options_retry_bad", retry={"retries": 2})(lambda: None)
+            step(name="options_retry_bad", retry_policy={"retries": 2})(lambda: None)
 
 
 def test_a_schedule_policy_stands_for_the_policy_keywords(env: WorkflowEnv) -> None:

@@ -284,7 +284,8 @@ class StepDecorator:
     ``max_delay`` (300 s), ``jitter`` (0.1) or all five as ``retry_policy=RetryPolicy(...)``,
     ``timeout`` (per attempt), ``queue``, ``inline`` (run inside the workflow's task: no broker
     hop), ``name``; flow control across the fleet (docs/flow-control.md): ``concurrency`` (at
-    most N attempts at once), ``concurrency_key`` (an argument: N per value of it), ``rate`` ("20/s", "100/m"), ``rate_key``, ``burst``.
+    most N attempts at once), ``concurrency_key`` (an argument: N per value of it), ``rate``
+    ("20/s", "100/m"), ``rate_key``, ``burst``.
     On a Celery task (``@step`` above ``@app.task``) it is :meth:`from_task`.
     """
 

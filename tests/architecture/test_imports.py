@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import workflows
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ["workflows", "persistence", "beat"]
 ADAPTER_LIBRARIES = ["celery", "kombu", "boto3", "botocore", "pynamodb", "opentelemetry", "prometheus_client"]
@@ -92,3 +94,11 @@ def test_the_layer_contracts_hold() -> None:
     out = subprocess.run([lint_imports, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert "broken" in out.stdout and " 0 broken" in out.stdout
+
+
+def test_the_top_of_the_package_stays_small() -> None:
+    """Modules live in packages by role (issue 25): at most 15 at the top of ``workflows/``,
+    old paths served by the alias table, not by modules of their own."""
+    top = sorted(p.name for p in (ROOT / "workflows").glob("*.py"))
+    assert len(top) <= 15, top
+    assert not {old.removeprefix("workflows.") + ".py" for old in (*workflows.MOVED, *workflows.STABLE)} & set(top)

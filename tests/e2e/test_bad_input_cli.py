@@ -163,9 +163,9 @@ CASES = [
     case("schedules-create-bad-every", "schedules", "create", "scheduled_tick", "--every", "abc",
          stderr="InvalidSchedule: invalid every 'abc'"),
     case("schedules-create-args-not-json", "schedules", "create", "scheduled_tick", "--every", "60", "--args",
-         "{bad", stderr="--args is not valid JSON"),
+         "{bad", code=USAGE, stderr="--args is not valid JSON"),  # parsed as 'runs start' parses it
     case("schedules-create-kwargs-not-object", "schedules", "create", "scheduled_tick", "--every", "60",
-         "--kwargs", "[]", stderr="--kwargs must be a JSON object"),
+         "--kwargs", "[]", code=USAGE, stderr="--kwargs must be a JSON object"),
     case("schedules-create-args-oversize", "schedules", "create", "scheduled_tick", "--every", "60", "--args",
          json.dumps(["x" * 2000]), env=SMALL_LIMIT, stderr="PayloadTooLarge"),
     case("schedules-create-id-taken", "schedules", "create", "scheduled_tick", "--every", "60", "--id",

@@ -126,9 +126,11 @@ def test_child_start_throttled(engine: Engine) -> None:
     assert engine.store.get_run(f"{run_id}.0").status == "pending"
 
 
-def test_child_read_throttled(engine: Engine) -> None:
+def test_child_end_read_throttled(engine: Engine) -> None:
+    # The parent reads how its child ended from its own history (the child's end wrote it there
+    # with the wake), never from the child's run item.
     run_id = start(engine, flows.child_parent, 5)
     engine.resume(run_id)
     engine.resume(f"{run_id}.0")  # the child completes and wakes its parent
-    fail_next_resume(engine, run_id, "get_run")
+    fail_next_resume(engine, run_id, "read_history")
     assert completed(engine, run_id) == "5"

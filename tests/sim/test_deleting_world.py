@@ -29,9 +29,10 @@ class LiveRunsWithTTL(MemoryStore):
 
 
 class ForgetfulBucket(MemoryBlobs):
-    """A bucket whose lifecycle rule expires every object an hour after it was written."""
+    """A bucket whose lifecycle rule expires every object (of live runs too) an hour after it was written."""
 
     def expire(self, now: float, days: int) -> list[str]:
+        self.ended |= set(self.objects)
         return super().expire(now + days * DAY - 3600, days)
 
 

@@ -38,7 +38,7 @@ def test_a_name_that_cannot_work_is_refused_at_decoration(decorator: Any, name: 
 @pytest.mark.parametrize("name", GOOD_NAMES)
 @pytest.mark.parametrize("decorator", [step, workflow], ids=["step", "workflow"])
 def test_dotted_and_other_names_are_accepted(decorator: Any, name: str) -> None:
-    with registry.scope():
+    with registry.scope(redefine=True):
         assert decorator(name=name)(victim).name == name
 
 
@@ -52,7 +52,7 @@ def test_a_queue_sqs_cannot_name_is_refused(decorator: Any, queue: Any) -> None:
 def test_a_celery_app_registers_a_step_with_a_dotted_name() -> None:
     # Celery compiles a function named after the task's function: "step_billing.charge" was a SyntaxError.
     app = Celery(f"names-{uuid.uuid4().hex[:6]}", broker="memory://", set_as_current=False)
-    with registry.scope():
+    with registry.scope(redefine=True):
         install(app)
         charge = step(name="billing.invoice_charge")(victim)
         task = app.tasks["workflows.step.billing.invoice_charge"]

@@ -81,20 +81,23 @@ def test_a_duplicate_attempt_failure_still_stores_its_retry_and_lease(own_settin
     run_id, _ = engine.create_run(get_workflow(payload_flows.many_retries.name), "[[0],{}]")
     step = get_step(payload_flows.fails_until.name)
     message = StepMessage(step.name, run_id, 0, 1, "[[0],{}]")
-    timer_id = f"{run_id}#0#retry#"
+
+    def timer_id(attempt: int) -> str:  # the timer that sends this attempt
+        return f"{run_id}#0#retry##{attempt}"
 
     def fail(n: int, backoff: float) -> None:
         schedule_retry(engine, message, step, Attempt("retry", error=f"attempt {n}", retry_in=backoff, attempt=n))
 
     fail(1000, backoff=0)
-    assert store.claim_timer(timer_id) is True
     # A late copy of attempt 999 fails: its record loses to the later attempt stored in the
-    # shared slot, but its retry timer and the lease over its backoff still apply.
+    # shared slot, but its retry timer and the lease over its backoff still apply, beside
+    # (never over) the retry of attempt 1001.
     fail(999, backoff=1000)
-    assert store.claim_timer(timer_id) is True
+    assert store.claim_timer(timer_id(1001)) is True
+    assert store.claim_timer(timer_id(1000)) is True
     assert store.get_run(run_id).lease_expires_at >= store.now() + 1000
     assert [(e.seq, e.attempt) for e in store.read_history(run_id)] == [(998, 1000)]
     store.finish_run(run_id, "cancelled", error="cancelled")
     fail(1001, backoff=0)  # the run has ended: neither a timer nor a record
-    assert store.claim_timer(timer_id) is False
+    assert store.claim_timer(timer_id(1002)) is False
     assert [(e.seq, e.attempt) for e in store.read_history(run_id)] == [(998, 1000)]

@@ -137,6 +137,21 @@ def replay_one_flaky(x: int) -> int:
     return replay_flaky(x)
 
 
+@step(concurrency=1, retries=3, retry_delay=5.0, backoff=1.0, jitter=0.0)
+def replay_limited_flaky(x: int) -> int:
+    """:func:`replay_flaky` with a concurrency slot."""
+    info = current_step()
+    ran(f"limited_flaky{x}#{info.attempt if info else 0}")
+    if info is not None and info.attempt == 1:
+        raise RuntimeError("the first attempt fails")
+    return 2 * x
+
+
+@workflow
+def replay_one_limited_flaky(x: int) -> int:
+    return replay_limited_flaky(x)
+
+
 @step(retries=1, retry_delay=0.1)
 def replay_huge_error() -> None:
     raise RuntimeError("x" * 500_000)

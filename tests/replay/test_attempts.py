@@ -10,11 +10,11 @@ import pytest
 
 from tests.replay import replay_flows as flows
 from tests.replay.ports import SETTINGS, memory_engine, recording
-from workflows.core.attempts import Attempt, StepAddress, record_failed_attempt
+from workflows.core.attempts import Attempt, StepAddress, record_failed_attempt, schedule_retry
 from workflows.core.engine import Engine
 from workflows.core.fanout import join_id
 from workflows.core.records import Branch, EventRecord, RunStatus, StepMessage, attempt_seq
-from workflows.core.registry import get_workflow
+from workflows.core.registry import get_step, get_workflow
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers, reconcile
 from workflows.memory import RecordingTransport
@@ -67,10 +67,47 @@ def test_a_failed_branch_attempt_is_recorded_and_never_runs_again(engine: Engine
     assert (run.status, json.loads(run.result or "null")) == (RunStatus.COMPLETED, [0, 2])
 
 
+def test_a_late_copy_waiting_for_a_slot_keeps_the_next_attempts_retry(engine: Engine) -> None:
+    """A duplicate of attempt 1 finds the slot taken after its twin failed and stored the retry of
+    attempt 2: its wait for the slot must not replace that retry, whose message would be lost
+    and the run left to recovery (simulator seeds 2511, 2947, 3707)."""
+    run_id = start(engine, flows.replay_one_limited_flaky.name, 4)
+    (message,) = sent(engine).steps
+    deliver_steps(engine)  # attempt 1 fails: the retry of attempt 2 is stored
+    store, limit = engine.store, f"step:{message.step}"
+    taken = store.acquire_slot(limit, 1, "another attempt", engine.now() + SETTINGS.lease_seconds)
+    assert taken is not None
+    run_worker_task(engine, lambda: execute_step(engine, message, redelivered=False))  # the duplicate waits
+    assert ran("limited_flaky4#1") == 1
+    store.release_slot(limit, taken, "another attempt")
+    engine.clock.advance(SETTINGS.sweep_interval * 2 + 5)  # type: ignore[attr-defined]
+    fire_due_timers(engine)
+    assert sorted(m.attempt for m in deliver_steps(engine)) == [1, 2]  # attempt 1 finds its failure recorded
+    assert (ran("limited_flaky4#1"), ran("limited_flaky4#2")) == (1, 1)
+    assert store.get_run(run_id).result == "8"
+
+
+def test_a_late_copy_failing_keeps_the_later_attempts_retry(engine: Engine) -> None:
+    """A late copy of attempt 1 fails after attempt 2 failed: its retry (of attempt 2, which
+    ran) must not replace the retry of attempt 3."""
+    run_id = start(engine, flows.replay_one_flaky.name, 5)
+    (message,) = sent(engine).steps
+    sent(engine).steps.clear()
+    step = get_step(message.step)
+    second = dataclasses.replace(message, attempt=2)
+    schedule_retry(engine, second, step, Attempt("retry", error="attempt 2", retry_in=5.0, attempt=2))
+    schedule_retry(engine, message, step, Attempt("retry", error="late attempt 1", retry_in=5.0, attempt=1))
+    engine.clock.advance(10)  # type: ignore[attr-defined]
+    fire_due_timers(engine)
+    assert sorted(m.attempt for m in deliver_steps(engine)) == [2, 3]  # attempt 2 finds its failure recorded
+    assert (ran("flaky5#2"), ran("flaky5#3")) == (0, 1)
+    assert engine.store.get_run(run_id).result == "10"
+
+
 def test_a_recovered_fan_out_resends_a_branch_from_its_last_recorded_attempt(engine: Engine) -> None:
     run_id = start(engine, flows.replay_fan_flaky.name, 1)
     deliver_steps(engine)  # attempt 1 fails: its retry timer and its record are stored
-    assert engine.store.claim_timer(f"{run_id}#0#retry#0")  # the retry timer is lost with its beat
+    assert engine.store.claim_timer(f"{run_id}#0#retry#0#2")  # the retry timer is lost with its beat
     engine.clock.advance(SETTINGS.lease_seconds * 3)  # type: ignore[attr-defined]
     assert reconcile(engine) == 1
     resume = sent(engine).resumes.pop()

@@ -42,8 +42,9 @@ def test_the_liveness_check_catches_a_stranded_run() -> None:
 #: another resume cancelled the run under its executor (164); a retry timer consumed by a
 #: sweep that had read its previous version (179), or lost with its claim's response (219, 311);
 #: a hook created by a replay after a cancel ended its run (20632); a step's outcome recorded
-#: after a cancel ended its run, by a sent step or a stalled executor (636, 1589).
-FOUND_BUGS = [31, 81, 1432, 1803, 164, 179, 219, 311, 20632, 636, 1589, 1389]
+#: after a cancel ended its run, by a sent step or a stalled executor (636, 1589); a retry
+#: timer replaced by a late duplicate of the attempt before, waiting for a slot (2511, 2947, 3707).
+FOUND_BUGS = [31, 81, 1432, 1803, 164, 179, 219, 311, 20632, 636, 1589, 1389, 2511, 2947, 3707]
 
 
 def test_seeds_that_found_bugs_stay_clean() -> None:

@@ -106,15 +106,26 @@ def record_failed_attempt(store: Store, address: StepAddress, name: str, outcome
     return event if store.record_attempt(event, while_live=address.run_id) else None
 
 
+def retry_timer_id(message: StepMessage, attempt: int) -> str:
+    """The id of the timer that sends ``attempt`` of the step (or branch) ``message`` runs.
+
+    One id per attempt: a late copy of an earlier attempt (a duplicate delivery that fails or
+    waits for a slot after its twin's retry was stored) writes its own timer, never over the
+    later attempt's, whose message would then be lost (the run left to recovery). The stale
+    timer's message finds its attempt recorded and does nothing.
+    """
+    index = "" if message.branch is None else message.branch.index
+    return f"{message.run_id}#{message.pos}#retry#{index}#{attempt}"
+
+
 def schedule_retry(engine: Engine, message: StepMessage, step: StepDef, outcome: Attempt) -> None:
     """Retry a sent step: store its retry timer (with the lease over the backoff), then record
     the attempt. Nothing is recorded for a run that has ended; a late copy's record loses,
-    its timer stands."""
+    its timer (for the attempt after the late one: see :func:`retry_timer_id`) stands."""
     address, backoff = StepAddress.of(message), outcome.retry_in or 0.0
-    index = "" if address.branch is None else address.branch.index
     data = embed({"step": step.name, "attempt": outcome.attempt + 1, "queue": step.queue,
                   "branch": None if address.branch is None else address.branch.to_dict()}, message.args)
-    retry = TimerRecord(timer_id=f"{address.run_id}#{address.pos}#retry#{index}", kind=TimerKind.RETRY.value,
+    retry = TimerRecord(timer_id=retry_timer_id(message, outcome.attempt + 1), kind=TimerKind.RETRY.value,
                         run_id=address.run_id, due_at=engine.now() + backoff, pos=address.pos, data=data)
     check_item_size({"error": outcome.error})  # a record that would be refused fails before the timer
     if engine.store.schedule_retry(retry, backoff):

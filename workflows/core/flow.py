@@ -16,6 +16,7 @@ import random
 import threading
 from typing import TYPE_CHECKING, Callable, Iterator
 
+from .attempts import retry_timer_id
 from .embed import embed
 from .heartbeat import HEARTBEATS
 from .limits import StepLimits, key_value
@@ -126,11 +127,10 @@ def slot_wait(engine: Engine) -> float:
 def _wait(engine: Engine, step: StepDef, message: StepMessage, seconds: float, reason: str) -> None:
     """Store the timer that sends this attempt again in ``seconds``, with the run's lease over
     the wait (nothing is stored for a run that has ended)."""
-    index = "" if message.branch is None else message.branch.index
     data = embed({"step": step.name, "attempt": message.attempt, "queue": step.queue,
                   "branch": None if message.branch is None else message.branch.to_dict(), "waiting": reason},
                  message.args)
-    timer = TimerRecord(timer_id=f"{message.run_id}#{message.pos}#retry#{index}", kind=TimerKind.RETRY.value,
+    timer = TimerRecord(timer_id=retry_timer_id(message, message.attempt), kind=TimerKind.RETRY.value,
                         run_id=message.run_id, due_at=engine.now() + seconds, pos=message.pos, data=data)
     log.debug("step %s of run %s at %d waits %.2fs for a %s", step.name, message.run_id, message.pos, seconds, reason)
     engine.store.schedule_retry(timer, seconds)

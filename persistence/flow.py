@@ -47,8 +47,9 @@ class FlowStore(StoreBase):
         item = self._get_flow("read flow item", limit, slot)
         return item is not None and item.req == req
 
-    def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float) -> int | None:
-        """Take a free or expired slot of ``limit`` for ``holder``; its index, or None."""
+    def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float, *,
+                     token: str | None = None) -> int | None:
+        """Take a free or expired slot of ``limit`` for ``holder`` (this taking marked ``token``); its index, or None."""
         Flow, now = self.m.Flow, self.now()
         with self.errors("query slots"):
             items = list(Flow.query(limit, Flow.slot.between(0, capacity - 1), consistent_read=True))
@@ -58,27 +59,33 @@ class FlowStore(StoreBase):
         free = [slot for slot in range(capacity) if slot not in taken]
         random.shuffle(free)  # takers racing for the same free slot would lose to each other
         for slot in free:
-            if self._take_slot(limit, slot, holder, lease_until, now):
+            if self._take_slot(limit, slot, holder, lease_until, now, token or new_request()):
                 return slot
         return None
 
-    def _take_slot(self, limit: str, slot: int, holder: str, lease_until: float, now: float) -> bool:
-        Flow, req = self.m.Flow, new_request()
+    def _take_slot(self, limit: str, slot: int, holder: str, lease_until: float, now: float, req: str) -> bool:
+        Flow = self.m.Flow
         cond = Flow.holder.does_not_exist() | (Flow.expires_at <= now)
         actions = [Flow.holder.set(holder), Flow.expires_at.set(lease_until), Flow.req.set(req)]
         return self.conditional("acquire slot", lambda: Flow(limit, slot).update(actions=actions, condition=cond),
                                 own=lambda: self._owns(limit, slot, req))
 
-    def renew_slot(self, limit: str, slot: int, holder: str, lease_until: float) -> bool:
-        """Extend ``holder``'s lease on ``slot``; False if it lost the slot."""
+    def _held_by(self, holder: str, token: str | None) -> Any:
+        """The condition that ``holder`` holds a slot (by its taking ``token``, if given)."""
+        Flow = self.m.Flow
+        return Flow.holder == holder if token is None else (Flow.holder == holder) & (Flow.req == token)
+
+    def renew_slot(self, limit: str, slot: int, holder: str, lease_until: float, *, token: str | None = None) -> bool:
+        """Extend ``holder``'s lease on ``slot`` (its taking ``token``, if given); False if it lost the slot."""
         Flow = self.m.Flow
         return self.conditional("renew slot", lambda: Flow(limit, slot).update(
-            actions=[Flow.expires_at.set(lease_until)], condition=Flow.holder == holder))
+            actions=[Flow.expires_at.set(lease_until)], condition=self._held_by(holder, token)))
 
-    def release_slot(self, limit: str, slot: int, holder: str) -> bool:
-        """Free ``slot`` if ``holder`` still holds it."""
+    def release_slot(self, limit: str, slot: int, holder: str, *, token: str | None = None) -> bool:
+        """Free ``slot`` if ``holder`` still holds it (by its taking ``token``, if given)."""
         Flow = self.m.Flow
-        return self.conditional("release slot", lambda: Flow(limit, slot).delete(condition=Flow.holder == holder))
+        return self.conditional("release slot", lambda: Flow(limit, slot).delete(
+            condition=self._held_by(holder, token)))
 
     def slot_holders(self, limit: str) -> list[SlotRecord]:
         """The slot items of ``limit`` in slot order."""

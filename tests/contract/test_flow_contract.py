@@ -37,6 +37,19 @@ def test_an_expired_slot_is_reclaimed_and_its_old_holder_loses_it(store, clock) 
     assert [s.holder for s in store.slot_holders(limit)] == ["b"]
 
 
+
+def test_a_taking_by_token_is_renewed_and_freed_only_by_that_token(store, clock) -> None:  # type: ignore[no-untyped-def]
+    limit = uid("step:s")
+    slot = store.acquire_slot(limit, 1, "a", clock.now() + 30, token="first")
+    clock.advance(31)  # the first copy of attempt "a" stalled past its lease: a second copy takes the slot
+    assert store.acquire_slot(limit, 1, "a", clock.now() + 30, token="second") == slot
+    assert store.renew_slot(limit, slot, "a", clock.now() + 30, token="first") is False
+    assert store.release_slot(limit, slot, "a", token="first") is False  # not the second copy's taking
+    assert store.acquire_slot(limit, 1, "b", clock.now() + 30) is None
+    assert store.renew_slot(limit, slot, "a", clock.now() + 30, token="second") is True
+    assert store.release_slot(limit, slot, "a", token="second") is True
+    assert store.slot_holders(limit) == []
+
 def test_a_renewed_slot_stays_held_past_its_first_lease(store, clock) -> None:  # type: ignore[no-untyped-def]
     limit = uid("step:s")
     slot = store.acquire_slot(limit, 1, "a", clock.now() + 30)

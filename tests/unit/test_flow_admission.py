@@ -14,7 +14,7 @@ from workflows.core.flow import admission
 from workflows.core.records import StepMessage
 from workflows.core.steps import admitted_attempt
 from workflows.errors import Throttled
-from workflows.memory import MemoryStore
+from workflows.memory import ManualClock, MemoryStore
 
 
 def message(attempt: int = 1) -> StepMessage:
@@ -74,3 +74,23 @@ def test_a_timed_out_attempt_keeps_its_slot_until_its_body_returns(name: str) ->
     assert flow_flows.BODY_RETURNED.wait(10)
     # released by the body's thread once it has returned
     wait_for(lambda: not engine.store.slot_holders(limit), 10, poll=0.01, what="the slot is released")
+
+
+def test_a_stalled_copy_of_an_attempt_never_frees_the_slot_its_second_copy_took() -> None:
+    """A message delivered twice: the first copy stalls past its slot's lease and the second copy
+    (the same holder) takes the slot. The first copy's release must not free the second's taking,
+    or another attempt would run beside the second (simulator seed 3362)."""
+    engine = memory_engine()
+    clock = engine.clock
+    assert isinstance(clock, ManualClock)
+    step, limit = flow_flows.flow_both.definition, "step:flow_both"
+    first, second = admission(engine, step, message()), admission(engine, step, message())
+    assert first.__enter__()
+    clock.advance(engine.settings.lease_seconds + 1)  # the first copy stalls: its slot's lease passes
+    assert second.__enter__()  # the second copy of the same attempt takes the slot
+    first.__exit__(None, None, None)  # the first copy's body returns: it gives back its own taking only
+    assert [s.holder for s in engine.store.slot_holders(limit)] == ["run-1#0##1"]
+    with admission(engine, step, message(2)) as other:
+        assert not other  # the second copy still holds the slot: another attempt waits
+    second.__exit__(None, None, None)
+    assert engine.store.slot_holders(limit) == []

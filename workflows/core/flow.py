@@ -23,6 +23,7 @@ from .limits import StepLimits, key_value
 from .overrun import BodyEnd, watching
 from .records import StepMessage, TimerKind, TimerRecord
 from .registry import StepDef
+from .storage import new_request
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -68,14 +69,16 @@ def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[b
         return
     store, holder, lease = engine.store, holder_of(message), engine.settings.lease_seconds
     concurrency_limit, bucket = limit_names(engine, step, limits, message.args)
-    slot = None
+    # Two copies of one attempt (a message delivered twice) have one holder: each taking of the
+    # slot is marked with its own token, so one copy never renews or frees the other's.
+    slot, token = None, new_request()
     if limits.concurrency is not None:
         until = engine.now() + lease
-        slot = store.acquire_slot(concurrency_limit, limits.concurrency, holder, until)
+        slot = store.acquire_slot(concurrency_limit, limits.concurrency, holder, until, token=token)
         if slot is not None and engine.now() > until - lease / 2:
             # Taking it stalled this worker for half a lease: the slot may have passed to
             # another holder already. Give it back rather than run beside that one.
-            store.release_slot(concurrency_limit, slot, holder)
+            store.release_slot(concurrency_limit, slot, holder, token=token)
             slot = None
         if slot is None:
             _wait(engine, step, message, slot_wait(engine), "slot")
@@ -86,11 +89,11 @@ def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[b
             wait = store.take_token(bucket, limits.rate, limits.burst, holder)
         except BaseException:
             if slot is not None:  # not left held until its lease passes
-                store.release_slot(concurrency_limit, slot, holder)
+                store.release_slot(concurrency_limit, slot, holder, token=token)
             raise
         if wait > 0:
             if slot is not None:
-                store.release_slot(concurrency_limit, slot, holder)
+                store.release_slot(concurrency_limit, slot, holder, token=token)
             _wait(engine, step, message, wait, "rate")
             yield False
             return
@@ -98,11 +101,11 @@ def admission(engine: Engine, step: StepDef, message: StepMessage) -> Iterator[b
         yield True
         return
     renewal = contextlib.ExitStack()
-    renewal.enter_context(_renewing(engine, concurrency_limit, slot, holder))
+    renewal.enter_context(_renewing(engine, concurrency_limit, slot, holder, token))
 
     def release() -> None:
         renewal.close()
-        store.release_slot(concurrency_limit, slot, holder)
+        store.release_slot(concurrency_limit, slot, holder, token=token)
 
     overruns: list[BodyEnd] = []
     try:
@@ -152,11 +155,12 @@ def _after_all(ends: list[BodyEnd], action: Callable[[], None]) -> None:
         end.then(one_ended)
 
 
-def _renewing(engine: Engine, limit: str, slot: int, holder: str) -> contextlib.AbstractContextManager[None]:
-    """Renew the slot's lease while the attempt runs (as the run's lease is renewed)."""
+def _renewing(engine: Engine, limit: str, slot: int, holder: str,
+              token: str) -> contextlib.AbstractContextManager[None]:
+    """Renew the slot's lease (this taking of it) while the attempt runs (as the run's lease is renewed)."""
     lease = engine.settings.lease_seconds
 
     def renew() -> bool:
-        return engine.store.renew_slot(limit, slot, holder, engine.now() + lease)
+        return engine.store.renew_slot(limit, slot, holder, engine.now() + lease, token=token)
 
     return HEARTBEATS.every(lease / 3, renew, f"slot {slot} of {limit} held by {holder}")

@@ -479,18 +479,25 @@ class FlowStore(Protocol):
     or its lease passes (then anyone may take it: a dead holder's slot is reclaimed).
     """
 
-    def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float) -> int | None:
+    def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float, *,
+                     token: str | None = None) -> int | None:
         """Take a free (or expired) slot of ``limit`` for ``holder`` until ``lease_until``; return its
         index, or None when every slot is held, or when ``holder`` already holds a live one (a
         second copy of one attempt never runs beside the first). One Query of the limit's slots,
         then a conditional write (``no holder OR lease passed``) per slot tried; a retry of this
-        very request (its response lost) is recognised by a request id and wins."""
+        very request (its response lost) is recognised by a request id and wins. The request id
+        is ``token`` if given (unique to this taking): renewals and the release that pass it
+        touch this taking only, not a later taking of the slot by the same holder (a second copy
+        of the attempt that took it after this one's lease passed)."""
 
-    def renew_slot(self, limit: str, slot: int, holder: str, lease_until: float) -> bool:
-        """Extend ``holder``'s lease on a slot; False if the holder lost it (reclaimed)."""
+    def renew_slot(self, limit: str, slot: int, holder: str, lease_until: float, *,
+                   token: str | None = None) -> bool:
+        """Extend ``holder``'s lease on a slot (its taking ``token``, if given); False if the holder
+        lost it (reclaimed)."""
 
-    def release_slot(self, limit: str, slot: int, holder: str) -> bool:
-        """Free a slot ``holder`` holds (conditional on the holder); False if it no longer held it."""
+    def release_slot(self, limit: str, slot: int, holder: str, *, token: str | None = None) -> bool:
+        """Free a slot ``holder`` holds (conditional on the holder, and on its taking ``token`` if
+        given); False if it no longer held it."""
 
     def slot_holders(self, limit: str) -> list[SlotRecord]:
         """The slots of ``limit`` that are or were held, in slot order (one Query)."""

@@ -27,8 +27,8 @@ def _free_at(now: float) -> Condition:
     return lambda item: item.get("holder") is None or (item.get("expires_at") or 0) <= now
 
 
-def _held_by(holder: str) -> Condition:
-    return lambda item: item.get("holder") == holder
+def _held_by(holder: str, token: str | None = None) -> Condition:
+    return lambda item: item.get("holder") == holder and (token is None or item.get("req") == token)
 
 
 def _free_or(holder: str) -> Condition:
@@ -53,8 +53,9 @@ class FlowTables(MemoryBase):
         last = float("inf") if capacity is None else capacity - 1
         return list(self._pages("query slots", self.flow, limit, where=lambda s: 0 <= s <= last))
 
-    def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float) -> int | None:
-        """Take a free or expired slot of ``limit`` for ``holder``; its index, or None."""
+    def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float, *,
+                     token: str | None = None) -> int | None:
+        """Take a free or expired slot of ``limit`` for ``holder`` (this taking marked ``token``); its index, or None."""
         now = self.now()
         items = self._slots(limit, capacity)
         if any(i.get("holder") == holder and _live(i, now) for i in items):
@@ -63,21 +64,21 @@ class FlowTables(MemoryBase):
         free = [slot for slot in range(capacity) if slot not in taken]
         random.shuffle(free)
         for slot in free:
-            req = new_request()
+            req = token or new_request()
             change = actions(set_("holder", holder), set_("expires_at", lease_until), set_("req", req))
             if self._write("acquire slot", functools.partial(self.flow.update, (limit, slot), change, _free_at(now)),
                            own=self._carries("read flow item", self.flow, (limit, slot), req)):
                 return slot
         return None
 
-    def renew_slot(self, limit: str, slot: int, holder: str, lease_until: float) -> bool:
-        """Extend ``holder``'s lease on ``slot``; False if it lost the slot."""
+    def renew_slot(self, limit: str, slot: int, holder: str, lease_until: float, *, token: str | None = None) -> bool:
+        """Extend ``holder``'s lease on ``slot`` (its taking ``token``, if given); False if it lost the slot."""
         return self._write("renew slot", lambda: self.flow.update(
-            (limit, slot), set_("expires_at", lease_until), _held_by(holder)))
+            (limit, slot), set_("expires_at", lease_until), _held_by(holder, token)))
 
-    def release_slot(self, limit: str, slot: int, holder: str) -> bool:
-        """Free ``slot`` if ``holder`` still holds it."""
-        return self._write("release slot", lambda: self.flow.delete((limit, slot), _held_by(holder)))
+    def release_slot(self, limit: str, slot: int, holder: str, *, token: str | None = None) -> bool:
+        """Free ``slot`` if ``holder`` still holds it (by its taking ``token``, if given)."""
+        return self._write("release slot", lambda: self.flow.delete((limit, slot), _held_by(holder, token)))
 
     def slot_holders(self, limit: str) -> list[SlotRecord]:
         """The slot items of ``limit`` in slot order."""

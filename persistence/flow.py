@@ -49,7 +49,8 @@ class FlowStore(StoreBase):
 
     def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float, *,
                      token: str | None = None) -> int | None:
-        """Take a free or expired slot of ``limit`` for ``holder`` (this taking marked ``token``); its index, or None."""
+        """Take a free or expired slot of ``limit`` for ``holder`` (this taking marked ``token``);
+        its index, or None."""
         Flow, now = self.m.Flow, self.now()
         with self.errors("query slots"):
             items = list(Flow.query(limit, Flow.slot.between(0, capacity - 1), consistent_read=True))

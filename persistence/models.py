@@ -120,6 +120,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         forked_at = NumberAttribute(null=True)
         chain_head = UnicodeAttribute(null=True)  # continue-as-new: the chain's anchor (see core.chains)
         chain_last = UnicodeAttribute(null=True)  # on an anchor: the chain's latest run
+        signal_clock = NumberAttribute(null=True)  # on an anchor: the number of its last stored signal's key
         queue = UnicodeAttribute(null=True)
         req = UnicodeAttribute(null=True)  # id of the last request that decided something (see base.new_request)
         owner = UnicodeAttribute(null=True)  # the resume running inline steps (see claim_run)

@@ -408,6 +408,8 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
     # The signal and the wake it implies are one write, so the run resumes even if this process dies
     # now. It is kept under the chain's anchor and wakes the chain's current run, only while that run
     # is live: one that continued meanwhile is followed to its successor (nothing is lost in between).
+    # It is ordered after every signal stored before (not by this host's clock: core.storage.signal_time);
+    # a signal stored meanwhile and ordered after it makes this one be sent again, after that one.
     while not run.is_terminal and engine.store.put_signal(anchor, name, data, wake=run.run_id) is None:
         run = current_run(engine.store, run.run_id)  # it ended (or continued) meanwhile
     if run.is_terminal:

@@ -138,6 +138,21 @@ def test_signals_are_kept_in_send_order_per_name(store, clock) -> None:  # type:
     assert [s.payload for s in store.signals(run_id, "burst")] == [s.payload for s in burst]
 
 
+
+def test_a_signal_sent_after_another_is_ordered_after_it_whatever_the_senders_clocks(  # type: ignore[no-untyped-def]
+        store, clock) -> None:
+    """Senders' clocks differ (a client restarted on another host): a signal stored after another
+    is still taken after it (simulator seed 2102 took "second" before "first")."""
+    run_id = start(store)
+    store.put_signal(run_id, "item", '"first"')
+    clock.time -= 2.0  # the next sender's clock is two seconds behind the first's
+    store.put_signal(run_id, "item", '"second"')
+    clock.time -= 2.0
+    store.put_signal(run_id, "item", '"third"')
+    assert [s.payload for s in store.signals(run_id, "item")] == ['"first"', '"second"', '"third"']
+    clock.advance(10.0)  # a sender whose clock is ahead orders by its own time again
+    assert store.put_signal(run_id, "item", '"fourth"').signal_key.split("#")[1] == f"{int(clock.now() * 1e9):020d}"
+
 def test_record_branch_once_and_results_in_index_order(store) -> None:  # type: ignore[no-untyped-def]
     join = f"{uid()}#4"
     assert store.record_branch(join, 3, "30", None) is True

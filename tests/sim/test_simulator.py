@@ -43,8 +43,10 @@ def test_the_liveness_check_catches_a_stranded_run() -> None:
 #: sweep that had read its previous version (179), or lost with its claim's response (219, 311);
 #: a hook created by a replay after a cancel ended its run (20632); a step's outcome recorded
 #: after a cancel ended its run, by a sent step or a stalled executor (636, 1589); a retry
-#: timer replaced by a late duplicate of the attempt before, waiting for a slot (2511, 2947, 3707).
-FOUND_BUGS = [31, 81, 1432, 1803, 164, 179, 219, 311, 20632, 636, 1589, 1389, 2511, 2947, 3707]
+#: timer replaced by a late duplicate of the attempt before, waiting for a slot (2511, 2947, 3707);
+#: signals ordered by their senders' skewed clocks, "second" taken before "first" (2102); a stalled
+#: copy of a redelivered attempt freed the slot its second copy took, another attempt ran beside it (3362).
+FOUND_BUGS = [31, 81, 1432, 1803, 164, 179, 219, 311, 20632, 636, 1589, 1389, 2511, 2947, 3707, 2102, 3362]
 
 
 def test_seeds_that_found_bugs_stay_clean() -> None:

@@ -30,6 +30,17 @@ def test_two_signals_pending_at_continue_as_new_both_arrive(workflow_env: Workfl
     assert len(run.chain()) == 2
 
 
+
+def test_signals_arrive_in_send_order_when_the_later_senders_clock_is_behind(workflow_env: WorkflowEnv) -> None:
+    """Simulator seed 2102: a client restarted on a host whose clock is behind sent "second"; the
+    chain took it before "first" (the keys were ordered by the senders' clocks)."""
+    run = workflow_env.start(flows.lineage_signal_chain)
+    workflow_env.signal(run, "item", "first")
+    workflow_env.clock.time -= 2.0  # the next sender's clock is two seconds behind the first's
+    workflow_env.signal(run, "item", "second")
+    workflow_env.clock.time += 2.0
+    assert run.result() == ["first", "second"]
+
 def test_a_signal_sent_to_the_first_run_of_a_chain_reaches_its_current_run(workflow_env: WorkflowEnv) -> None:
     run = workflow_env.start(flows.lineage_signal_chain)
     workflow_env.signal(run, "item", "first")

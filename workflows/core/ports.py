@@ -336,7 +336,11 @@ class SignalStore(Protocol):
         """Store a signal under ``run_id`` after every earlier one of its name and wake run
         ``wake`` (default ``run_id``; a chain's signals are kept under its anchor and wake its
         current run), in one transaction; None (nothing stored) if the run to wake has ended or
-        does not exist. A retry of this very request writes the same item: harmless."""
+        does not exist, or if another signal ordered after this one was stored meanwhile (the
+        caller sends again). "After" does not trust the sender's clock: the key's number is
+        :func:`~workflows.core.storage.signal_time` of the anchor's ``signal_clock`` (one consistent
+        read), which the transaction advances. A retry of this very request writes the same item:
+        harmless."""
 
     def delete_signals(self, run_id: str, keys: list[str]) -> None:
         """Delete signals of ``run_id`` by key (taken ones, before a continue-as-new); missing

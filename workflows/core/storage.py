@@ -47,6 +47,18 @@ def new_request() -> str:
     return uuid.uuid4().hex
 
 
+def signal_time(now: float, last: int | float | None) -> int:
+    """The number a new signal's key is ordered by (``name#number#nonce``): the sender's time in
+    nanoseconds, or just after the last signal stored under the chain's anchor (its
+    ``signal_clock``) if the sender's clock is behind that.
+
+    Senders' clocks differ (a client restarted on another host, a clock stepped back), so a
+    key of the sender's time alone could order a signal before one stored earlier; storing a
+    signal is conditional on ``signal_clock <= number`` and sets it to the number, so a signal
+    sent after another one was stored is always ordered after it."""
+    return max(int(now * 1e9), int(last or 0) + 1)
+
+
 def lease_expiry(now: float, settings: Settings, seconds: float | None = None) -> float:
     """A lease expiry ``seconds`` (the lease by default) from ``now``, rounded up to a fifth of
     the lease, so the sparse lease index is written rarely."""

@@ -55,7 +55,8 @@ class FlowTables(MemoryBase):
 
     def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float, *,
                      token: str | None = None) -> int | None:
-        """Take a free or expired slot of ``limit`` for ``holder`` (this taking marked ``token``); its index, or None."""
+        """Take a free or expired slot of ``limit`` for ``holder`` (this taking marked ``token``);
+        its index, or None."""
         now = self.now()
         items = self._slots(limit, capacity)
         if any(i.get("holder") == holder and _live(i, now) for i in items):

@@ -34,6 +34,7 @@ from ..core.storage import (
     new_request,
     refuse_taken_fence,
     shard_of,
+    signal_time,
 )
 from ..errors import HookClosed, HookExpired, PayloadTooLarge, RunNotFound, StorageError
 from ..settings import Settings
@@ -700,13 +701,25 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
     def put_signal(self, run_id: str, name: str, payload: str, *, wake: str | None = None) -> SignalRecord | None:
         """Store a signal under ``run_id`` after every earlier one of its name and wake run ``wake``
         (default ``run_id``), in one transaction; None (nothing stored) if that run has ended or
-        does not exist."""
+        does not exist, or if a signal ordered after this one was stored since the anchor's
+        ``signal_clock`` was read (see ``core.storage.signal_time``)."""
         check_item_size({"payload": payload})
-        key = f"{name}#{int(self.now() * 1e9):020d}#{next(self._signal_serial):08x}"
+        anchor = self._request("read run", lambda: self.runs.get(run_id)) or {}
+        at = signal_time(self.now(), anchor.get("signal_clock"))
+        key = f"{name}#{at:020d}#{next(self._signal_serial):08x}"
         record = SignalRecord(run_id=run_id, signal_key=key, name=name, payload=payload, sent_at=self.now())
         item = {"run_id": run_id, "signal_key": key, "name": name, "payload": payload, "sent_at": record.sent_at}
-        ops: list[Write] = [Put(self.signal_items, item),
-                            Update(self.runs, (wake or run_id,), self._wake_change(), _live)]
+
+        def ahead(item: Item) -> bool:  # the anchor exists and no signal after ``at`` was stored meanwhile
+            return bool(item) and int(item.get("signal_clock") or 0) <= at
+
+        tick = set_("signal_clock", at)
+        if (wake or run_id) == run_id:  # one update of the anchor (a transaction touches an item once)
+            ops: list[Write] = [Put(self.signal_items, item), Update(
+                self.runs, (run_id,), actions(self._wake_change(), tick), lambda i: _live(i) and ahead(i))]
+        else:
+            ops = [Put(self.signal_items, item), Update(self.runs, (run_id,), tick, ahead),
+                   Update(self.runs, (wake or run_id,), self._wake_change(), _live)]
         return record if self._transact("put signal", ops) else None
 
     def delete_signals(self, run_id: str, keys: list[str]) -> None:

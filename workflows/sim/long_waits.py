@@ -133,6 +133,7 @@ LONG_WAITS: list[Workload] = [
              act_after=33 * DAY),
     # A client that dies after a signal was stored (before it counted it) sends it again: signals carry no
     # idempotency key, so the chain may take "first" twice; a signal dropped at the continuation times out.
+    # A restarted client has another clock skew: "second" must still come after "first" (seed 2102).
     Workload("sim_signal_chain", lambda r, k: [], lambda a: _ok(["first", "second"]) + _ok(["first", "first"]),
              needs="signals"),
     Workload("sim_forkable", lambda r, k: [_blob(r, k)], lambda a: _ok(len(a[0])), needs="fork",

@@ -68,7 +68,7 @@ def _decide(ctx: WorkflowContext, patch_id: str) -> bool:
     if event is None:
         event = ctx.record(pos, OpKind.PATCH, "recorded", name=patch_id)
         if (event.kind, event.name) != (OpKind.PATCH.value, patch_id):
-            raise ctx.halt(StaleHistory(pos))  # a resume of other code took the slot first: replay
+            raise ctx.halt(StaleHistory(pos))  # a resume of other code took the position first: replay
     return True
 
 

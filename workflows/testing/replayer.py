@@ -99,7 +99,7 @@ def _load(env: WorkflowEnv, export: RunExport) -> RunHistory:
     history = RunHistory()
     for event in export.history:
         if event.kind == OpKind.END:
-            continue  # where an end took an op's slot: the op itself is in flight there
+            continue  # where an end took an op's position: the op itself is in flight there
         if event.kind == OpKind.HOOK and event.is_outcome:
             event = _rekeyed(env, event)
         env.store.record_event(event)

@@ -25,6 +25,7 @@ from ..core.pricing import estimate_cost
 from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
 from ..core.timeline import step_rows, timeline
 from ..errors import SerializationError
+from ..options import TimeRange
 from ..runtime import get_engine
 from ..schedules import ScheduleInfo, list_schedules
 from .timeline import Chart, branch_positions, chart_for
@@ -62,11 +63,11 @@ def runs_page(status: str | None, workflow: str | None, cursor: str | None, sinc
     """
     if tag:
         tagged = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None,
-                           since=since, until=until, tag=tag)
+                           created=TimeRange(since, until), tag=tag)
         return {"runs": list(tagged), "next_cursor": tagged.next_cursor}
     if status or workflow:
         page = list_run_summaries(status=status or None, workflow=workflow or None, limit=PAGE_SIZE,
-                                  cursor=cursor or None, since=since, until=until)
+                                  cursor=cursor or None, created=TimeRange(since, until))
         return {"runs": list(page), "next_cursor": page.next_cursor}
     return newest_runs(cursor or None, since=since, until=until)
 
@@ -108,8 +109,8 @@ def newest_runs(cursor: str | None, limit: int = PAGE_SIZE, since: float | None 
     after, seen = _merge_cursor(cursor)
     until = after if until is None or (after is not None and after < until) else until
     merged = [run for status in STATUSES
-              for run in list_run_summaries(status=status, limit=min(limit + len(seen), 1000), since=since,
-                                            until=until)
+              for run in list_run_summaries(status=status, limit=min(limit + len(seen), 1000),
+                                            created=TimeRange(since, until))
               if run.run_id not in seen]
     merged.sort(key=lambda run: (run.created_at, run.run_id), reverse=True)
     page = merged[:limit]

@@ -30,7 +30,7 @@ MOVED: dict[str, str] = {
     **{f"workflows.{old}": f"workflows.celery.{new}" for old, new in [
         ("celery_config", "config"), ("celery_install", "install"), ("celery_transport", "transport"),
         ("producer", "producer"), ("visibility", "visibility"), ("deadletter", "deadletter"),
-        ("sqs_transport", "sqs"), ("tasks", "tasks"), ("task_steps", "task_steps")]},
+        ("sqs_transport", "sqs"), ("tasks", "tasks"), ("task_steps", "task_steps"), ("celeryconfig", "celeryconfig")]},
     **{f"workflows.cli_{group}": f"workflows.cli.{group}" for group in ("aws", "deferred", "flow", "forks",
                                                                         "payloads", "schedules")},
     **{f"workflows.{old}": f"workflows.local.{new}" for old, new in [

@@ -275,3 +275,12 @@ def test_lifespan() -> None:
 
     asyncio.run(app({"type": "lifespan"}, receive, send))
     assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+def test_the_old_resume_keyword_still_builds_the_app_with_a_deprecation_warning() -> None:
+    fake = FakeResume(None)
+    with pytest.warns(DeprecationWarning, match=r"create_app\(complete=") as caught:
+        app = http.create_app(resume=fake, max_body=LIMIT, imports=())
+    assert caught[0].filename == __file__
+    assert call(app, "POST", f"/hooks/{TOKEN}", [b'{"ok": 1}']).status == 202
+    assert fake.calls == [(TOKEN, {"ok": 1})]

@@ -127,3 +127,11 @@ def test_a_time_range_bounds_the_listings_and_the_old_keywords_warn(env: Workflo
         list_runs(created=inside, since=created)
     with pytest.raises(InvalidArguments, match="unknown keyword"):
         list_runs(no_such_filter=1)
+
+
+def test_the_typed_keywords_are_the_value_objects_fields() -> None:
+    from workflows import schedules
+
+    both = schedules.TIMETABLE_KEYWORDS | schedules.POLICY_KEYWORDS
+    assert set(schedules.ScheduleKeywords.__annotations__) == both
+    assert schedules.UPDATABLE == both - {"paused"} | {"workflow", "args", "kwargs"}

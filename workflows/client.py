@@ -17,6 +17,7 @@ from .core.debounce import DEBOUNCE_TAG
 from .core.engine import Engine
 from .core.hooks import refusal
 from .core.names import check_name
+from .core.newest import STATUSES, newest_page
 from .core.ports import Store
 from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
 from .core.registry import WorkflowDef, check_arguments, get_workflow
@@ -243,9 +244,6 @@ def get_run(run_id: str) -> RunHandle:
     return RunHandle(run_id)
 
 
-STATUSES = [s.value for s in RunStatus]
-
-
 def _check_status(status: Any) -> str | None:
     if status is None:
         return None
@@ -278,7 +276,8 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
               created: TimeRange | None = None, **deprecated: Any) -> Page[RunRecord]:
     """One page of runs, newest first; ``workflow`` takes a name or the workflow object.
 
-    Without ``status`` or ``workflow`` the pages walk status by status. ``tag``
+    Without ``status`` or ``workflow`` the runs of every status are merged newest first
+    (``core/newest.py``: one Query per status a page, full pages, one cursor). ``tag``
     (``"key=value"``) pages through the runs carrying that tag (its index, no Scan); it
     combines with ``workflow`` and ``created``, not with ``status``. ``created`` keeps the runs
     created within a :class:`~workflows.options.TimeRange` (``since=`` / ``until=`` keywords:
@@ -326,21 +325,13 @@ def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: An
     if status is not None or name is not None:
         return _page(cursor, summaries, status=status, workflow=name, limit=limit, cursor=cursor, since=since,
                      until=until)
-    index, inner = 0, None
-    if cursor:
-        index_text, _, inner_text = cursor.partition(":")
-        if index_text not in {str(i) for i in range(len(STATUSES))}:
-            raise _bad_cursor(cursor)
-        index, inner = int(index_text), inner_text or None
-    while index < len(STATUSES):
-        page = _page(cursor, summaries, status=STATUSES[index], limit=limit, cursor=inner, since=since, until=until)
-        if page.next_cursor:
-            return Page(page.items, f"{index}:{page.next_cursor}")
-        if page.items or index == len(STATUSES) - 1:
-            nxt = f"{index + 1}:" if index + 1 < len(STATUSES) else None
-            return Page(page.items, nxt)
-        index, inner = index + 1, None
-    return Page([], None)
+    try:
+        page = newest_page(get_engine().store, limit, cursor, since, until)
+    except SerializationError:
+        raise _bad_cursor(cursor) from None
+    if summaries:
+        return page
+    return Page(get_engine().store.get_runs([run.run_id for run in page.items]), page.next_cursor)
 
 
 def count_runs(status: str | RunStatus | None = None, *, created: TimeRange | None = None, cap: int = 10_000,

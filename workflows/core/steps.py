@@ -15,10 +15,12 @@ from .attempts import (
     run_attempt,
     schedule_retry,
 )
-from .context import InFlight, StaleHistory, Wait, step_value
-from .control import Suspend
+from .commands import InFlight, Wait
+from .commit import write_outcome
+from .context import step_value
+from .control import StaleHistory, Suspend
 from .flow import admission
-from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, event_seq
+from .records import OpKind, RunRecord, StepMessage, TimerKind
 from .registry import StepDef, get_step
 
 if TYPE_CHECKING:
@@ -43,8 +45,9 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
     with ctx.infrastructure():  # the step's own errors are classified inside; a store's escape
         outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos, workflow=ctx.run.workflow)
     if outcome.retry_in is None:
-        event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
-                           error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
+        # a plain write (the hot path): this resume holds the run
+        event = ctx.recorded(StepAddress(ctx.run.run_id, pos).outcome(step.name, outcome, engine.now()),
+                             exclusive=True)
         return step_value(ctx, event)
     failed = record_failed_attempt(ctx.store, StepAddress(ctx.run.run_id, pos), step.name, outcome, engine.now())
     if failed is None:
@@ -82,11 +85,7 @@ def run_in_place(ctx: WorkflowContext, step: StepDef, message: StepMessage, wait
             schedule_retry(engine, message, step, outcome)
     if outcome is None or outcome.retry_in is not None:
         raise ctx.halt(Suspend(InFlight()))
-    event = outcome_event(engine, message, outcome)
-    if not ctx.store.record_event(event):
-        raise ctx.stopped(f"op {pos} was recorded by another resume, or the run ended")
-    ctx.history.add(event)
-    engine.cache.remember(event)
+    event = ctx.recorded(StepAddress.of(message).outcome(step.name, outcome, engine.now()), exclusive=True)
     return step_value(ctx, event)
 
 
@@ -100,13 +99,6 @@ def admitted_attempt(engine: Engine, step: StepDef, message: StepMessage, workfl
         return run_attempt(engine, step, message.args, message.attempt, message.run_id, message.pos,
                            in_flight_pos=message.pos, workflow=workflow,
                            branch=None if branch is None else branch.index)
-
-
-def outcome_event(engine: Engine, message: StepMessage, outcome: Attempt) -> EventRecord:
-    """The history record of a sent step's final outcome."""
-    return EventRecord(run_id=message.run_id, seq=event_seq(message.pos), kind=OpKind.STEP.value,
-                       status=outcome.status, at=engine.now(), name=message.step, data=outcome.data,
-                       error=outcome.error, attempt=message.attempt, started_at=outcome.started_at)
 
 
 def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,
@@ -140,14 +132,12 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
     if outcome.retry_in is not None:
         schedule_retry(engine, message, step, outcome)
         return
-    if branch is not None:
-        from .fanout import finish_branch
+    written = write_outcome(engine, StepAddress.of(message).outcome(step.name, outcome, engine.now()))
+    if branch is not None:  # counted in its join whether or not this call wrote it (its first worker may have died)
+        from .fanout import settle_branch
 
-        finish_branch(engine, run, step, branch, outcome)
-        return
-    event = outcome_event(engine, message, outcome)
-    if store.record_event(event):
-        engine.cache.remember(event)
+        settle_branch(engine, run, step.name, branch, outcome.error if outcome.status == "failed" else None)
+    elif written:
         engine.resume(run_id, run=run, known_through=pos)
 
 

@@ -121,7 +121,7 @@ class WorkflowContext:
         self.run = dataclasses.replace(self.run, lease_expires_at=self.lease.renewed(now))
 
     def claim(self, pos: int, waiting: dict[str, Any]) -> None:
-        """Become the one executor of this run's inline steps (one write per resume).
+        """Become the one executor of this run's inline steps and steps run in place (one write per resume).
 
         A concurrent resume of the run (two wakes, a duplicate message) must not run the
         same inline step; dispatched steps have ``advance_run`` for that.

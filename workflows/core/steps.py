@@ -70,18 +70,26 @@ def run_worker_task(engine: Engine, body: Callable[[], None]) -> None:
 
 def run_in_place(ctx: WorkflowContext, step: StepDef, message: StepMessage, waiting: dict[str, Any]) -> Any:
     """Run a dispatched step in this resume's thread while the workflow function waits on it:
-    mark it in flight (as for a send), run it as its message would be, record its outcome and
-    return it. A retry, a wait for a slot or token, or a lost write stops the function (the
-    step is in flight: its timer or the recorder goes on from there)."""
+    run it as its message would be, record its outcome and return it.
+
+    A step with no flow limits runs under this resume's claim of the run (``ctx.claim``: one
+    write per resume, as for inline steps), so its outcome is its one write; one that may wait
+    for a slot or token is marked in flight first, as for a send. A retry marks the step in
+    flight (the claim released) before its timer is stored. A retry, a wait or a lost write
+    stops the function (the step is in flight: its timer or the recorder goes on from there)."""
     engine, pos = ctx.engine, message.pos
     if ctx.run.deadline is not None and engine.now() >= ctx.run.deadline:
         raise ctx.halt(StaleHistory(pos))  # the resume re-reads the run and times it out
-    if not ctx.store.advance_run(ctx.run.run_id, pos, waiting):
-        raise ctx.halt(StaleHistory(pos))  # moved on, ended or cancelled: re-read the run
-    ctx.advanced(pos, waiting)
+    if step.limits is not None:
+        _mark_in_flight(ctx, pos, waiting)
+    elif not ctx.owns_run:
+        ctx.claim(pos, waiting)
     with ctx.outside(), ctx.infrastructure():  # the body runs as a sent step's: in no workflow
-        outcome = admitted_attempt(engine, step, message, ctx.run.workflow)
-        if outcome is not None and outcome.retry_in is not None:
+        outcome = admitted_attempt(engine, step, message, ctx.run.workflow, lease_pos=ctx.run.cursor)
+    if outcome is not None and outcome.retry_in is not None:
+        if ctx.owns_run:  # its retry timer resumes the run: no resume may wait on this one's claim
+            _mark_in_flight(ctx, pos, waiting, recovering=True)
+        with ctx.outside(), ctx.infrastructure():
             schedule_retry(engine, message, step, outcome)
     if outcome is None or outcome.retry_in is not None:
         raise ctx.halt(Suspend(InFlight()))
@@ -89,15 +97,25 @@ def run_in_place(ctx: WorkflowContext, step: StepDef, message: StepMessage, wait
     return step_value(ctx, event)
 
 
-def admitted_attempt(engine: Engine, step: StepDef, message: StepMessage, workflow: str) -> Attempt | None:
+def _mark_in_flight(ctx: WorkflowContext, pos: int, waiting: dict[str, Any], recovering: bool = False) -> None:
+    """Mark op ``pos`` in flight (``Store.advance_run``, which releases a claim); ``recovering``:
+    also when this resume's claim put the cursor at ``pos``."""
+    if not ctx.store.advance_run(ctx.run.run_id, pos, waiting, recovering=recovering):
+        raise ctx.halt(StaleHistory(pos))  # moved on, ended or cancelled: re-read the run
+    ctx.advanced(pos, waiting)
+
+
+def admitted_attempt(engine: Engine, step: StepDef, message: StepMessage, workflow: str, *,
+                     lease_pos: int | None = None) -> Attempt | None:
     """Run one attempt of a sent step once its concurrency slot and rate token are taken;
-    None when it waits for them off the thread (docs/flow-control.md)."""
+    None when it waits for them off the thread (docs/flow-control.md). ``lease_pos``: the
+    run's cursor its lease is renewed at (default: the step's position)."""
     branch = message.branch
     with admission(engine, step, message) as admitted:
         if not admitted:
             return None
         return run_attempt(engine, step, message.args, message.attempt, message.run_id, message.pos,
-                           in_flight_pos=message.pos, workflow=workflow,
+                           in_flight_pos=message.pos if lease_pos is None else lease_pos, workflow=workflow,
                            branch=None if branch is None else branch.index)
 
 

@@ -39,6 +39,7 @@ from workflows import (
     update_schedule,
 )
 from workflows.core import firing as beat
+from workflows.core.commands import RunEnd
 from workflows.errors import SerializationError
 from workflows.memory import RecordingTransport
 from workflows.runtime import get_engine
@@ -115,7 +116,7 @@ def tick(engine, now: float) -> int:  # type: ignore[no-untyped-def]
 
 def end_run(engine, run_id: str, status: str = "completed") -> None:  # type: ignore[no-untyped-def]
     run = engine.store.get_run(run_id)
-    assert engine.end(run, RunStatus(status), error=None if status == "completed" else status)
+    assert engine.end(run, RunEnd(RunStatus(status), error=None if status == "completed" else status))
 
 
 # -- definitions ----------------------------------------------------------------------------------
@@ -388,7 +389,7 @@ def test_a_continue_as_new_chain_is_one_running_run(engine) -> None:
     successor = engine.new_run_record(f"{first.run_id}-next", first.workflow, first.args, schedule_id=info.schedule_id,
                                fire_time=first.fire_time, continued_from=first.run_id)
     engine.store.create_run(successor)
-    assert engine.end(first, RunStatus.CONTINUED, continued_to=successor.run_id)
+    assert engine.end(first, RunEnd(RunStatus.CONTINUED, continued_to=successor.run_id))
     assert len(get_schedule(info.schedule_id).running) == 1  # the chain still runs
     tick(engine, fire_at(info, 1) + 1)
     assert run_of(engine, info, 1) is None  # skipped: the chain runs

@@ -19,8 +19,8 @@ remove that call too.
 from __future__ import annotations
 
 from ..errors import InvalidArguments
-from .context import StaleHistory, WorkflowContext
-from .control import Suspend
+from .context import WorkflowContext
+from .control import StaleHistory, Suspend
 from .ops import _context
 from .records import OpKind
 

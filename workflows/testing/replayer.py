@@ -19,8 +19,8 @@ from typing import Any, Iterator
 from .. import codec
 from ..core import registry
 from ..core.async_workflow import call_workflow
-from ..core.context import StaleHistory, WorkflowContext
-from ..core.control import ContinueAsNew, ReplayAborted, ReplayStopped, Suspend
+from ..core.context import WorkflowContext
+from ..core.control import ContinueAsNew, ReplayAborted, ReplayStopped, StaleHistory, Suspend
 from ..core.history_cache import RunHistory
 from ..core.records import EventRecord, OpKind, RunRecord, RunStatus
 from ..core.tokens import derive_token, hash_token, new_nonce

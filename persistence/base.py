@@ -100,9 +100,9 @@ class StoreBase:
             self._connection = Connection(region=self.settings.region, host=self.settings.dynamodb_endpoint)
         return self._connection
 
-    def transaction(self) -> TransactWrite:
-        """Return a write transaction on this store's connection."""
-        return TransactWrite(connection=self.connection)
+    def transaction(self, token: str | None = None) -> TransactWrite:
+        """Return a write transaction on this store's connection (``token``: its client request token)."""
+        return TransactWrite(connection=self.connection, client_request_token=token)
 
     def transact(self, action: str, build: Callable[[TransactWrite], None], attempts: int = 6, *,
                  own: Callable[[], bool] | None = None) -> bool:
@@ -113,12 +113,12 @@ class StoreBase:
         return own is not None and own()
 
     def transact_reasons(self, action: str, build: Callable[[TransactWrite], None],
-                         attempts: int = 6) -> list[str | None] | None:
+                         attempts: int = 6, *, token: str | None = None) -> list[str | None] | None:
         """Run a transaction (retrying conflicts); None if it applied, else the per-item
         cancellation codes (in the order the items were added) of the failed conditions."""
         for attempt in range(attempts):
             try:
-                with self.errors(action), self.transaction() as tx:
+                with self.errors(action), self.transaction(token) as tx:
                     added = AddedOrder(tx)
                     build(cast(TransactWrite, added))
                 return None
@@ -191,7 +191,7 @@ class StoreBase:
     def failure_reasons(self, exc: BaseException) -> list[str | None]:
         """The per-item cancellation codes of a failed transaction (None: that item was fine)."""
         reasons = getattr(exc, "cancellation_reasons", None) or []
-        return [None if r is None else r.code for r in reasons]
+        return [None if r is None or r.code in (None, "None") else r.code for r in reasons]
 
 
 class AddedOrder:

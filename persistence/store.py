@@ -15,6 +15,7 @@ from .flow import FlowStore
 from .history import HistoryStore
 from .hooks import HookStore
 from .joins import JoinStore
+from .plans import PlanStore
 from .retention import RetentionStore
 from .runs import RunStore
 from .schedules import ScheduleStore
@@ -26,7 +27,7 @@ from .versions import VersionStore
 
 
 class DynamoStore(VersionStore, RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore,
-                  RetentionStore, ScheduleStore, FlowStore, SessionStore):
+                  RetentionStore, ScheduleStore, FlowStore, SessionStore, PlanStore):
     """DynamoDB-backed state of runs, history, timers, hooks, signals, joins, tags, schedules and flow control."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:

@@ -41,6 +41,7 @@ from ..settings import Settings
 from .base import to_json
 from .flow import FlowTables
 from .joins import JoinTables
+from .plans import PlanTables
 from .retention import RetentionTables
 from .schedules import ScheduleTables
 from .sessions import SessionTables
@@ -118,7 +119,8 @@ def _timer_record(item: Item) -> TimerRecord:
                        version=item.get("version"))
 
 
-class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, VersionTables, JoinTables, SessionTables):
+class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, VersionTables, JoinTables, SessionTables,
+                  PlanTables):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
+from ..core.plans import CONDITION_FAILED, item_size
 from ..errors import StorageError
 from ..settings import DYNAMODB_ITEM_LIMIT
 
@@ -29,30 +30,14 @@ TOKENS_KEPT = 10_000  # client request tokens of recent transactions (DynamoDB k
 
 
 class ConditionFailed(Exception):
-    """A write's condition did not hold, so nothing changed (ConditionalCheckFailed)."""
+    """A write's condition did not hold, so nothing changed (ConditionalCheckFailed).
 
+    ``reasons``: per op of the request, in order, ``ConditionalCheckFailed`` or None.
+    """
 
-def value_size(value: Any) -> int:
-    """The size DynamoDB counts for one attribute value (approximately, as documented)."""
-    if value is None or isinstance(value, bool):
-        return 1
-    if isinstance(value, str):
-        return len(value.encode())
-    if isinstance(value, (int, float)):
-        digits = repr(abs(value)).split("e")[0].replace(".", "").strip("0")
-        return (len(digits) + 1) // 2 + 1
-    if isinstance(value, (set, frozenset)):
-        return sum(value_size(v) for v in value)
-    if isinstance(value, dict):
-        return 3 + sum(len(k.encode()) + value_size(v) + 1 for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return 3 + sum(value_size(v) + 1 for v in value)
-    raise TypeError(f"not a DynamoDB value: {type(value).__name__}")
-
-
-def item_size(item: Item) -> int:
-    """The size of an item: each attribute's name plus its value."""
-    return sum(len(name.encode()) + value_size(value) for name, value in item.items())
+    def __init__(self, reasons: list[str | None]) -> None:
+        super().__init__(reasons)
+        self.reasons = reasons
 
 
 def copy_value(value: Any) -> Any:
@@ -273,6 +258,7 @@ def transact(ops: list[Write]) -> list[Item | None]:
         StorageError: the request is invalid (an item over 400 KB, one item twice, ...).
     """
     staged: list[tuple[Table, tuple[Any, ...], Item | None]] = []
+    reasons: list[str | None] = []
     for op in ops:
         key = op.table.key(op.item) if isinstance(op, Put) else tuple(op.key)
         if any(t is op.table and k == key for t, k, _ in staged):
@@ -280,16 +266,14 @@ def transact(ops: list[Write]) -> list[Item | None]:
                                "on one item")
         current = op.table.items.get(key)
         after: Item | None = None
-        if isinstance(op, Check):
-            if not op.cond(current if current is not None else {}):
-                raise ConditionFailed(op.table.name)
-            staged.append((op.table, key, current))
-            continue
         if isinstance(op, Put):
             after = clean(op.item)
             _check_size(op.table, after)
-        if op.cond is not None and not op.cond(current if current is not None else {}):
-            raise ConditionFailed(op.table.name)
+        reasons.append(None if op.cond is None or op.cond(current if current is not None else {}) else
+                       CONDITION_FAILED)
+        if isinstance(op, Check) or reasons[-1] is not None:
+            staged.append((op.table, key, current))
+            continue
         if isinstance(op, Update):
             draft = clean(current) if current is not None else op.table.key_item(key)
             op.change(draft)
@@ -298,6 +282,8 @@ def transact(ops: list[Write]) -> list[Item | None]:
                 raise StorageError("ValidationException: an update cannot change a key attribute")
             _check_size(op.table, after)
         staged.append((op.table, key, after))
+    if any(reasons):
+        raise ConditionFailed(reasons)
     for table, key, after in staged:
         if table.lag is not None and after is not table.items.get(key):
             table.lag.wrote(key, table.items.get(key), after)

@@ -1,0 +1,150 @@
+"""The DynamoDB interpreter of write plans: one op is one PynamoDB request, several are one
+``TransactWrite``; conditions and actions are built from the models' attributes (see
+``workflows.core.plans``)."""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime, timezone
+from typing import Any
+
+from pynamodb.attributes import MapAttribute, TTLAttribute
+from pynamodb.exceptions import DoesNotExist, PynamoDBException
+from pynamodb.transactions import TransactWrite
+
+from workflows.core import plans as p
+
+from .base import AddedOrder, StoreBase, is_condition_failure
+
+#: The model of each logical table name.
+MODELS = {"runs": "Run", "history": "Event", "hooks": "Hook", "timers": "Timer", "schedules": "Schedule",
+          "joins": "Join", "signals": "Signal", "idempotency": "Guard", "tags": "Tag", "flow": "Flow"}
+
+
+class PlanStore(StoreBase):
+    """``commit`` and ``read_item`` over DynamoDB."""
+
+    def model(self, table: str) -> Any:
+        """The model class of a logical table name."""
+        return getattr(self.m, MODELS[table])
+
+    def read_item(self, table: str, key: p.Key) -> p.Item | None:
+        """One consistent GetItem: the item at ``key`` as plain values, or None."""
+        try:
+            with self.errors(p.read_name(table)):
+                return _plain(self.model(table).get(*key, consistent_read=True))
+        except DoesNotExist:
+            return None
+
+    def commit(self, plan: p.Plan) -> p.Committed:
+        """Send ``plan`` as one request; a refusal is ``applied=False`` with the cancellation
+        reasons in plan order, unless ``plan.own`` shows an earlier send of it applied."""
+        if plan.transaction:
+            reasons = self.transact_reasons(plan.name, functools.partial(self._build, plan), token=plan.token)
+            committed = p.Committed(True, [None] * len(plan.ops)) if reasons is None else p.Committed(False, reasons)
+        else:
+            committed = self._single(plan)
+        own = plan.own
+        if not committed.applied and own is not None and p.holds(own.cond, self.read_item(own.table, own.key) or {}):
+            return p.Committed(True, [None] * len(plan.ops))
+        return committed
+
+    def _single(self, plan: p.Plan) -> p.Committed:
+        """One PutItem, UpdateItem or DeleteItem."""
+        op = plan.ops[0]
+        Model = self.model(op.table)
+        cond = None if op.cond is None else self.condition(Model, op.cond)
+        try:
+            with self.errors(plan.name):
+                if isinstance(op, p.Put):
+                    self.instance(Model, op.item).save(condition=cond)
+                elif isinstance(op, p.Delete):
+                    Model(*op.key).delete(condition=cond)
+                else:
+                    assert isinstance(op, p.Update)
+                    item = Model(*op.key)
+                    item.update(actions=self.actions(Model, op.actions), condition=cond)
+                    return p.Committed(True, [None], _plain(item))
+        except PynamoDBException as exc:
+            if is_condition_failure(exc):
+                return p.Committed(False, [p.CONDITION_FAILED])
+            raise
+        return p.Committed(True, [None])
+
+    def _build(self, plan: p.Plan, tx: AddedOrder) -> None:
+        """Add the plan's ops to a transaction, in order."""
+        for op in plan.ops:
+            Model = self.model(op.table)
+            cond = None if op.cond is None else self.condition(Model, op.cond)
+            if isinstance(op, p.Put):
+                tx.save(self.instance(Model, op.item), condition=cond)
+            elif isinstance(op, p.Update):
+                tx.update(Model(*op.key), actions=self.actions(Model, op.actions), condition=cond)
+            elif isinstance(op, p.Delete):
+                tx.delete(Model(*op.key), condition=cond)
+            else:
+                tx.condition_check(Model, *op.key, condition=cond)
+
+    @staticmethod
+    def instance(Model: Any, item: p.Item) -> Any:
+        """A model instance holding ``item``."""
+        return Model(**{name: _stored(Model, name, value) for name, value in item.items() if value is not None})
+
+    def condition(self, Model: Any, cond: p.Cond) -> Any:
+        """The PynamoDB condition of a condition tree."""
+        if isinstance(cond, (p.And, p.Or)):
+            parts = [self.condition(Model, c) for c in cond.conds]
+            return functools.reduce(lambda a, b: (a & b) if isinstance(cond, p.And) else (a | b), parts)
+        if isinstance(cond, p.Not):
+            return ~self.condition(Model, cond.cond)
+        attr = getattr(Model, cond.attr)
+        if isinstance(cond, p.Exists):
+            return attr.exists()
+        if isinstance(cond, p.Missing):
+            return attr.does_not_exist()
+        if isinstance(cond, p.In):
+            return attr.is_in(*(_stored(Model, cond.attr, v) for v in cond.values))
+        assert isinstance(cond, p.Compare)
+        value = _stored(Model, cond.attr, cond.value)
+        return {"=": attr.__eq__, "<>": attr.__ne__, "<": attr.__lt__, "<=": attr.__le__, ">": attr.__gt__,
+                ">=": attr.__ge__}[cond.op](value)
+
+    @staticmethod
+    def actions(Model: Any, actions: tuple[p.Action, ...]) -> list[Any]:
+        """The PynamoDB update actions of plan actions."""
+        built = []
+        for action in actions:
+            attr = getattr(Model, action.attr)
+            if isinstance(action, p.Remove) or (isinstance(action, p.Set) and action.value is None):
+                built.append(attr.remove())
+            elif isinstance(action, p.Set):
+                built.append(attr.set(_stored(Model, action.attr, action.value)))
+            elif isinstance(action, p.SetIfMissing):
+                built.append(attr.set(attr | _stored(Model, action.attr, action.value)))
+            elif isinstance(action, p.Add):
+                built.append(attr.add(set(action.value) if isinstance(action.value, frozenset) else action.value))
+            else:
+                assert isinstance(action, p.DeleteFrom)
+                built.append(attr.delete(set(action.members)))
+        return built
+
+
+def _stored(Model: Any, name: str, value: Any) -> Any:
+    """A plain value as its attribute takes it (a TTL is a datetime; a set stays a set)."""
+    if isinstance(getattr(Model, name), TTLAttribute) and isinstance(value, (int, float)):
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    return set(value) if isinstance(value, frozenset) else value
+
+
+def _plain(item: Any) -> p.Item:
+    """A model instance as a plain item (a TTL as epoch seconds)."""
+    values = {}
+    for name in item.get_attributes():
+        value = getattr(item, name)
+        if isinstance(value, datetime):
+            value = value.timestamp()
+        elif isinstance(value, MapAttribute):
+            value = value.as_dict()
+        if value is not None and not (isinstance(value, set) and not value):
+            values[name] = value
+    return values

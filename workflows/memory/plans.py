@@ -1,0 +1,61 @@
+"""The in-memory interpreter of write plans: a plan evaluated over the emulated tables, as
+DynamoDB would apply it (see ``workflows.core.plans``)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..core import plans as p
+from .base import MemoryBase
+from .tables import ConditionFailed, Item, Table, Write, transact
+from .tables import Check as CheckOp
+from .tables import Delete as DeleteOp
+from .tables import Put as PutOp
+from .tables import Update as UpdateOp
+
+
+class PlanTables(MemoryBase):
+    """``commit`` and ``read_item``: the two requests write plans need, over this store's tables."""
+
+    def table(self, name: str) -> Table:
+        """The table of a logical name (``runs``, ``history``, ...)."""
+        for value in vars(self).values():
+            if isinstance(value, Table) and value.name == name:
+                return value
+        raise KeyError(f"no table {name!r}")
+
+    def read_item(self, table: str, key: p.Key) -> Item | None:
+        """One consistent GetItem: the item at ``key``, or None."""
+        return self._request(p.read_name(table), functools.partial(self.table(table).get, *key))
+
+    def commit(self, plan: p.Plan) -> p.Committed:
+        """Apply ``plan`` as one request (all-or-nothing); a refusal is ``applied=False`` with the
+        cancellation reasons, unless ``plan.own`` shows an earlier send of it applied."""
+        ops = [self._op(op) for op in plan.ops]
+        if plan.transaction:
+            token = plan.token or f"tx-{next(self._tokens)}"
+            apply: Any = functools.partial(self._transactions.write, ops, token)
+        else:
+            apply = functools.partial(transact, ops)
+        try:
+            items = self._request(plan.name, apply)
+        except ConditionFailed as refused:
+            own = plan.own
+            if own is not None and p.holds(own.cond, self.read_item(own.table, own.key) or {}):
+                return p.Committed(True, [None] * len(ops))
+            return p.Committed(False, refused.reasons)
+        lone = len(ops) == 1 and isinstance(plan.ops[0], p.Update)
+        return p.Committed(True, [None] * len(ops), items[0] if lone else None)
+
+    def _op(self, op: p.Op) -> Write:
+        """The table op of a plan op."""
+        table = self.table(op.table)
+        cond = None if op.cond is None else functools.partial(p.holds, op.cond)
+        if isinstance(op, p.Put):
+            return PutOp(table, op.item, cond)
+        if isinstance(op, p.Update):
+            return UpdateOp(table, op.key, functools.partial(p.apply_actions, op.actions), cond)
+        if isinstance(op, p.Delete):
+            return DeleteOp(table, op.key, cond)
+        return CheckOp(table, op.key, functools.partial(p.holds, op.cond))

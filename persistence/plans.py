@@ -10,7 +10,6 @@ from typing import Any
 
 from pynamodb.attributes import MapAttribute, TTLAttribute
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
-from pynamodb.transactions import TransactWrite
 
 from workflows.core import plans as p
 
@@ -24,7 +23,7 @@ MODELS = {"runs": "Run", "history": "Event", "hooks": "Hook", "timers": "Timer",
 class PlanStore(StoreBase):
     """``commit`` and ``read_item`` over DynamoDB."""
 
-    def model(self, table: str) -> Any:
+    def model_of(self, table: str) -> Any:
         """The model class of a logical table name."""
         return getattr(self.m, MODELS[table])
 
@@ -32,7 +31,7 @@ class PlanStore(StoreBase):
         """One consistent GetItem: the item at ``key`` as plain values, or None."""
         try:
             with self.errors(p.read_name(table)):
-                return _plain(self.model(table).get(*key, consistent_read=True))
+                return _plain(self.model_of(table).get(*key, consistent_read=True))
         except DoesNotExist:
             return None
 
@@ -52,18 +51,18 @@ class PlanStore(StoreBase):
     def _single(self, plan: p.Plan) -> p.Committed:
         """One PutItem, UpdateItem or DeleteItem."""
         op = plan.ops[0]
-        Model = self.model(op.table)
-        cond = None if op.cond is None else self.condition(Model, op.cond)
+        model = self.model_of(op.table)
+        cond = None if op.cond is None else self.condition(model, op.cond)
         try:
             with self.errors(plan.name):
                 if isinstance(op, p.Put):
-                    self.instance(Model, op.item).save(condition=cond)
+                    self.instance(model, op.item).save(condition=cond)
                 elif isinstance(op, p.Delete):
-                    Model(*op.key).delete(condition=cond)
+                    model(*op.key).delete(condition=cond)
                 else:
                     assert isinstance(op, p.Update)
-                    item = Model(*op.key)
-                    item.update(actions=self.actions(Model, op.actions), condition=cond)
+                    item = model(*op.key)
+                    item.update(actions=self.actions(model, op.actions), condition=cond)
                     return p.Committed(True, [None], _plain(item))
         except PynamoDBException as exc:
             if is_condition_failure(exc):
@@ -74,53 +73,53 @@ class PlanStore(StoreBase):
     def _build(self, plan: p.Plan, tx: AddedOrder) -> None:
         """Add the plan's ops to a transaction, in order."""
         for op in plan.ops:
-            Model = self.model(op.table)
-            cond = None if op.cond is None else self.condition(Model, op.cond)
+            model = self.model_of(op.table)
+            cond = None if op.cond is None else self.condition(model, op.cond)
             if isinstance(op, p.Put):
-                tx.save(self.instance(Model, op.item), condition=cond)
+                tx.save(self.instance(model, op.item), condition=cond)
             elif isinstance(op, p.Update):
-                tx.update(Model(*op.key), actions=self.actions(Model, op.actions), condition=cond)
+                tx.update(model(*op.key), actions=self.actions(model, op.actions), condition=cond)
             elif isinstance(op, p.Delete):
-                tx.delete(Model(*op.key), condition=cond)
+                tx.delete(model(*op.key), condition=cond)
             else:
-                tx.condition_check(Model, *op.key, condition=cond)
+                tx.condition_check(model, *op.key, condition=cond)
 
     @staticmethod
-    def instance(Model: Any, item: p.Item) -> Any:
+    def instance(model: Any, item: p.Item) -> Any:
         """A model instance holding ``item``."""
-        return Model(**{name: _stored(Model, name, value) for name, value in item.items() if value is not None})
+        return model(**{name: _stored(model, name, value) for name, value in item.items() if value is not None})
 
-    def condition(self, Model: Any, cond: p.Cond) -> Any:
+    def condition(self, model: Any, cond: p.Cond) -> Any:
         """The PynamoDB condition of a condition tree."""
         if isinstance(cond, (p.And, p.Or)):
-            parts = [self.condition(Model, c) for c in cond.conds]
+            parts = [self.condition(model, c) for c in cond.conds]
             return functools.reduce(lambda a, b: (a & b) if isinstance(cond, p.And) else (a | b), parts)
         if isinstance(cond, p.Not):
-            return ~self.condition(Model, cond.cond)
-        attr = getattr(Model, cond.attr)
+            return ~self.condition(model, cond.cond)
+        assert isinstance(cond, (p.Exists, p.Missing, p.In, p.Compare))
+        attr = getattr(model, cond.attr)
         if isinstance(cond, p.Exists):
             return attr.exists()
         if isinstance(cond, p.Missing):
             return attr.does_not_exist()
         if isinstance(cond, p.In):
-            return attr.is_in(*(_stored(Model, cond.attr, v) for v in cond.values))
-        assert isinstance(cond, p.Compare)
-        value = _stored(Model, cond.attr, cond.value)
+            return attr.is_in(*(_stored(model, cond.attr, v) for v in cond.values))
+        value = _stored(model, cond.attr, cond.value)
         return {"=": attr.__eq__, "<>": attr.__ne__, "<": attr.__lt__, "<=": attr.__le__, ">": attr.__gt__,
                 ">=": attr.__ge__}[cond.op](value)
 
     @staticmethod
-    def actions(Model: Any, actions: tuple[p.Action, ...]) -> list[Any]:
+    def actions(model: Any, actions: tuple[p.Action, ...]) -> list[Any]:
         """The PynamoDB update actions of plan actions."""
         built = []
         for action in actions:
-            attr = getattr(Model, action.attr)
+            attr = getattr(model, action.attr)
             if isinstance(action, p.Remove) or (isinstance(action, p.Set) and action.value is None):
                 built.append(attr.remove())
             elif isinstance(action, p.Set):
-                built.append(attr.set(_stored(Model, action.attr, action.value)))
+                built.append(attr.set(_stored(model, action.attr, action.value)))
             elif isinstance(action, p.SetIfMissing):
-                built.append(attr.set(attr | _stored(Model, action.attr, action.value)))
+                built.append(attr.set(attr | _stored(model, action.attr, action.value)))
             elif isinstance(action, p.Add):
                 built.append(attr.add(set(action.value) if isinstance(action.value, frozenset) else action.value))
             else:
@@ -129,9 +128,9 @@ class PlanStore(StoreBase):
         return built
 
 
-def _stored(Model: Any, name: str, value: Any) -> Any:
+def _stored(model: Any, name: str, value: Any) -> Any:
     """A plain value as its attribute takes it (a TTL is a datetime; a set stays a set)."""
-    if isinstance(getattr(Model, name), TTLAttribute) and isinstance(value, (int, float)):
+    if isinstance(getattr(model, name), TTLAttribute) and isinstance(value, (int, float)):
         return datetime.fromtimestamp(value, tz=timezone.utc)
     return set(value) if isinstance(value, frozenset) else value
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..core import plans as p
 from .base import MemoryBase
-from .tables import ConditionFailed, Item, Table, Write, transact
 from .tables import Check as CheckOp
+from .tables import ConditionFailed, Item, Table, Write, transact
 from .tables import Delete as DeleteOp
 from .tables import Put as PutOp
 from .tables import Update as UpdateOp

@@ -8,12 +8,12 @@ import functools
 from datetime import datetime, timezone
 from typing import Any
 
-from pynamodb.attributes import MapAttribute, TTLAttribute
+from pynamodb.attributes import TTLAttribute
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
 from workflows.core import plans as p
 
-from .base import AddedOrder, StoreBase, is_condition_failure
+from .base import AddedOrder, StoreBase, is_condition_failure, plain
 
 #: The model of each logical table name.
 MODELS = {"runs": "Run", "history": "Event", "hooks": "Hook", "timers": "Timer", "schedules": "Schedule",
@@ -31,7 +31,7 @@ class PlanStore(StoreBase):
         """One consistent GetItem: the item at ``key`` as plain values, or None."""
         try:
             with self.errors(p.read_name(table)):
-                return _plain(self.model_of(table).get(*key, consistent_read=True))
+                return plain(self.model_of(table).get(*key, consistent_read=True))
         except DoesNotExist:
             return None
 
@@ -63,7 +63,7 @@ class PlanStore(StoreBase):
                     assert isinstance(op, p.Update)
                     item = model(*op.key)
                     item.update(actions=self.actions(model, op.actions), condition=cond)
-                    return p.Committed(True, [None], _plain(item))
+                    return p.Committed(True, [None], plain(item))
         except PynamoDBException as exc:
             if is_condition_failure(exc):
                 return p.Committed(False, [p.CONDITION_FAILED])
@@ -96,12 +96,14 @@ class PlanStore(StoreBase):
             return functools.reduce(lambda a, b: (a & b) if isinstance(cond, p.And) else (a | b), parts)
         if isinstance(cond, p.Not):
             return ~self.condition(model, cond.cond)
-        assert isinstance(cond, (p.Exists, p.Missing, p.In, p.Compare))
+        assert isinstance(cond, (p.Exists, p.Missing, p.In, p.Compare, p.Contains))
         attr = getattr(model, cond.attr)
         if isinstance(cond, p.Exists):
             return attr.exists()
         if isinstance(cond, p.Missing):
             return attr.does_not_exist()
+        if isinstance(cond, p.Contains):
+            return attr.contains(cond.value)
         if isinstance(cond, p.In):
             return attr.is_in(*(_stored(model, cond.attr, v) for v in cond.values))
         value = _stored(model, cond.attr, cond.value)
@@ -133,17 +135,3 @@ def _stored(model: Any, name: str, value: Any) -> Any:
     if isinstance(getattr(model, name), TTLAttribute) and isinstance(value, (int, float)):
         return datetime.fromtimestamp(value, tz=timezone.utc)
     return set(value) if isinstance(value, frozenset) else value
-
-
-def _plain(item: Any) -> p.Item:
-    """A model instance as a plain item (a TTL as epoch seconds)."""
-    values = {}
-    for name in item.get_attributes():
-        value = getattr(item, name)
-        if isinstance(value, datetime):
-            value = value.timestamp()
-        elif isinstance(value, MapAttribute):
-            value = value.as_dict()
-        if value is not None and not (isinstance(value, set) and not value):
-            values[name] = value
-    return values

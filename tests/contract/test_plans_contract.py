@@ -23,7 +23,7 @@ from workflows.core.plans import (
     Update,
     plan,
 )
-from workflows.errors import ItemTooLarge, StorageError
+from workflows.errors import StorageError
 
 from .support import uid
 
@@ -54,12 +54,14 @@ CONDITIONS = [
     ((A("total") == 3) & A("data").exists(), True), ((A("total") == 3) & A("error").exists(), False),
     ((A("total") == 4) | A("data").exists(), True), ((A("total") == 4) | A("error").exists(), False),
     (~(A("total") == 4), True), (~A("data").exists(), False),
+    (A("done").contains(2), True), (A("done").contains(5), False), (~A("done").contains(5), True),
+    (A("data").contains("x"), True),
 ]
 
 
 @pytest.mark.parametrize(("cond", "expected"), CONDITIONS, ids=[str(i) for i in range(len(CONDITIONS))])
 def test_each_condition_kind(store, cond, expected) -> None:  # type: ignore[no-untyped-def]
-    key = join(store, data="x", total=3)
+    key = join(store, data="x", total=3, done={1, 2})
     done = store.commit(plan("set", Update("joins", key, (Set("data", "changed"),), cond)))
     assert done.applied is expected
     assert done.reasons == [None if expected else CONDITION_FAILED]
@@ -150,7 +152,7 @@ def test_own_recognises_a_lone_write_that_applied(store) -> None:  # type: ignor
 
 def test_size_limits_are_checked_before_any_request(store) -> None:  # type: ignore[no-untyped-def]
     key = (uid("j"), 0)
-    with pytest.raises(ItemTooLarge):
+    with pytest.raises(StorageError, match="'data'"):
         plan("put", Put("joins", {"join_id": key[0], "slot": 0, "data": "x" * 410_000}))
     with pytest.raises(StorageError, match="1 to 100"):
         plan("tx", *[Check("joins", (key[0], i), A("slot").exists()) for i in range(101)])

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from ..errors import ItemTooLarge, StorageError
+from ..errors import StorageError
 from ..settings import DYNAMODB_ITEM_LIMIT
 
 Item = dict[str, Any]
@@ -75,6 +75,14 @@ class In(Cond):
 
     attr: str
     values: tuple[Any, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Contains(Cond):
+    """contains(``attr``, ``value``): a set holds the member, or a string the substring."""
+
+    attr: str
+    value: Any
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,6 +144,10 @@ class A:
         """``IN`` the values."""
         return In(self.name, tuple(values))
 
+    def contains(self, value: Any) -> Contains:
+        """contains(attribute, value)."""
+        return Contains(self.name, value)
+
 
 _COMPARE = {"=": lambda a, b: a == b, "<>": lambda a, b: a != b, "<": lambda a, b: a < b,
             "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
@@ -161,6 +173,9 @@ def holds(cond: Cond | None, item: Item) -> bool:
     if isinstance(cond, In):
         return cond.attr in item and any(_kind(v) == _kind(item[cond.attr]) and v == item[cond.attr]
                                          for v in cond.values)
+    if isinstance(cond, Contains):
+        value = item.get(cond.attr)
+        return isinstance(value, (set, frozenset, str)) and cond.value in value
     if isinstance(cond, And):
         return all(holds(c, item) for c in cond.conds)
     if isinstance(cond, Or):
@@ -336,8 +351,8 @@ def check_plan(made: Plan) -> None:
     """Refuse a plan DynamoDB would refuse, before any request.
 
     Raises:
-        ItemTooLarge: a put item is over 400 KB (names its largest attribute).
-        StorageError: no op, over 100 ops, two ops on one item, or two actions on one attribute.
+        StorageError: a put item over 400 KB (names its largest attribute), no op, over 100 ops,
+            two ops on one item, or two actions on one attribute.
     """
     if not made.ops or len(made.ops) > TRANSACTION_OPS:
         raise StorageError(f"{made.name}: a request holds 1 to {TRANSACTION_OPS} ops, not {len(made.ops)}")
@@ -354,11 +369,13 @@ def check_plan(made: Plan) -> None:
 
 
 def check_size(item: Item) -> None:
-    """Raise ItemTooLarge for an item over DynamoDB's 400 KB."""
+    """Refuse an item over DynamoDB's 400 KB as the table would (StorageError: an item of the
+    store's own making, so the caller retries later; see DESIGN.md invariant 12)."""
     size = item_size(item)
     if size > DYNAMODB_ITEM_LIMIT:
         largest = max(item, key=lambda name: value_size(item[name]))
-        raise ItemTooLarge(largest, size, DYNAMODB_ITEM_LIMIT)
+        raise StorageError(f"ValidationException: Item size has exceeded the maximum allowed size ({size} bytes, "
+                           f"over {DYNAMODB_ITEM_LIMIT}; largest attribute {largest!r})")
 
 
 def cut_error(error: str | None) -> str | None:

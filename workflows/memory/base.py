@@ -10,7 +10,8 @@ import threading
 import time
 from typing import Any, Callable, Iterator, TypeVar
 
-from ..core.storage import lease_expiry, read_fairly
+from ..core.storage import read_fairly
+from ..core.writes.base import WritesBase
 from ..errors import SerializationError, StorageError
 from ..settings import Settings
 from .blobs import MemoryBlobs, StoreBlobs
@@ -60,7 +61,7 @@ def decode_cursor(cursor: str | None, keys: frozenset[str], numbers: frozenset[s
 
 
 
-class MemoryBase:
+class MemoryBase(WritesBase):
     """Settings, clock and the request methods every part of the in-memory store uses."""
 
     def __init__(self, settings: Settings, clock: Callable[[], float] | Any = time.time) -> None:
@@ -81,10 +82,6 @@ class MemoryBase:
     def now(self) -> float:
         """The store's clock, in epoch seconds."""
         return self.clock()
-
-    def lease_until(self, seconds: float | None = None) -> float:
-        """A lease expiry, rounded up to a bucket (as the DynamoDB store does)."""
-        return lease_expiry(self.now(), self.settings, seconds)
 
     def _request(self, name: str, apply: Callable[[], T]) -> T:
         """Perform one request: ``apply`` under the lock, through the interceptor if there is one."""

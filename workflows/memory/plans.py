@@ -36,17 +36,17 @@ class PlanTables(MemoryBase):
         if plan.transaction:
             token = plan.token or f"tx-{next(self._tokens)}"
             apply: Any = functools.partial(self._transactions.write, ops, token)
-        else:
-            apply = functools.partial(transact, ops)
+        else:  # one request on one item: its result is the item after it (as UpdateItem's ALL_NEW)
+            apply = functools.partial(_lone, ops[0])
         try:
-            items = self._request(plan.name, apply)
+            result = self._request(plan.name, apply)
         except ConditionFailed as refused:
             own = plan.own
             if own is not None and p.holds(own.cond, self.read_item(own.table, own.key) or {}):
                 return p.Committed(True, [None] * len(ops))
             return p.Committed(False, refused.reasons)
-        lone = len(ops) == 1 and isinstance(plan.ops[0], p.Update)
-        return p.Committed(True, [None] * len(ops), items[0] if lone else None)
+        lone = not plan.transaction and isinstance(plan.ops[0], p.Update)
+        return p.Committed(True, [None] * len(ops), result if lone else None)
 
     def _op(self, op: p.Op) -> Write:
         """The table op of a plan op."""
@@ -59,3 +59,8 @@ class PlanTables(MemoryBase):
         if isinstance(op, p.Delete):
             return DeleteOp(table, op.key, cond)
         return CheckOp(table, op.key, functools.partial(p.holds, op.cond))
+
+
+def _lone(op: Write) -> Item | None:
+    """One single-item request: the item after it (None: deleted)."""
+    return transact([op])[0]

@@ -122,6 +122,12 @@ class PlanStore(StoreBase):
                 built.append(attr.set(_stored(model, action.attr, action.value)))
             elif isinstance(action, p.SetIfMissing):
                 built.append(attr.set(attr | _stored(model, action.attr, action.value)))
+            elif isinstance(action, p.Copy):
+                built.append(attr.set(getattr(model, action.source)))
+            elif isinstance(action, p.SetIn):
+                built.append(attr[action.key].set(action.value))
+            elif isinstance(action, p.RemoveIn):
+                built.append(attr[action.key].remove())
             elif isinstance(action, p.Add):
                 built.append(attr.add(set(action.value) if isinstance(action.value, frozenset) else action.value))
             else:

@@ -14,12 +14,15 @@ from workflows.core.plans import (
     A,
     Add,
     Check,
+    Copy,
     Delete,
     DeleteFrom,
     Put,
     Remove,
+    RemoveIn,
     Set,
     SetIfMissing,
+    SetIn,
     Update,
     plan,
 )
@@ -174,3 +177,18 @@ def test_ttl_attributes_are_epoch_seconds(store) -> None:  # type: ignore[no-unt
     key = join(store, retain_until=1_900_000_000)
     assert read(store, key)["retain_until"] == 1_900_000_000
     assert store.commit(plan("ttl", Update("joins", key, (Set("total", 1),), A("retain_until") < 2_000_000_000)))
+
+
+def test_map_entries_and_copies(store) -> None:  # type: ignore[no-untyped-def]
+    """``SetIn``/``RemoveIn`` change one entry of a map attribute; ``Copy`` sets one attribute from another."""
+    key = (uid("s"),)
+    required = {"workflow": "wf", "spec": "{}", "state": "active", "overlap": "skip", "args": "[]", "created_at": 1,
+                "updated_at": 1}  # what the DynamoDB model requires
+    assert store.commit(plan("put", Put("schedules", {"schedule_id": key[0], "heads": {}, "next_due_at": 5,
+                                                      **required})))
+    assert store.commit(plan("map", Update("schedules", key, (SetIn("heads", "a", "r1"), SetIn("heads", "b", "r2"),
+                                                              Copy("due_at", "next_due_at")))))
+    item = store.read_item("schedules", key)
+    assert (item["heads"], item["due_at"]) == ({"a": "r1", "b": "r2"}, 5)
+    assert store.commit(plan("map", Update("schedules", key, (RemoveIn("heads", "a"),))))
+    assert store.read_item("schedules", key)["heads"] == {"b": "r2"}

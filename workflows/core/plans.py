@@ -232,7 +232,45 @@ class DeleteFrom:
     members: frozenset[Any]
 
 
-Action = Union[Set, SetIfMissing, Add, Remove, DeleteFrom]
+@dataclass(frozen=True)
+class Copy:
+    """SET ``attr`` = ``source`` (the condition must ensure ``source`` exists)."""
+
+    attr: str
+    source: str
+
+
+@dataclass(frozen=True)
+class SetIn:
+    """SET ``attr.key`` = ``value`` in a map attribute (the map must exist)."""
+
+    attr: str
+    key: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class RemoveIn:
+    """REMOVE ``attr.key`` from a map attribute (the map must exist)."""
+
+    attr: str
+    key: str
+
+
+Action = Union[Set, SetIfMissing, Add, Remove, DeleteFrom, Copy, SetIn, RemoveIn]
+
+
+def path(action: Action) -> str:
+    """The document path an action changes (one update acts on a path once)."""
+    return f"{action.attr}.{action.key}" if isinstance(action, (SetIn, RemoveIn)) else action.attr
+
+
+def _map(item: Item, name: str) -> dict[str, Any]:
+    value = item.get(name)
+    if not isinstance(value, dict):
+        raise StorageError("ValidationException: The document path provided in the update expression is "
+                           "invalid for update")
+    return value
 
 
 def apply_actions(actions: tuple[Action, ...], item: Item) -> None:
@@ -254,6 +292,12 @@ def apply_actions(actions: tuple[Action, ...], item: Item) -> None:
             item.pop(action.attr, None)
         elif isinstance(action, DeleteFrom):
             item[action.attr] = set(item.get(action.attr) or ()) - action.members
+        elif isinstance(action, Copy):
+            item[action.attr] = item[action.source]
+        elif isinstance(action, SetIn):
+            _map(item, action.attr)[action.key] = action.value
+        elif isinstance(action, RemoveIn):
+            _map(item, action.attr).pop(action.key, None)
         else:
             raise TypeError(f"not an update action: {action!r}")
 
@@ -361,7 +405,7 @@ def check_plan(made: Plan) -> None:
         if isinstance(op, Put):
             check_size(op.item)
             continue
-        if isinstance(op, Update) and len({a.attr for a in op.actions}) < len(op.actions):
+        if isinstance(op, Update) and len({path(a) for a in op.actions}) < len(op.actions):
             raise StorageError(f"{made.name}: an update cannot act on one attribute twice ({op.table} {op.key})")
         if (op.table, op.key) in keys:
             raise StorageError(f"{made.name}: a transaction cannot touch one item twice ({op.table} {op.key})")

@@ -4,11 +4,12 @@ whichever store is mixed in: the DynamoDB store and the in-memory one share thes
 from .history import HistoryWrites, TimerWrites
 from .hooks import HookWrites
 from .runs import RunWrites
+from .schedules import ScheduleWrites
 from .signals import SignalWrites
 from .tags import TagWrites
 
 
-class Writes(RunWrites, HistoryWrites, TimerWrites, HookWrites, SignalWrites, TagWrites):
+class Writes(RunWrites, HistoryWrites, TimerWrites, HookWrites, SignalWrites, TagWrites, ScheduleWrites):
     """Every shared write; a store mixes this in beside its ``commit`` and ``read_item``."""
 
 

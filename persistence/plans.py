@@ -27,13 +27,30 @@ class PlanStore(StoreBase):
         """The model class of a logical table name."""
         return getattr(self.m, MODELS[table])
 
-    def read_item(self, table: str, key: p.Key) -> p.Item | None:
+    def read_item(self, table: str, key: p.Key, name: str | None = None) -> p.Item | None:
         """One consistent GetItem: the item at ``key`` as plain values, or None."""
         try:
-            with self.errors(p.read_name(table)):
+            with self.errors(name or p.read_name(table)):
                 return plain(self.model_of(table).get(*key, consistent_read=True))
         except DoesNotExist:
             return None
+
+    def query_items(self, name: str, table: str, hash_value: Any, low: Any = None, high: Any = None) -> list[p.Item]:
+        """A consistent Query of one partition (sort key from ``low`` to ``high``, each if given), paged to the end."""
+        model = self.model_of(table)
+        sort = getattr(model, model._range_keyname)
+        cond = (sort.between(low, high) if low is not None and high is not None else sort >= low if low is not None
+                else sort <= high if high is not None else None)
+        with self.errors(name):
+            return [plain(item) for item in model.query(hash_value, cond, consistent_read=True)]
+
+    def batch_items(self, name: str, table: str, keys: list[p.Key]) -> dict[p.Key, p.Item]:
+        """Consistent BatchGetItem requests: the items that exist among ``keys``, by key."""
+        model = self.model_of(table)
+        with self.errors(name):
+            items = [plain(item) for item in model.batch_get(list(dict.fromkeys(keys)), consistent_read=True)]
+        names = [n for n in (model._hash_keyname, model._range_keyname) if n]
+        return {tuple(item[n] for n in names): item for item in items}
 
     def commit(self, plan: p.Plan) -> p.Committed:
         """Send ``plan`` as one request; a refusal is ``applied=False`` with the cancellation

@@ -9,7 +9,6 @@ from workflows.core.writes import Writes
 from workflows.settings import Settings, get_settings
 
 from .blobs import S3Blobs
-from .flow import FlowStore
 from .history import HistoryStore
 from .hooks import HookStore
 from .joins import JoinStore
@@ -17,7 +16,6 @@ from .plans import PlanStore
 from .retention import RetentionStore
 from .runs import RunStore
 from .schedules import ScheduleStore
-from .sessions import SessionStore
 from .signals import SignalStore
 from .tags import TagStore
 from .timers import TimerStore
@@ -25,7 +23,7 @@ from .versions import VersionStore
 
 
 class DynamoStore(VersionStore, RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore,
-                  RetentionStore, ScheduleStore, FlowStore, SessionStore, PlanStore, Writes):
+                  RetentionStore, ScheduleStore, PlanStore, Writes):
     """DynamoDB-backed state of runs, history, timers, hooks, signals, joins, tags, schedules and flow control."""
 
     def __init__(self, settings: Settings | None = None, clock: Callable[[], float] = time.time) -> None:

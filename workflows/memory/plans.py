@@ -25,9 +25,20 @@ class PlanTables(MemoryBase):
                 return value
         raise KeyError(f"no table {name!r}")
 
-    def read_item(self, table: str, key: p.Key) -> Item | None:
+    def read_item(self, table: str, key: p.Key, name: str | None = None) -> Item | None:
         """One consistent GetItem: the item at ``key``, or None."""
-        return self._request(p.read_name(table), functools.partial(self.table(table).get, *key))
+        return self._request(name or p.read_name(table), functools.partial(self.table(table).get, *key))
+
+    def query_items(self, name: str, table: str, hash_value: Any, low: Any = None, high: Any = None) -> list[Item]:
+        """A Query of one partition (sort key from ``low`` to ``high``, each if given), paged to the end."""
+        def where(sort: Any) -> bool:
+            return (low is None or sort >= low) and (high is None or sort <= high)
+
+        return list(self._pages(name, self.table(table), hash_value, where=where))
+
+    def batch_items(self, name: str, table: str, keys: list[p.Key]) -> dict[p.Key, Item]:
+        """BatchGetItem requests: the items that exist among ``keys``, by key."""
+        return self._batch_get(name, self.table(table), keys)
 
     def commit(self, plan: p.Plan) -> p.Committed:
         """Apply ``plan`` as one request (all-or-nothing); a refusal is ``applied=False`` with the

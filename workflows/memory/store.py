@@ -22,12 +22,10 @@ from ..core.writes import Writes
 from ..core.writes.items import event_record, hook_record, run_record, timer_record
 from ..errors import RunNotFound
 from ..settings import Settings
-from .flow import FlowTables
 from .joins import JoinTables
 from .plans import PlanTables
 from .retention import RetentionTables
 from .schedules import ScheduleTables
-from .sessions import SessionTables
 from .tables import (
     Index,
     Item,
@@ -37,8 +35,7 @@ from .tags import TagTables
 from .versions import VersionTables
 
 
-class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, VersionTables, JoinTables, SessionTables,
-                  PlanTables, Writes):
+class MemoryStore(ScheduleTables, TagTables, RetentionTables, VersionTables, JoinTables, PlanTables, Writes):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional
@@ -84,7 +81,7 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
         self.guards = Table("idempotency", "key")
         self.run_tags = Table("tags", "tag", "run_key")
         self._init_schedules()
-        self._init_flow()
+        self.flow = Table("flow", "limit_id", "slot")
 
     # -- runs -----------------------------------------------------------------------------------------
     def run_for_key(self, key: str) -> str | None:

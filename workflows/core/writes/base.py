@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...settings import Settings
 from ..plans import A, Add, Check, Cond, Item, Key, SetIfMissing
@@ -40,7 +40,12 @@ class WritesBase:
 
         def commit(self, plan: Plan) -> Committed: ...
 
-        def read_item(self, table: str, key: Key) -> Item | None: ...
+        def read_item(self, table: str, key: Key, name: str | None = None) -> Item | None: ...
+
+        def query_items(self, name: str, table: str, hash_value: Any, low: Any = None,
+                        high: Any = None) -> list[Item]: ...
+
+        def batch_items(self, name: str, table: str, keys: list[Key]) -> dict[Key, Item]: ...
 
     def lease_until(self, seconds: float | None = None) -> float:
         """A lease expiry, rounded up to a bucket so the lease index is written rarely."""

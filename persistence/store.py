@@ -11,7 +11,6 @@ from workflows.settings import Settings, get_settings
 from .blobs import S3Blobs
 from .history import HistoryStore
 from .hooks import HookStore
-from .joins import JoinStore
 from .plans import PlanStore
 from .retention import RetentionStore
 from .runs import RunStore
@@ -22,7 +21,7 @@ from .timers import TimerStore
 from .versions import VersionStore
 
 
-class DynamoStore(VersionStore, RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore,
+class DynamoStore(VersionStore, RunStore, HistoryStore, TimerStore, HookStore, SignalStore, TagStore,
                   RetentionStore, ScheduleStore, PlanStore, Writes):
     """DynamoDB-backed state of runs, history, timers, hooks, signals, joins, tags, schedules and flow control."""
 

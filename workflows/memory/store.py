@@ -22,7 +22,6 @@ from ..core.writes import Writes
 from ..core.writes.items import event_record, hook_record, run_record, timer_record
 from ..errors import RunNotFound
 from ..settings import Settings
-from .joins import JoinTables
 from .plans import PlanTables
 from .retention import RetentionTables
 from .schedules import ScheduleTables
@@ -35,7 +34,7 @@ from .tags import TagTables
 from .versions import VersionTables
 
 
-class MemoryStore(ScheduleTables, TagTables, RetentionTables, VersionTables, JoinTables, PlanTables, Writes):
+class MemoryStore(ScheduleTables, TagTables, RetentionTables, VersionTables, PlanTables, Writes):
     """The whole Store protocol in memory, behaving as :class:`persistence.DynamoStore` does.
 
     Each DynamoDB request the DynamoDB store would make (a GetItem, a conditional

@@ -4,6 +4,7 @@ whichever store is mixed in: the DynamoDB store and the in-memory one share thes
 from .flow import FlowWrites
 from .history import HistoryWrites, TimerWrites
 from .hooks import HookWrites
+from .joins import JoinWrites
 from .runs import RunWrites
 from .schedules import ScheduleWrites
 from .sessions import SessionWrites
@@ -12,7 +13,7 @@ from .tags import TagWrites
 
 
 class Writes(RunWrites, HistoryWrites, TimerWrites, HookWrites, SignalWrites, TagWrites, ScheduleWrites, FlowWrites,
-             SessionWrites):
+             SessionWrites, JoinWrites):
     """Every shared write; a store mixes this in beside its ``commit`` and ``read_item``."""
 
 

@@ -5,6 +5,7 @@ from .flow import FlowWrites
 from .history import HistoryWrites, TimerWrites
 from .hooks import HookWrites
 from .joins import JoinWrites
+from .retention import RetentionWrites
 from .runs import RunWrites
 from .schedules import ScheduleWrites
 from .sessions import SessionWrites
@@ -13,7 +14,7 @@ from .tags import TagWrites
 
 
 class Writes(RunWrites, HistoryWrites, TimerWrites, HookWrites, SignalWrites, TagWrites, ScheduleWrites, FlowWrites,
-             SessionWrites, JoinWrites):
+             SessionWrites, JoinWrites, RetentionWrites):
     """Every shared write; a store mixes this in beside its ``commit`` and ``read_item``."""
 
 

@@ -96,14 +96,6 @@ class StoreBase(WritesBase):
         """Return a write transaction on this store's connection (``token``: its client request token)."""
         return TransactWrite(connection=self.connection, client_request_token=token)
 
-    def transact(self, action: str, build: Callable[[TransactWrite], None], attempts: int = 6, *,
-                 own: Callable[[], bool] | None = None) -> bool:
-        """Run a transaction (retrying conflicts); False if a condition did not hold
-        (unless ``own`` says the items show this very request applied)."""
-        if self.transact_reasons(action, build, attempts) is None:
-            return True
-        return own is not None and own()
-
     def transact_reasons(self, action: str, build: Callable[[TransactWrite], None],
                          attempts: int = 6, *, token: str | None = None) -> list[str | None] | None:
         """Run a transaction (retrying conflicts); None if it applied, else the per-item

@@ -15,7 +15,7 @@ from ..core.writes.base import WritesBase
 from ..errors import SerializationError, StorageError
 from ..settings import Settings
 from .blobs import MemoryBlobs, StoreBlobs
-from .tables import ConditionFailed, Item, Table, Transactions, Write
+from .tables import Item, Table, Transactions
 
 BATCH_GET = 100  # keys per BatchGetItem request
 T = TypeVar("T")
@@ -94,31 +94,6 @@ class MemoryBase(WritesBase):
 
         interceptor = self.interceptor
         return atomic() if interceptor is None else interceptor(name, atomic)
-
-    def _write(self, name: str, apply: Callable[[], Any], *, own: Callable[[], bool] | None = None) -> bool:
-        """One conditional write; False if its condition did not hold (unless ``own`` says the
-        item shows this very request applied: a lost response the SDK retried)."""
-        try:
-            self._request(name, apply)
-        except ConditionFailed:
-            return own is not None and own()
-        return True
-
-    def _carries(self, name: str, table: Table, key: tuple[Any, ...], req: str) -> Callable[[], bool]:
-        """A check that the item at ``key`` carries request id ``req`` (one GetItem)."""
-        return lambda: (self._request(name, lambda: table.get(*key)) or {}).get("req") == req
-
-    def _update(self, name: str, table: Table, key: tuple[Any, ...], change: Any, cond: Any) -> Item | None:
-        """One conditional update; the item after it, or None if the condition did not hold."""
-        try:
-            return self._request(name, lambda: table.update(key, change, cond))
-        except ConditionFailed:
-            return None
-
-    def _transact(self, name: str, ops: list[Write], *, own: Callable[[], bool] | None = None) -> bool:
-        """One transaction (with its client request token); False if a condition did not hold."""
-        token = f"tx-{next(self._tokens)}"
-        return self._write(name, lambda: self._transactions.write(ops, token), own=own)
 
     def _pages(self, name: str, table: Table, hash_value: Any, **query: Any) -> Iterator[Item]:
         """The items of a Query, one request per page, fetched as they are consumed."""

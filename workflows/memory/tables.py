@@ -5,8 +5,10 @@ Items are plain dicts of attribute name to value: ``str``, ``int``/``float``,
 value or an empty set means "no attribute", as in DynamoDB, which stores neither.
 
 Every write is staged against a copy and committed only once every condition held
-and every resulting item fits in 400 KB, so a failed request changes nothing.
-Callers serialise requests (the store holds one lock around each).
+and every resulting item fits in 400 KB, so a failed request changes nothing; a refusal
+names each op's cancellation reason, in order. Callers serialise requests (the store
+holds one lock around each). The store's writes reach these tables as write plans
+(``workflows.core.plans``), which ``workflows.memory.plans`` turns into these ops.
 """
 
 from __future__ import annotations

@@ -27,11 +27,13 @@ class PlanStore(StoreBase):
         """The model class of a logical table name."""
         return getattr(self.m, MODELS[table])
 
-    def read_item(self, table: str, key: p.Key, name: str | None = None) -> p.Item | None:
-        """One consistent GetItem: the item at ``key`` as plain values, or None."""
+    def read_item(self, table: str, key: p.Key, name: str | None = None,
+                  attrs: tuple[str, ...] | None = None) -> p.Item | None:
+        """One consistent GetItem: the item at ``key`` as plain values (only ``attrs``, if given), or None."""
         try:
             with self.errors(name or p.read_name(table)):
-                return plain(self.model_of(table).get(*key, consistent_read=True))
+                return plain(self.model_of(table).get(*key, consistent_read=True,
+                                                      attributes_to_get=None if attrs is None else list(attrs)))
         except DoesNotExist:
             return None
 

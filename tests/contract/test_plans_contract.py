@@ -192,3 +192,9 @@ def test_map_entries_and_copies(store) -> None:  # type: ignore[no-untyped-def]
     assert (item["heads"], item["due_at"]) == ({"a": "r1", "b": "r2"}, 5)
     assert store.commit(plan("map", Update("schedules", key, (RemoveIn("heads", "a"),))))
     assert store.read_item("schedules", key)["heads"] == {"b": "r2"}
+
+
+def test_a_read_may_project_attributes(store) -> None:  # type: ignore[no-untyped-def]
+    key = join(store, data="x" * 100, total=3)
+    assert store.read_item("joins", key, attrs=("join_id", "total")) == {"join_id": key[0], "total": 3}
+    assert store.read_item("joins", (uid("j"), 0), attrs=("total",)) is None

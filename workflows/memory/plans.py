@@ -25,9 +25,11 @@ class PlanTables(MemoryBase):
                 return value
         raise KeyError(f"no table {name!r}")
 
-    def read_item(self, table: str, key: p.Key, name: str | None = None) -> Item | None:
-        """One consistent GetItem: the item at ``key``, or None."""
-        return self._request(name or p.read_name(table), functools.partial(self.table(table).get, *key))
+    def read_item(self, table: str, key: p.Key, name: str | None = None,
+                  attrs: tuple[str, ...] | None = None) -> Item | None:
+        """One consistent GetItem: the item at ``key`` (only ``attrs``, if given), or None."""
+        item = self._request(name or p.read_name(table), functools.partial(self.table(table).get, *key))
+        return item if item is None or attrs is None else {k: v for k, v in item.items() if k in attrs}
 
     def query_items(self, name: str, table: str, hash_value: Any, low: Any = None, high: Any = None) -> list[Item]:
         """A Query of one partition (sort key from ``low`` to ``high``, each if given), paged to the end."""

@@ -23,7 +23,7 @@ class SignalWrites(WritesBase):
         not exist, or if a signal ordered after this one was stored since the anchor's
         ``signal_clock`` was read (one consistent read; see ``core.storage.signal_time``)."""
         check_item_size({"payload": payload})
-        anchor = self.read_item("runs", (run_id,))
+        anchor = self.read_item("runs", (run_id,), attrs=("run_id", "signal_clock"))
         if anchor is None:
             return None
         at = signal_time(self.now(), anchor.get("signal_clock"))

@@ -17,6 +17,7 @@ REWRITTEN = (
     "workflows/core/ports.py", "workflows/core/engine.py", "workflows/core/context.py",
     "workflows/core/step_loop.py", "workflows/core/in_place.py", "workflows/core/steps.py",
     "workflows/core/control.py", "workflows/core/records.py", "workflows/memory/",
+    "workflows/core/writes/",  # the Store port's writes, built once as plans: they keep the port's signatures
 )
 #: Functions whose only callers are in the rewritten modules: they change with their callers.
 CALLED_FROM_REWRITTEN = {

@@ -47,7 +47,7 @@ def _run_record(item: Any) -> RunRecord:
         forked_from=item.forked_from, forked_at=None if item.forked_at is None else int(item.forked_at),
         tags=json.loads(item.tags) if item.tags else None,
         retain_until=None if item.retain_until is None else item.retain_until.timestamp(),
-        chain_head=item.chain_head, chain_last=item.chain_last,
+        chain_head=item.chain_head, chain_last=item.chain_last, priority=item.priority,
         deferral=json.loads(item.deferral) if item.deferral else None,
     )
 
@@ -125,7 +125,7 @@ class RunStore(ListingStore):
             parent_pos=run.parent_pos, continued_from=run.continued_from, schedule_id=run.schedule_id,
             fire_time=run.fire_time, code_version=run.code_version, forked_from=run.forked_from,
             forked_at=run.forked_at, req=new_request(), tags=to_json(run.tags) if run.tags else None,
-            chain_head=run.chain_head,
+            chain_head=run.chain_head, priority=run.priority,
         )
 
     def _applied(self, run_id: str, req: str | None) -> bool:

@@ -87,7 +87,7 @@ def _run_record(item: Item) -> RunRecord:
         tags=json.loads(item["tags"]) if item.get("tags") else None, retain_until=item.get("retain_until"),
         code_version=item.get("code_version"), forked_from=item.get("forked_from"),
         forked_at=None if item.get("forked_at") is None else int(item["forked_at"]),
-        chain_head=item.get("chain_head"), chain_last=item.get("chain_last"),
+        chain_head=item.get("chain_head"), chain_last=item.get("chain_last"), priority=item.get("priority"),
         deferral=json.loads(item["deferral"]) if item.get("deferral") else None,
     )
 
@@ -221,7 +221,8 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, FlowTables, Versio
                 "parent_run_id": run.parent_run_id, "parent_pos": run.parent_pos,
                 "continued_from": run.continued_from, "schedule_id": run.schedule_id, "fire_time": run.fire_time,
                 "code_version": run.code_version, "forked_from": run.forked_from, "forked_at": run.forked_at,
-                "req": new_request(), "tags": to_json(run.tags) if run.tags else None, "chain_head": run.chain_head}
+                "req": new_request(), "tags": to_json(run.tags) if run.tags else None, "chain_head": run.chain_head,
+                "priority": run.priority}
 
     def run_for_key(self, key: str) -> str | None:
         """The run id an idempotency key maps to, if any."""

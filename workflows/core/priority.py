@@ -57,11 +57,17 @@ def queues_of(queue: str) -> list[str]:
     return [queue_for(queue, level) for level in LEVELS]
 
 
-def rank_of(queue: str, known: set[str]) -> tuple[str, int]:
-    """The queue whose level-queue ``queue`` is, and its rank (0 highest); ``known``: the queues
-    consumed together (a queue whose name merely ends in ``-high`` is normal unless its base is known)."""
+def rank_of(queue: str) -> tuple[str, int]:
+    """The queue whose level queue ``queue`` is, and its rank (0 highest): by its suffix, so a queue
+    name of one's own must not end in ``-high`` or ``-low``."""
     for rank, level in enumerate(LEVELS):
         suffix = SUFFIXES[level]
-        if suffix and queue.endswith(suffix) and queue[:-len(suffix)] in known:
+        if suffix and queue.endswith(suffix):
             return queue[:-len(suffix)], rank
     return queue, LEVELS.index(NORMAL)
+
+
+def with_levels(queues: list[str]) -> list[str]:
+    """``queues`` and the level queues of each (a level queue given stays as it is), without repeats."""
+    return list(dict.fromkeys(q for queue in queues
+                              for q in ([queue] if rank_of(queue)[0] != queue else queues_of(queue))))

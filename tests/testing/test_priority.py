@@ -77,3 +77,26 @@ def test_a_bad_level_is_refused_where_it_is_given(env: WorkflowEnv) -> None:
         step(name="priority_bad_step", priority=1)(lambda: None)
     with pytest.raises(InvalidInput, match="@workflow priority 'HIGH'"):
         workflow(name="priority_bad", priority="HIGH")(lambda: None)
+
+
+def test_the_cli_starts_at_a_level_and_shows_it(env: WorkflowEnv, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from workflows.cli import commands as cli
+
+    monkeypatch.setattr(cli, "_imports", lambda: None)
+    assert cli.main(["runs", "start", "priority_plain", "--args", "[1]", "--priority", "high"]) == 0
+    run_id = capsys.readouterr().out.strip()
+    assert env.store.get_run(run_id).priority == "high"
+    assert cli.main(["runs", "show", run_id]) == 0
+    assert "priority  high" in capsys.readouterr().out
+
+
+def test_the_dashboard_run_page_shows_the_level(env: WorkflowEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("starlette", reason="SKIPPED LOUDLY: starlette is not installed (pip install -e '.[dev]')")
+    from tests.unit.test_web_tags import TOKEN, get
+    from workflows.web import create_app
+
+    monkeypatch.setenv("WORKFLOWS_DASHBOARD_TOKEN", TOKEN)
+    run = flows.plain.options(priority="low").start(1)
+    status, body = get(create_app(TOKEN), f"/runs/{run.run_id}")
+    assert status == 200 and '<dd id="priority">low</dd>' in body

@@ -64,6 +64,8 @@ def measure(cluster: Any, backlog: int, high: int, priority: str, probe: str, ti
     cluster.resume()
     released = time.monotonic()
     latencies = [_latency(prio_one.options(priority=probe).start(-1 - i), timeout) for i in range(high)]
+    print(f"{probe} runs behind {backlog} {priority} runs: p50 {statistics.median(latencies):.3f} s "
+          "(the backlog still draining)", flush=True)
     while not _done(handles) and time.monotonic() - released < timeout:
         time.sleep(0.5)
     return {"backlog": backlog, "backlog_priority": priority, "probe_priority": probe, "probes": high,

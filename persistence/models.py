@@ -122,6 +122,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         chain_last = UnicodeAttribute(null=True)  # on an anchor: the chain's latest run
         signal_clock = NumberAttribute(null=True)  # on an anchor: the number of its last stored signal's key
         queue = UnicodeAttribute(null=True)
+        priority = UnicodeAttribute(null=True)  # the run's level, None for normal (see core.priority)
         req = UnicodeAttribute(null=True)  # id of the last request that decided something (see base.new_request)
         owner = UnicodeAttribute(null=True)  # the resume running inline steps (see claim_run)
         ddb_reads = NumberAttribute(null=True)  # requests counted for the run (see core.metering)

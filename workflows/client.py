@@ -19,6 +19,7 @@ from .core.hooks import refusal
 from .core.names import check_name
 from .core.newest import STATUSES, newest_page
 from .core.ports import Store
+from .core.priority import run_priority
 from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
 from .core.registry import WorkflowDef, check_arguments, get_workflow
 from .core.tags import check_tags, limit_count, parse_filter
@@ -77,7 +78,7 @@ def start_with_options(definition: WorkflowDef, args: tuple[Any, ...], kwargs: d
     debounce = debounce_options(options.debounce, options.debounce_key, options.debounce_max, options.idempotency_key)
     tags = None if options.tags is None else dict(options.tags) if isinstance(options.tags, Mapping) else options.tags
     return start_workflow(definition, args, kwargs, idempotency_key=options.idempotency_key, tags=tags,
-                          debounce=debounce)
+                          debounce=debounce, priority=run_priority(options.priority, definition.priority))
 
 
 def _definition(workflow: Any) -> WorkflowDef:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, S
 from .core import registry
 from .core.limits import step_limits, workflow_limits
 from .core.names import check_name, check_queue
+from .core.priority import check_priority
 from .durations import Duration, to_seconds
 from .errors import InvalidDebounce, InvalidSchedule, RegistrationError
 from .options import RETRY_KEYWORDS, RetryPolicy, StartOptions, split_start_options
@@ -23,8 +24,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _STEP_OPTIONS = {"name", "retries", "retry_delay", "backoff", "max_delay", "jitter", "timeout", "queue", "inline",
-                 "concurrency", "concurrency_key", "rate", "rate_key", "burst"}
-_WORKFLOW_OPTIONS = {"name", "max_duration", "queue", "schedule", "schedule_timezone", "schedule_overlap",
+                 "priority", "concurrency", "concurrency_key", "rate", "rate_key", "burst"}
+_WORKFLOW_OPTIONS = {"name", "max_duration", "queue", "priority", "schedule", "schedule_timezone", "schedule_overlap",
                      "concurrency", "concurrency_key"}
 
 
@@ -120,7 +121,7 @@ class Workflow(Generic[P, R]):
 
     def options(self, **options: Any) -> BoundStart:
         """These start options (:class:`~workflows.options.StartOptions`: ``idempotency_key``,
-        ``tags``, ``debounce``, ``debounce_key``, ``debounce_max``) for a ``.start(*args, **kwargs)``."""
+        ``tags``, ``debounce``, ``debounce_key``, ``debounce_max``, ``priority``) for a ``.start(*args, **kwargs)``."""
         return BoundStart(self, StartOptions(**options))
 
     def apply_async(self, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
@@ -243,7 +244,13 @@ def step_definition(fn: Callable[..., Any], options: dict[str, Any], task: Any =
         name=name, fn=fn, retry=policy,
         timeout=None if timeout is None else to_seconds(timeout, what="timeout", allow_zero=False),
         queue=options.get("queue"), inline=inline, task=task, limits=step_limits(fn, options),
+        priority=_priority(options, "@step priority"),
     )
+
+
+def _priority(options: dict[str, Any], what: str) -> str | None:
+    """The ``priority=`` option as stored (None: not given, or normal); see ``workflows.core.priority``."""
+    return None if options.get("priority") is None else check_priority(options["priority"], what)
 
 
 def _build_workflow(fn: Callable[..., Any], options: dict[str, Any]) -> Workflow[Any, Any]:
@@ -271,7 +278,7 @@ def _build_workflow(fn: Callable[..., Any], options: dict[str, Any]) -> Workflow
         max_duration=None if max_duration is None else to_seconds(max_duration, what="max_duration",
                                                                      allow_zero=False),
         options={k: options[k] for k in ("schedule_timezone", "schedule_overlap") if k in options},
-        limits=workflow_limits(fn, options),
+        limits=workflow_limits(fn, options), priority=_priority(options, "@workflow priority"),
     )
     registry.add_workflow(definition)
     return Workflow(definition)
@@ -283,9 +290,10 @@ class StepDecorator:
     Options: ``retries`` (default 3), ``retry_delay`` (1 s), ``backoff`` (2.0),
     ``max_delay`` (300 s), ``jitter`` (0.1) or all five as ``retry_policy=RetryPolicy(...)``,
     ``timeout`` (per attempt), ``queue``, ``inline`` (run inside the workflow's task: no broker
-    hop), ``name``; flow control across the fleet (docs/flow-control.md): ``concurrency`` (at
-    most N attempts at once), ``concurrency_key`` (an argument: N per value of it), ``rate``
-    ("20/s", "100/m"), ``rate_key``, ``burst``.
+    hop), ``name``, ``priority`` (``"high"``, ``"normal"``, ``"low"``: the level its messages go at;
+    its run's level when not given, docs/guide.md "Priority"); flow control across the fleet
+    (docs/flow-control.md): ``concurrency`` (at most N attempts at once), ``concurrency_key`` (an
+    argument: N per value of it), ``rate`` ("20/s", "100/m"), ``rate_key``, ``burst``.
     On a Celery task (``@step`` above ``@app.task``) it is :meth:`from_task`.
     """
 
@@ -295,7 +303,7 @@ class StepDecorator:
     def __call__(self, /, *, name: str | None = ..., retry_policy: RetryPolicy = ..., retries: int = ...,
                  retry_delay: Duration = ...,
                  backoff: float = ..., max_delay: Duration = ..., jitter: float = ...,
-                 timeout: Duration | None = ..., queue: str | None = ...,
+                 timeout: Duration | None = ..., queue: str | None = ..., priority: str | None = ...,
                  inline: bool = ..., concurrency: int | None = ..., concurrency_key: str | None = ...,
                  rate: str | float | None = ..., rate_key: str | None = ...,
                  burst: float | None = ...) -> Callable[[Callable[P, R]], Step[P, R]]: ...
@@ -327,7 +335,7 @@ step = StepDecorator()
 def workflow(fn: Callable[P, R], /) -> Workflow[P, R]: ...
 @overload
 def workflow(*, name: str | None = ..., max_duration: Duration | None = ..., queue: str | None = ...,
-             schedule: str | None = ..., schedule_timezone: str | None = ...,
+             priority: str | None = ..., schedule: str | None = ..., schedule_timezone: str | None = ...,
              schedule_overlap: str | None = ..., concurrency: int | None = ...,
              concurrency_key: str | None = ...) -> Callable[[Callable[P, R]], Workflow[P, R]]: ...
 
@@ -336,7 +344,8 @@ def workflow(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Mark a function as a durable workflow (bare or ``@workflow(name=..., max_duration="7d")``).
 
     ``concurrency=N`` (and ``concurrency_key="arg"``): at most N live runs at once (per value of
-    that argument); further runs wait in start order (docs/flow-control.md)."""
+    that argument); further runs wait in start order (docs/flow-control.md). ``priority="high"``
+    (or ``"low"``): the level its runs are served at unless a start says otherwise (docs/guide.md)."""
     if fn is not None:
         return _build_workflow(fn, options)
     return lambda f: _build_workflow(f, options)

@@ -7,7 +7,8 @@ Tree::
     │   └── InvalidName*
     ├── NotInWorkflow                a workflow-only call made outside a workflow
     ├── RegistrationError            duplicate name, bad decorator option
-    │   └── InvalidName*
+    │   ├── InvalidName*
+    │   └── InvalidPriority*
     ├── InvalidInput                 a value given to the library breaks its rules (names the value and the rule)
     │   ├── InvalidName*             a workflow, step, queue or signal name with characters it cannot hold
     │   ├── InvalidArguments         arguments that do not fit the function (also TypeError)
@@ -15,6 +16,7 @@ Tree::
     │   ├── InvalidDuration          (also ValueError)
     │   ├── InvalidDebounce          bad debounce window, key or cap of a start (also ValueError)
     │   ├── InvalidSchedule          bad cron, time zone, interval or policy (also ValueError)
+    │   ├── InvalidPriority*         a priority that is not high, normal or low (also ValueError)
     │   └── InvalidExport*           a run export that cannot be read or replayed
     ├── UnknownWorkflow
     ├── UnknownStep
@@ -147,6 +149,10 @@ class InvalidDebounce(InvalidInput, ValueError):
 
 class InvalidSchedule(InvalidInput, ValueError):
     """A schedule has a bad cron expression, time zone, interval or option."""
+
+
+class InvalidPriority(InvalidInput, RegistrationError, ValueError):
+    """A priority that is not one of the levels ``high``, ``normal``, ``low`` (see ``workflows.core.priority``)."""
 
 
 class NotFound(WorkflowError, LookupError):

@@ -52,6 +52,8 @@ class StartOptions:
             run, which starts with the last arguments once the window has passed (docs/flow-control.md).
         debounce_key: the key starts are collapsed by (needs ``debounce``).
         debounce_max: the longest a debounced run waits in all (needs ``debounce``).
+        priority: the level the run is served at, ``"high"``, ``"normal"`` or ``"low"`` (default: the
+            workflow's ``@workflow(priority=...)``, else normal); its steps inherit it (docs/guide.md).
     """
 
     idempotency_key: str | None = None
@@ -59,6 +61,7 @@ class StartOptions:
     debounce: Duration | None = None
     debounce_key: str | None = None
     debounce_max: Duration | None = None
+    priority: str | None = None
 
     def replace(self, **changes: Any) -> StartOptions:
         """These options with ``changes`` applied (unknown names are a TypeError)."""

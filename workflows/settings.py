@@ -67,6 +67,9 @@ class Settings:
         max_recovery_attempts: reconciler resumes of one run before it fails
             (``WORKFLOWS_MAX_RECOVERY_ATTEMPTS``).
         poll_wait_seconds: SQS long-poll wait of workers (``WORKFLOWS_POLL_WAIT_SECONDS``).
+        priority_share: how many free worker slots a queue yields in a row to a higher level's
+            queue waiting for one before it takes one itself (``WORKFLOWS_PRIORITY_SHARE``; 0:
+            strict order, a backlog of high work starves the lower levels). See docs/celery.md.
         in_place_seconds: how long a worker task may go on running a run's next steps
             itself, without a broker hop, when they go to a queue it consumes
             (``WORKFLOWS_IN_PLACE_SECONDS``; 0 sends every step as a message).
@@ -130,6 +133,7 @@ class Settings:
     s3_endpoint: str | None = None
     max_recovery_attempts: int = 10
     poll_wait_seconds: int = 1
+    priority_share: int = 8
     in_place_seconds: float = 10.0
     hook_secret: str | None = field(default=None, repr=False)
     dashboard_token: str | None = field(default=None, repr=False)
@@ -172,6 +176,8 @@ class Settings:
         if self.dashboard_token is not None and len(self.dashboard_token.encode()) < MIN_DASHBOARD_TOKEN_BYTES:
             raise ConfigurationError(f"WORKFLOWS_DASHBOARD_TOKEN must be at least {MIN_DASHBOARD_TOKEN_BYTES} bytes "
                                      "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+        if self.priority_share < 0:
+            raise ConfigurationError(f"WORKFLOWS_PRIORITY_SHARE must be 0 or more, got {self.priority_share}")
         if self.log_format not in ("text", "json"):
             raise ConfigurationError(f"WORKFLOWS_LOG_FORMAT must be 'text' or 'json', got {self.log_format!r}")
         if self.traces is not None and self.traces != "otel" and not self.traces.startswith("file:"):
@@ -210,6 +216,7 @@ class Settings:
                 s3_endpoint=env.get("AWS_ENDPOINT_URL_S3") or endpoint,
                 max_recovery_attempts=int(env.get("WORKFLOWS_MAX_RECOVERY_ATTEMPTS", "10")),
                 poll_wait_seconds=int(env.get("WORKFLOWS_POLL_WAIT_SECONDS", "1")),
+                priority_share=int(env.get("WORKFLOWS_PRIORITY_SHARE", "8")),
                 in_place_seconds=float(env.get("WORKFLOWS_IN_PLACE_SECONDS", "10")),
                 hook_secret=env.get("WORKFLOWS_HOOK_SECRET") or None,
                 dashboard_token=env.get("WORKFLOWS_DASHBOARD_TOKEN") or None,

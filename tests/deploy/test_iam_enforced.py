@@ -197,6 +197,12 @@ def test_a_run_completes_with_every_process_under_its_own_policy(deployment: Dep
     assert listed
     deployment.run("Client", "schedules", "delete", "every-second")
 
+    # A high-priority run: its messages go to the -high queues, which the template's policies cover.
+    urgent = deployment.run("Client", "runs", "start", "scheduled", "--priority", "high").split()[-1]
+    shown = _until(lambda: _status_line(deployment.run("Client", "runs", "show", urgent), "completed"),
+                   "the high-priority run", deployment)
+    assert "priority  high" in shown, shown
+
     conn = http.client.HTTPConnection("127.0.0.1", deployment.web_port, timeout=15)  # type: ignore[attr-defined]
     conn.request("GET", "/runs", headers={"Authorization": f"Bearer {deployment.env['WORKFLOWS_DASHBOARD_TOKEN']}"})
     response = conn.getresponse()

@@ -6,15 +6,18 @@ from celery import Celery
 from kombu import Exchange, Queue
 
 from ..core import registry
+from ..core.priority import with_levels
 from ..settings import get_settings
 from .config import RESUME_QUEUE, STEP_QUEUE, celery_config
 from .deadletter import DeadLetterConsumer
+from .levels import consume_levels
 
 
 def worker_queues() -> list[str]:
-    """Every queue a worker consumes by default: resumes, steps, and each step's ``queue=``."""
+    """Every queue a worker consumes by default: resumes, steps, and each step's ``queue=``, each with
+    its priority levels' queues (``<queue>-high``, ``<queue>-low``: ``workflows.core.priority``)."""
     named = [s.queue for s in registry.steps() if s.queue] + [w.queue for w in registry.workflows() if w.queue]
-    return list(dict.fromkeys([RESUME_QUEUE, STEP_QUEUE, *named]))
+    return with_levels([RESUME_QUEUE, STEP_QUEUE, *named])
 
 
 def create_app() -> Celery:
@@ -26,6 +29,7 @@ def create_app() -> Celery:
     from .tasks import install
 
     install(celery)
+    consume_levels(celery)  # `workflows worker -Q steps` consumes steps-high and steps-low too
     # One direct exchange per queue, so a message reaches exactly the queue it names.
     celery.conf.task_queues = [Queue(name, Exchange(name, type="direct"), routing_key=name) for name in worker_queues()]
     return celery

@@ -28,6 +28,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "queue_name_prefix": settings.queue_prefix,
             "visibility_timeout": settings.visibility_timeout,
             "wait_time_seconds": settings.poll_wait_seconds,
+            "priority_share": settings.priority_share,  # read by workflows.celery.sqs.Channel
             "polling_interval": 0.05,
             "is_secure": settings.sqs_is_secure,
             "client-config": {"retries": dict(SQS_RETRIES)},

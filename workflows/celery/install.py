@@ -2,8 +2,8 @@
 
 One explicit call in the module that builds the app (``proj/celery.py``), after the
 app is configured. It checks the app's settings against the workflows settings
-(:func:`check_app`), adds the engine's queues to ``task_queues``, registers the
-engine's tasks (``workflows.resume``, ``workflows.step.*``), lets tasks made into steps
+(:func:`check_app`), adds the engine's queues (and their priority levels' queues) to
+``task_queues``, registers the engine's tasks (``workflows.resume``, ``workflows.step.*``), lets tasks made into steps
 (``step.from_task``) run step messages, and makes the app this process's transport, so
 ``start()`` in a web process or a task reuses the app's broker connection.
 ``celery -A proj worker`` then runs the app's tasks and workflow steps side by side.
@@ -14,9 +14,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core import registry
+from ..core.priority import queues_of
 from ..errors import ConfigurationError
 from ..settings import Settings, get_settings
 from .config import RESUME_QUEUE, STEP_QUEUE
+from .levels import consume_levels
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -34,13 +36,14 @@ def install(app: Celery) -> Celery:
 
     check_app(app, get_settings())
     for name in (RESUME_QUEUE, STEP_QUEUE):
-        add_queue(app, name)
+        add_levels_of(app, name)
+    consume_levels(app)  # a worker given -Q consumes the levels of the workflow queues it names
     if app.conf.worker_consumer in (None, DEFAULT_CONSUMER):
         from .deadletter import DeadLetterConsumer
 
         app.conf.worker_consumer = DeadLetterConsumer
     install_tasks(app)
-    registry.on_step_registered(lambda step: add_queue(app, step.queue) if step.queue and step.task is None
+    registry.on_step_registered(lambda step: add_levels_of(app, step.queue) if step.queue and step.task is None
                                 else None)
     return app
 
@@ -86,6 +89,12 @@ def check_app(app: Celery, settings: Settings) -> None:
         problems.append(f"task_protocol is {conf.task_protocol}: workflows needs message protocol 2")
     if problems:
         raise ConfigurationError(f"cannot install workflows into Celery app {app.main!r}: " + "; ".join(problems))
+
+
+def add_levels_of(app: Celery, name: str) -> None:
+    """Declare queue ``name`` and its priority levels' queues on ``app`` (see :func:`add_queue`)."""
+    for level in queues_of(name):
+        add_queue(app, level)
 
 
 def add_queue(app: Celery, name: str) -> None:

@@ -14,6 +14,7 @@ from celery import Celery
 
 from ..core import registry
 from ..core.metering import count_sqs
+from ..core.priority import queue_for
 from ..core.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
 from ..errors import UnknownStep
 from ..observe import propagation
@@ -67,7 +68,8 @@ class CeleryTransport:
         count_sqs()
         task = step_task(message.step)
         if task is not None:  # under the task's name, on its app, routed like the task
-            options = {"queue": message.queue} if message.queue else {}
+            # routed by the app's task_routes (no queue of its own): at the routed queue, whatever its level
+            options = {"queue": queue_for(message.queue, message.priority)} if message.queue else {}
             headers = {STEP_HEADER: step_header(message), **propagation.outgoing()}
             task.app.send_task(task.name, args=[], kwargs={}, headers=headers,
                                serializer=SERIALIZER, ignore_result=True,
@@ -78,7 +80,8 @@ class CeleryTransport:
         branch = None if message.branch is None else message.branch.to_dict()
         self.celery.send_task(step_task_name(message.step),
                               args=[message.run_id, message.pos, message.attempt, message.args, branch],
-                              kwargs=kwargs, queue=message.queue or STEP_QUEUE, serializer=SERIALIZER,
+                              kwargs=kwargs, queue=queue_for(message.queue or STEP_QUEUE, message.priority),
+                              serializer=SERIALIZER,
                               headers=propagation.outgoing())
 
     def send_resume(self, message: ResumeMessage) -> None:
@@ -88,8 +91,9 @@ class CeleryTransport:
         if fresh is not None and len(fresh.args) <= FRESH_ARGS_LIMIT:
             kwargs["fresh"] = {k: v for k, v in dataclasses.asdict(fresh).items()
                                if v is not None and k not in COUNTS}
-        self.celery.send_task(RESUME_TASK, args=[message.run_id], kwargs=kwargs, queue=RESUME_QUEUE,
-                              serializer=SERIALIZER, headers=propagation.outgoing())
+        self.celery.send_task(RESUME_TASK, args=[message.run_id], kwargs=kwargs,
+                              queue=queue_for(RESUME_QUEUE, message.priority), serializer=SERIALIZER,
+                              headers=propagation.outgoing())
 
     def runs_here(self, step: str, queue: str | None) -> bool:
         if self.keeper is None or self.keeper.stopping:

@@ -10,6 +10,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
+from ..core.priority import LEVELS
 from ..errors import ConfigurationError, WorkflowError
 from .aws import add_aws_commands
 from .deferred import add_deferred_commands
@@ -254,6 +255,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     handle = get_run(args.run_id)
     run = handle.record()
     print(f"run       {run.run_id}\nworkflow  {run.workflow}\nstatus    {run.status}")
+    print(f"priority  {run.priority or 'normal'}")
     if (deferral := current_deferral(run)) is not None:
         print(f"deferred  {describe_deferral(deferral, time.time())}")
     print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
@@ -310,7 +312,7 @@ def cmd_runs_start(args: argparse.Namespace) -> int:
     keywords = parse_json_option("--kwargs", args.kwargs, dict)
     _imports()
     run = apply_async(args.workflow, positional, keywords, idempotency_key=args.key,
-                      tags=dict(args.tag) if args.tag else None)
+                      tags=dict(args.tag) if args.tag else None, priority=args.priority)
     print(run.run_id)
     return 0
 
@@ -468,6 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--key", help="idempotency key: the same key returns the same run")
     p.add_argument("--tag", action="append", type=_tag_option, metavar="KEY=VALUE",
                    help="a tag of the run (repeatable); find runs by it with 'runs list --tag'")
+    p.add_argument("--priority", choices=LEVELS,
+                   help="the level the run is served at (default: the workflow's, else normal)")
     add_fork_commands(runs, add)
     add_deferred_commands(runs, add)
 

@@ -133,7 +133,7 @@ def schedule_retry(engine: Engine, message: StepMessage, step: StepDef, outcome:
     the attempt. Nothing is recorded for a run that has ended; a late copy's record loses,
     its timer (for the attempt after the late one: see :func:`retry_timer_id`) stands."""
     address, backoff = StepAddress.of(message), outcome.retry_in or 0.0
-    data = embed({"step": step.name, "attempt": outcome.attempt + 1, "queue": step.queue,
+    data = embed({"step": step.name, "attempt": outcome.attempt + 1, "queue": step.queue, "priority": message.priority,
                   "branch": None if address.branch is None else address.branch.to_dict()}, message.args)
     retry = TimerRecord(timer_id=retry_timer_id(message, outcome.attempt + 1), kind=TimerKind.RETRY.value,
                         run_id=address.run_id, due_at=engine.now() + backoff, pos=address.pos, data=data)

@@ -141,7 +141,7 @@ def _continue_as_new(engine: Engine, ctx: WorkflowContext, command: Continue) ->
                                    parent_run_id=run.parent_run_id, parent_pos=run.parent_pos,
                                    schedule_id=run.schedule_id, fire_time=run.fire_time,
                                    tags=current_tags(ctx) or None, idempotency_key=run.idempotency_key,
-                                   chain_head=chain_anchor(run))
+                                   chain_head=chain_anchor(run), priority=run.priority)
     # The signals this run took are in its history (payload included): the successor must not take
     # them again. Deleted before the end, so a crash between leaves this run live to replay and retry.
     taken = sorted(key for key in ctx.consumed_signals if key)
@@ -153,5 +153,5 @@ def _continue_as_new(engine: Engine, ctx: WorkflowContext, command: Continue) ->
     if ended is not None:
         engine.cache.forget(run.run_id)
         engine.after_end(ended, run, ctx)
-        engine.send_leased_resume(new_id)
+        engine.send_leased_resume(new_id, priority=run.priority)
     return True

@@ -23,6 +23,7 @@ from .guard import GuardedStore
 from .history_cache import RunHistory
 from .lease import LeaseSchedule
 from .payloads import reference_of
+from .priority import step_priority
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq, op_timer_id
 from .registry import check_arguments
 
@@ -242,7 +243,8 @@ class WorkflowContext:
             raise self.halt(Suspend(InFlight()))
         # A recovery re-send goes on from the last recorded failure, not from attempt 1.
         attempt = self.history.attempts.get(pos, 0) + 1
-        call = StepMessage(step.name, self.run.run_id, pos, attempt, args_json, queue=step.queue)
+        call = StepMessage(step.name, self.run.run_id, pos, attempt, args_json, queue=step.queue,
+                           priority=step_priority(step.priority, self.run.priority))
         waiting = {"kind": OpKind.STEP.value, "name": step.name, "since": self.now()}
         if not self.recovering and self.engine.in_place.admits(call, self.engine.transport.runs_here):
             from .steps import run_in_place

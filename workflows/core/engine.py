@@ -83,12 +83,13 @@ class Engine:
         The run is stored leased, so a resume lost in the send is recovered.
         """
         deadline = self.now() + definition.max_duration if definition.max_duration else None
+        fields.setdefault("priority", definition.priority)
         record = self.new_run_record(run_id or str(uuid.uuid4()), definition.name, args, deadline=deadline,
                                      idempotency_key=idempotency_key, **fields)
         enqueue_new(self, definition, record)  # a limited workflow's run waits its turn in creation order
         run_id, created = self.store.create_run(record, timers=record_timers(record))
         if created:  # a fork has copied history: its first resume must read it
-            self.send_leased_resume(run_id, fresh=None if record.forked_from else record)
+            self.send_leased_resume(run_id, fresh=None if record.forked_from else record, priority=record.priority)
         return run_id, created
 
     # -- resuming -----------------------------------------------------------------------
@@ -263,14 +264,14 @@ class Engine:
                 return None
             return self.request_cancel(current.run_id)
         if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING):
-            self.send_leased_resume(run_id)
+            self.send_leased_resume(run_id, priority=woken.priority)
         return woken
 
     def wake(self, run_id: str) -> None:
         """Tell a run something arrived; resume it if it is suspended."""
         woken = self.store.wake_run(run_id)
         if woken is not None and woken.status == RunStatus.SUSPENDED:
-            self.send_leased_resume(run_id)
+            self.send_leased_resume(run_id, priority=woken.priority)
 
     def resume_if_suspended(self, run_id: str) -> None:
         """Queue a resume of a run just woken (by a write that leased it) if it is suspended.
@@ -278,17 +279,17 @@ class Engine:
         Best effort: the wake's lease already guarantees the run resumes."""
         run = self.store.find_run(run_id)
         if run is not None and run.status == RunStatus.SUSPENDED:
-            self.send_leased_resume(run_id)
+            self.send_leased_resume(run_id, priority=run.priority)
 
-    def send_leased_resume(self, run_id: str, fresh: RunRecord | None = None) -> None:
-        """Queue a resume of a run that holds a lease.
+    def send_leased_resume(self, run_id: str, fresh: RunRecord | None = None, priority: str | None = None) -> None:
+        """Queue a resume of a run that holds a lease, at the run's ``priority``.
 
         The lease already guarantees the run is resumed (by the reconciler, when it
         expires), so a send that fails after the broker's retries only delays the
         run: it is logged, not raised to a caller whose write is already stored.
         """
         try:
-            self.transport.send_resume(ResumeMessage(run_id, fresh=fresh))
+            self.transport.send_resume(ResumeMessage(run_id, fresh=fresh, priority=priority))
         except Exception:  # noqa: BLE001 - any broker failure; the lease recovers the run
             log.warning("could not queue a resume of run %s; it resumes when its lease expires",
                         run_id, exc_info=True)

@@ -10,6 +10,7 @@ from .commands import Dispatch, InFlight, RecordOutcome
 from .commit import write_outcome
 from .context import WorkflowContext
 from .control import Suspend
+from .priority import step_priority
 from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_seq
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
         args = ctx.encode([list(call.args), call.kwargs], f"arguments of branch {index} ({step.name})")
         branch = Branch(join_id(ctx.run.run_id, pos), index, len(calls), fail_fast=not return_exceptions)
         messages.append(StepMessage(step.name, ctx.run.run_id, pos, attempts.get(index, 0) + 1, args, branch=branch,
-                                    queue=step.queue))
+                                    queue=step.queue, priority=step_priority(step.priority, ctx.run.priority)))
     raise ctx.halt(Suspend(Dispatch(pos, messages, {"kind": OpKind.PARALLEL.value, "name": name,
                                                      "since": ctx.now()})))
 

@@ -130,7 +130,7 @@ def slot_wait(engine: Engine) -> float:
 def _wait(engine: Engine, step: StepDef, message: StepMessage, seconds: float, reason: str) -> None:
     """Store the timer that sends this attempt again in ``seconds``, with the run's lease over
     the wait (nothing is stored for a run that has ended)."""
-    data = embed({"step": step.name, "attempt": message.attempt, "queue": step.queue,
+    data = embed({"step": step.name, "attempt": message.attempt, "queue": step.queue, "priority": message.priority,
                   "branch": None if message.branch is None else message.branch.to_dict(), "waiting": reason},
                  message.args)
     timer = TimerRecord(timer_id=retry_timer_id(message, message.attempt), kind=TimerKind.RETRY.value,

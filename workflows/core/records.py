@@ -138,6 +138,7 @@ class RunRecord:
     chain_head: str | None = None
     chain_last: str | None = None
     deferral: dict[str, Any] | None = None  # the last deferral to a worker that serves it (see core.deferral)
+    priority: str | None = None  # the level its messages go at: "high", "low" or None for normal (core.priority)
 
     @property
     def is_terminal(self) -> bool:
@@ -353,6 +354,7 @@ class StepMessage:
     queue: str | None = None
     resent: bool = False
     version: int = MESSAGE_VERSION
+    priority: str | None = None  # the level it goes at (the step's, else its run's; core.priority)
 
 
 @dataclass(frozen=True)
@@ -364,3 +366,4 @@ class ResumeMessage:
     recovering: bool = False
     fresh: RunRecord | None = None
     version: int = MESSAGE_VERSION
+    priority: str | None = None  # the run's level (core.priority)

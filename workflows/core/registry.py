@@ -53,6 +53,7 @@ class StepDef:
     inline: bool
     task: Any = None
     limits: StepLimits | None = None
+    priority: str | None = None  # the level its messages go at (None: its run's; see core.priority)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class WorkflowDef:
     schedule: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     limits: WorkflowLimits | None = None
+    priority: str | None = None  # its runs' level unless a start says otherwise (None: normal)
 
 
 _lock = threading.Lock()

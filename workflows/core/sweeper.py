@@ -75,7 +75,8 @@ def _send_retry(engine: Engine, timer: TimerRecord, data: dict[str, Any], args: 
         return
     engine.transport.send_step(StepMessage(data["step"], timer.run_id, timer.pos, int(data["attempt"]), args,
                                            branch=Branch.from_dict(data.get("branch")), queue=data.get("queue"),
-                                           resent=True))  # a repeat is possible: check what is recorded
+                                           resent=True,  # a repeat is possible: check what is recorded
+                                           priority=data.get("priority")))
 
 
 def reconcile(engine: Engine, limit: int = 100) -> int:
@@ -94,7 +95,7 @@ def reconcile(engine: Engine, limit: int = 100) -> int:
             continue
         log.warning("run %s: lease expired, resuming (recovery %d)", run_id, run.recoveries)
         engine.observer.recovered(run)
-        engine.transport.send_resume(ResumeMessage(run_id, recovering=True))
+        engine.transport.send_resume(ResumeMessage(run_id, recovering=True, priority=run.priority))
         recovered += 1
     return recovered
 

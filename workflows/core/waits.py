@@ -209,7 +209,8 @@ def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ..
         child_id = f"{ctx.run.run_id}.{pos}"
         payload = ctx.encode([list(args), kwargs], f"arguments of child workflow {workflow.name!r}", child_id)
         with ctx.infrastructure():
-            ctx.engine.create_run(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos)
+            ctx.engine.create_run(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos,
+                                  priority=workflow.priority or ctx.run.priority)  # a child inherits the level
         event = ctx.record(pos, OpKind.CHILD, "started", name=workflow.name, data=json.dumps({"run_id": child_id}))
     child_id = json.loads(event.data or "{}")["run_id"]
     ctx.children.append(child_id)

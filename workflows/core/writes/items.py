@@ -30,7 +30,7 @@ def run_item(run: RunRecord, now: float, settings: Settings) -> Item:
             "parent_pos": run.parent_pos, "continued_from": run.continued_from, "schedule_id": run.schedule_id,
             "fire_time": run.fire_time, "code_version": run.code_version, "forked_from": run.forked_from,
             "forked_at": run.forked_at, "req": new_request(), "tags": to_json(run.tags) if run.tags else None,
-            "chain_head": run.chain_head}
+            "chain_head": run.chain_head, "priority": run.priority}
 
 
 def timer_item(timer: TimerRecord, shards: int) -> Item:
@@ -89,7 +89,7 @@ def run_record(item: Item) -> RunRecord:
         tags=json.loads(item["tags"]) if item.get("tags") else None, retain_until=item.get("retain_until"),
         code_version=item.get("code_version"), forked_from=item.get("forked_from"),
         forked_at=_int(item.get("forked_at")), chain_head=item.get("chain_head"), chain_last=item.get("chain_last"),
-        deferral=json.loads(item["deferral"]) if item.get("deferral") else None,
+        priority=item.get("priority"), deferral=json.loads(item["deferral"]) if item.get("deferral") else None,
     )
 
 

@@ -88,6 +88,8 @@ _EXPORTS: dict[str, str] = {
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
     **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
+    **dict.fromkeys(["now", "random", "uuid4"], "workflows.core.deterministic"),
+    "logger": "workflows.core.replay_log",
     **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
@@ -108,13 +110,13 @@ __all__ = [
     "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidInput",
     "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryPolicy", "RetryableError",
     "RunCancelled", "RunFailed", "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo",
-    "ScheduleNotFound", "SchedulePolicy", "StartOptions", "Step", "StepCall", "StepFailed", "TimeRange", "Timetable",
-    "UnknownWorkflow",
-    "WaitTimeout", "Workflow", "WorkflowError", "apply_async", "backfill_schedule", "cancel", "cancel_requested",
-    "continue_as_new", "count_runs", "create_schedule", "delete_schedule", "deprecate_patch", "fork_run", "get_run",
-    "get_schedule", "hook", "install", "list_run_summaries", "list_runs", "list_schedules", "parallel", "patched",
-    "pause_schedule", "rerun", "resume_hook", "resume_schedule", "send_signal", "set_tags", "sleep", "start", "step",
-    "trigger_schedule", "update_schedule", "wait_for_signal", "workflow",
+    "ScheduleNotFound", "SchedulePolicy", "StartOptions", "Step", "StepCall", "StepFailed", "TimeRange",
+    "Timetable", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "apply_async", "backfill_schedule",
+    "cancel", "cancel_requested", "continue_as_new", "count_runs", "create_schedule", "delete_schedule",
+    "deprecate_patch", "fork_run", "get_run", "get_schedule", "hook", "install", "list_run_summaries", "list_runs",
+    "list_schedules", "logger", "now", "parallel", "patched", "pause_schedule", "random", "rerun", "resume_hook",
+    "resume_schedule", "send_signal", "set_tags", "sleep", "start", "step", "trigger_schedule", "update_schedule",
+    "uuid4", "wait_for_signal", "workflow",
 ]
 
 
@@ -145,6 +147,7 @@ if TYPE_CHECKING:
         send_signal,
         start,
     )
+    from .core.deterministic import now, random, uuid4
     from .core.ops import cancel_requested, continue_as_new, hook, parallel, set_tags, sleep, wait_for_signal
     from .core.patching import deprecate_patch, patched
     from .core.records import RunStatus

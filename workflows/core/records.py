@@ -48,6 +48,7 @@ class OpKind(str, enum.Enum):
     TAGS = "tags"  # set_tags: the run's tags after the call
     PATCH = "patch"  # a ``patched(id)`` marker: this run took the new path of a change
     CHILD_END = "child_end"  # how a child (its chain's last run) ended, written by that end (not an outcome)
+    VALUE = "value"  # a value taken once and replayed: ``now()``, ``uuid4()``, ``random()`` (core.deterministic)
 
     def __str__(self) -> str:
         return self.value

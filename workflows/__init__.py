@@ -90,10 +90,11 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
     **dict.fromkeys(["now", "random", "uuid4"], "workflows.core.deterministic"),
     "logger": "workflows.core.replay_log",
+    "FanOutResult": "workflows.core.completion",
     **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
-    **dict.fromkeys(["FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
+    **dict.fromkeys(["FanOutFailed", "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
                      "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags", "NonDeterminismError",
                      "PayloadTooLarge",
                      "RetryableError", "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists",
@@ -107,16 +108,16 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidInput",
-    "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryPolicy", "RetryableError",
-    "RunCancelled", "RunFailed", "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo",
-    "ScheduleNotFound", "SchedulePolicy", "StartOptions", "Step", "StepCall", "StepFailed", "TimeRange",
-    "Timetable", "UnknownWorkflow", "WaitTimeout", "Workflow", "WorkflowError", "apply_async", "backfill_schedule",
-    "cancel", "cancel_requested", "continue_as_new", "count_runs", "create_schedule", "delete_schedule",
-    "deprecate_patch", "fork_run", "get_run", "get_schedule", "hook", "install", "list_run_summaries", "list_runs",
-    "list_schedules", "logger", "now", "parallel", "patched", "pause_schedule", "random", "rerun", "resume_hook",
-    "resume_schedule", "send_signal", "set_tags", "sleep", "start", "step", "trigger_schedule", "update_schedule",
-    "uuid4", "wait_for_signal", "workflow",
+    "FanOutFailed", "FanOutResult", "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
+    "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge",
+    "RetryPolicy", "RetryableError", "RunCancelled", "RunFailed", "RunHandle", "RunStatus", "RunTimedOut",
+    "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "SchedulePolicy", "StartOptions", "Step",
+    "StepCall", "StepFailed", "TimeRange", "Timetable", "UnknownWorkflow", "WaitTimeout", "Workflow",
+    "WorkflowError", "apply_async", "backfill_schedule", "cancel", "cancel_requested", "continue_as_new",
+    "count_runs", "create_schedule", "delete_schedule", "deprecate_patch", "fork_run", "get_run", "get_schedule",
+    "hook", "install", "list_run_summaries", "list_runs", "list_schedules", "logger", "now", "parallel", "patched",
+    "pause_schedule", "random", "rerun", "resume_hook", "resume_schedule", "send_signal", "set_tags", "sleep",
+    "start", "step", "trigger_schedule", "update_schedule", "uuid4", "wait_for_signal", "workflow",
 ]
 
 
@@ -147,12 +148,15 @@ if TYPE_CHECKING:
         send_signal,
         start,
     )
+    from .core.completion import FanOutResult
     from .core.deterministic import now, random, uuid4
     from .core.ops import cancel_requested, continue_as_new, hook, parallel, set_tags, sleep, wait_for_signal
     from .core.patching import deprecate_patch, patched
     from .core.records import RunStatus
+    from .core.replay_log import logger
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
+        FanOutFailed,
         FatalError,
         ForkRefused,
         HookAlreadyResumed,

@@ -86,12 +86,14 @@ class Step(Generic[P, R]):
         """Return a signature of this step for :func:`parallel`."""
         return StepCall(self, args, dict(kwargs))
 
-    def map(self, items: Iterable[Any], *, return_exceptions: bool = False) -> list[R]:
+    def map(self, items: Iterable[Any], *, return_exceptions: bool = False, min_successful: int | None = None,
+            tolerated_failures: int | None = None) -> Any:
         """Run this step once per item, in parallel; results in item order (in an async
-        workflow: an awaitable of them)."""
+        workflow: an awaitable of them). With completion criteria, a FanOutResult (see :func:`parallel`)."""
         from .core.ops import parallel
 
-        return parallel(*(StepCall(self, (item,), {}) for item in items), return_exceptions=return_exceptions)
+        return parallel(*(StepCall(self, (item,), {}) for item in items), return_exceptions=return_exceptions,
+                        min_successful=min_successful, tolerated_failures=tolerated_failures)
 
     def __repr__(self) -> str:
         return f"<step {self.name}>"

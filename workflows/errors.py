@@ -53,6 +53,7 @@ Tree::
     ├── SuspensionSwallowed          workflow code caught a durable call's suspension
     ├── WaitTimeout                  (also TimeoutError)
     ├── ParallelError                a branch failed
+    │   └── FanOutFailed             a fan-out's completion criteria cannot be met (too many branches failed)
     ├── RunFailed
     ├── RunCancelled
     ├── RunTimedOut
@@ -347,6 +348,21 @@ class ParallelError(WorkflowError):
     def __init__(self, index: int, name: str, error: str) -> None:
         super().__init__(f"branch {index} ({name}) failed: {error}")
         self.index, self.name, self.error = index, name, error
+
+
+class FanOutFailed(ParallelError):
+    """More branches of a fan-out with completion criteria failed than it tolerates.
+
+    Attributes:
+        failures: the error text of each failed branch that counted, by branch index.
+        succeeded: the indexes of the branches that had succeeded when the fan-out failed.
+    """
+
+    def __init__(self, message: str, failures: dict[int, str], succeeded: list[int]) -> None:
+        WorkflowError.__init__(self, message)
+        first = min(failures) if failures else -1
+        self.index, self.name, self.error = first, "", failures.get(first, message)
+        self.failures, self.succeeded = failures, succeeded
 
 
 class RunFailed(WorkflowError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import workflows
-from workflows import sleep, step, workflow
+from workflows import FanOutFailed, FatalError, InvalidInput, sleep, step, workflow
 
 #: Values each call of a workflow function saw, by label (tests reset it).
 SEEN: list[tuple[str, Any]] = []
@@ -51,3 +51,33 @@ def det_logged(n: int) -> str:
         sleep("1m")
     workflows.logger.warning("done")
     return "done"
+
+
+@step(retries=0)
+def det_branch(index: int, fail: bool = False) -> int:
+    """A branch: its index squared, or a failure (no retries)."""
+    if fail:
+        raise FatalError(f"branch {index} broke")
+    return index * index
+
+
+@workflow
+def det_quorum(width: int, failing: list[int], least: int | None, tolerated: int | None) -> dict[str, Any]:
+    """A fan-out with completion criteria; then a sleep, so the result is also read on replay."""
+    try:
+        done = workflows.parallel(*(det_branch.s(i, i in failing) for i in range(width)),
+                                  min_successful=least, tolerated_failures=tolerated)
+    except FanOutFailed as failed:
+        return {"failed": sorted(failed.failures), "succeeded": failed.succeeded, "error": str(failed)}
+    sleep("1h")
+    return {"values": done.values(), "succeeded": done.succeeded, "failed": done.failed,
+            "unfinished": done.unfinished}
+
+
+@workflow
+def det_bad_criteria(least: int, return_exceptions: bool) -> str:
+    try:
+        det_branch.map(range(2), min_successful=least, return_exceptions=return_exceptions)
+    except InvalidInput as bad:
+        return str(bad)
+    return "accepted"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ParallelError, StepFailed
 from .commands import Dispatch, InFlight, RecordOutcome
 from .commit import write_outcome
+from .completion import Criteria, recovered, result_of, settled
 from .context import WorkflowContext
 from .control import Suspend
 from .priority import step_priority
@@ -23,8 +24,10 @@ def join_id(run_id: str, pos: int) -> str:
     return f"{run_id}#{pos}"
 
 
-def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exceptions: bool) -> list[Any]:
-    """Run every call as its own step message; return the results in call order."""
+def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exceptions: bool,
+             criteria: Criteria | None = None) -> Any:
+    """Run every call as its own step message; return the results in call order (with
+    ``criteria``, a FanOutResult: see ``core.completion``)."""
     name = f"{len(calls)} branches"
     pos, event = ctx.next_op(OpKind.PARALLEL, name)
     if event is None and not calls:
@@ -32,12 +35,13 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
     recorded: set[int] = set()
     attempts: dict[int, int] = {}
     if event is None and ctx.recovering and ctx.run.cursor == pos:
-        event, recorded = _recover(ctx, pos, name, calls, fail_fast=not return_exceptions)
+        event, recorded = _recover(ctx, pos, name, calls, fail_fast=not return_exceptions, criteria=criteria)
         if event is None:  # a re-sent branch goes on from its last recorded failure, not from attempt 1
             for failed in ctx.store.read_history(join_id(ctx.run.run_id, pos)):
                 attempts[failed.pos] = max(attempts.get(failed.pos, 0), failed.attempt or 0)
     if event is not None:
-        return _results(ctx, pos, event, calls, return_exceptions)
+        return _results(ctx, pos, event, calls, return_exceptions) if criteria is None else \
+            result_of(ctx, join_id(ctx.run.run_id, pos), event, calls)
     if ctx.in_flight(pos):
         raise ctx.halt(Suspend(InFlight()))
     messages = []
@@ -46,7 +50,8 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
             continue
         step = call.step.definition
         args = ctx.encode([list(call.args), call.kwargs], f"arguments of branch {index} ({step.name})")
-        branch = Branch(join_id(ctx.run.run_id, pos), index, len(calls), fail_fast=not return_exceptions)
+        branch = Branch(join_id(ctx.run.run_id, pos), index, len(calls), fail_fast=not return_exceptions,
+                        criteria=None if criteria is None else criteria.carried)
         messages.append(StepMessage(step.name, ctx.run.run_id, pos, attempts.get(index, 0) + 1, args, branch=branch,
                                     queue=step.queue, priority=step_priority(step.priority, ctx.run.priority)))
     raise ctx.halt(Suspend(Dispatch(pos, messages, {"kind": OpKind.PARALLEL.value, "name": name,
@@ -54,9 +59,12 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
 
 
 def _recover(ctx: WorkflowContext, pos: int, name: str, calls: tuple[StepCall, ...],
-             fail_fast: bool) -> tuple[EventRecord | None, set[int]]:
+             fail_fast: bool, criteria: Criteria | None) -> tuple[EventRecord | None, set[int]]:
     """Recovery of a dispatched fan-out: count the recorded branches in the join, then
     return the op's outcome if that settles it, else the indexes not to re-send."""
+    if criteria is not None:
+        results = ctx.store.branch_results(join_id(ctx.run.run_id, pos), len(calls))
+        return recovered(ctx, join_id(ctx.run.run_id, pos), pos, name, criteria, results), {r.index for r in results}
     results, complete = ctx.store.settle_join(join_id(ctx.run.run_id, pos), len(calls))
     failed = next((r for r in results if r.error is not None), None) if fail_fast else None
     if failed is not None:
@@ -95,7 +103,11 @@ def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, err
     """Count a recorded branch in the join (idempotently); the write of the parent's
     outcome that completes (or, failing fast, fails) the fan-out resumes it, once."""
     pos, name = branch.pos, f"{branch.total} branches"
-    if error is not None and branch.fail_fast:
+    if branch.criteria is not None:  # a fan-out with completion criteria: the tally decides (core.completion)
+        if (decided := settled(engine, run.run_id, branch, name, error is not None)) is None:
+            return
+        outcome = decided
+    elif error is not None and branch.fail_fast:
         data, text = _failure(branch.index, step, error)
         outcome = EventRecord(run.run_id, event_seq(pos), OpKind.PARALLEL.value, "failed", engine.now(), name=name,
                               data=data, error=text)

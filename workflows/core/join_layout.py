@@ -27,6 +27,9 @@ def shard_entry(shard: int) -> int:
 #: The old names, still imported by the store adapters (persistence/joins.py, memory/joins.py)
 #: until their rewrite lands; internal, so no warning.
 ROOT_SLOT, shard_slot = ROOT_ENTRY, shard_entry
+#: The tally of a fan-out with completion criteria (core.completion): the sets of branches that succeeded
+#: and failed, at slot 0 of the root partition (branch results live in the shard partitions).
+TALLY_SLOT = 0
 
 
 def shard_count(total: int) -> int:

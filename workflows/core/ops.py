@@ -61,18 +61,30 @@ def wait_for_signal(name: str, timeout: Duration | None = None) -> Any:
     return awaitable(f"wait_for_signal({name!r})", lambda: durable_wait(ctx, name, timeout))
 
 
-def parallel(*calls: StepCall, return_exceptions: bool = False) -> Any:
+def parallel(*calls: StepCall, return_exceptions: bool = False, min_successful: int | None = None,
+             tolerated_failures: int | None = None) -> Any:
     """Run steps in parallel (``step.s(...)`` signatures); results come back in call order
     (a list; in an async workflow an awaitable of it).
+
+    With completion criteria the fan-out ends early and returns a :class:`FanOutResult` of
+    the branches that counted (see docs/guide.md, "Completion criteria"):
+
+    Args:
+        min_successful: complete as soon as this many branches succeeded.
+        tolerated_failures: fail as soon as more branches than this failed (without
+            ``min_successful``, complete once every branch ended).
 
     Raises:
         ParallelError: a branch failed after its retries (unless ``return_exceptions``,
             which puts a StepFailed in that branch's place instead).
+        FanOutFailed: with criteria, more branches failed than tolerated.
     """
+    from .completion import Criteria
     from .fanout import parallel as fan_out
 
     ctx = _context("parallel")
-    return awaitable("parallel", lambda: fan_out(ctx, calls, return_exceptions))
+    criteria = Criteria.of(len(calls), min_successful, tolerated_failures, return_exceptions)
+    return awaitable("parallel", lambda: fan_out(ctx, calls, return_exceptions, criteria))
 
 
 def continue_as_new(*args: Any, **kwargs: Any) -> None:

@@ -360,6 +360,10 @@ class JoinStore(Protocol):
     def join_branch(self, join_id: str, index: int, total: int) -> bool:
         """Count branch ``index`` of ``total`` (idempotently); True when the join is complete."""
 
+    def tally_branch(self, join_id: str, index: int, failed: bool) -> tuple[set[int], set[int]]:
+        """Add branch ``index`` to the succeeded (or failed) set of a fan-out with completion
+        criteria, once; return the sets of succeeded and failed branches after."""
+
     def branch_results(self, join_id: str, total: int | None = None) -> list[BranchRecord]:
         """Every recorded branch outcome, in index order. ``total`` (the join's width) reads every
         counter shard; without it, shards are read in order while each is full, which finds

@@ -320,17 +320,22 @@ class Branch:
     index: int
     total: int
     fail_fast: bool = True
+    #: The fan-out's completion criteria (core.completion), if any: its join tallies instead of counting.
+    criteria: tuple[int | None, int | None] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The branch as JSON data."""
-        return {"join": self.join, "index": self.index, "total": self.total, "fail_fast": self.fail_fast}
+        data = {"join": self.join, "index": self.index, "total": self.total, "fail_fast": self.fail_fast}
+        return data if self.criteria is None else {**data, "criteria": list(self.criteria)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Branch | None:
         """The branch of a message (None for a plain step)."""
         if data is None:
             return None
-        return cls(str(data["join"]), int(data["index"]), int(data["total"]), bool(data.get("fail_fast", True)))
+        criteria = data.get("criteria")
+        return cls(str(data["join"]), int(data["index"]), int(data["total"]), bool(data.get("fail_fast", True)),
+                   None if criteria is None else (criteria[0], criteria[1]))
 
     @property
     def pos(self) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..join_layout import (
     ROOT_SLOT,
     SHARD_SIZE,
+    TALLY_SLOT,
     branch_shard,
     read_by_shard,
     shard_count,
@@ -77,6 +78,16 @@ class JoinWrites(WritesBase):
             return True
         root = self._count(join_id, ROOT_SLOT, shard, shards)
         return root is True or (root is None and self._is_full(join_id, ROOT_SLOT, shards))
+
+    def tally_branch(self, join_id: str, index: int, failed: bool) -> tuple[set[int], set[int]]:
+        """Add branch ``index`` to the succeeded (or failed) set of a fan-out with completion criteria,
+        once (a repeat adds nothing and reads the sets); the two sets after."""
+        member, other = ("failed", "ok") if failed else ("ok", "failed")
+        cond = (A(member).missing() | ~A(member).contains(index)) & (A(other).missing() | ~A(other).contains(index))
+        done = self.commit(plan("tally branch", Update("joins", (join_id, TALLY_SLOT),
+                                                       (Add(member, frozenset({index})),), cond)))
+        item = done.item if done.applied else self.read_item("joins", (join_id, TALLY_SLOT), "read tally")
+        return {int(n) for n in (item or {}).get("ok") or ()}, {int(n) for n in (item or {}).get("failed") or ()}
 
     def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
         """Branch ``index``'s recorded outcome, or None (consistent read)."""

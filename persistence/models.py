@@ -254,6 +254,9 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         error = UnicodeAttribute(null=True)
         total = NumberAttribute(null=True)
         done = NumberSetAttribute(null=True)  # type: ignore[var-annotated]
+        # the tally of a fan-out with completion criteria (slot 0 of the root partition): branches by outcome
+        ok = NumberSetAttribute(null=True)  # type: ignore[var-annotated]
+        failed = NumberSetAttribute(null=True)  # type: ignore[var-annotated]
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute
 
     class Signal(Model):

@@ -178,6 +178,17 @@ def test_join_completes_exactly_when_every_branch_is_counted(store) -> None:  # 
     assert store.join_branch(join, 0, total) is True  # a late repeat still reports completion
 
 
+def test_a_tally_adds_each_branch_once_and_returns_both_sets(store) -> None:  # type: ignore[no-untyped-def]
+    join = f"{uid()}#2"
+    assert store.tally_branch(join, 4, False) == ({4}, set())
+    assert store.tally_branch(join, 1, True) == ({4}, {1})
+    assert store.tally_branch(join, 4, False) == ({4}, {1})  # a repeat adds nothing and reads the sets
+    assert store.tally_branch(join, 1, False) == ({4}, {1})  # nor moves a branch to the other set
+    assert store.tally_branch(join, 250, False) == ({4, 250}, {1})
+    assert store.join_items(join) == [] or all(not c.done for c in store.join_items(join))  # no counter
+    assert store.branch_results(join, 300) == []  # nor a branch result
+
+
 def test_small_joins(store) -> None:  # type: ignore[no-untyped-def]
     single = f"{uid()}#0"
     assert store.join_branch(single, 0, 1) is True and store.join_branch(single, 0, 1) is True

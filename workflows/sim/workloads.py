@@ -293,5 +293,7 @@ CATALOGUE = [
 ]
 
 
-# -- waits past the retention, limits under deletion and timeouts (a module of their own) -------------
-from . import long_waits  # noqa: E402,F401  (it builds on the definitions above and adds LONG_WAITS to CATALOGUE)
+# -- waits past the retention, limits under deletion and timeouts; deterministic helpers and completion
+# criteria (modules of their own, which build on the definitions above and add to CATALOGUE: LONG_WAITS, then
+# DETERMINISM, which imports long_waits first)
+from . import determinism, long_waits  # noqa: E402,F401

@@ -14,17 +14,22 @@ from typing import Any
 from ..core.deterministic import now, random, uuid4
 from ..core.ops import parallel, sleep
 from ..core.replay_log import logger
-from ..decorators import workflow
+from ..decorators import step, workflow
 from . import workloads as base
-from .long_waits import sim_echo
-from .workloads import Workload, _ok, sim_add, sim_fail
+from .workloads import Workload, _ok, _ran, sim_add, sim_fail
+
+
+@step
+def sim_keep(value: str) -> str:
+    _ran("keep")
+    return value
 
 
 @workflow
 def sim_values() -> str:
     taken = [str(uuid4()), repr(random()), now().isoformat()]
     logger.info("took %s", taken[0])
-    echoed = [sim_echo(value) for value in taken]
+    echoed = [sim_keep(value) for value in taken]
     sleep(1.0)
     later = now()
     if echoed != taken:

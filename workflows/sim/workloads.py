@@ -294,6 +294,5 @@ CATALOGUE = [
 
 
 # -- waits past the retention, limits under deletion and timeouts; deterministic helpers and completion
-# criteria (modules of their own, which build on the definitions above and add to CATALOGUE: LONG_WAITS, then
-# DETERMINISM, which imports long_waits first)
+# criteria (modules of their own, which build on the definitions above and add to CATALOGUE)
 from . import determinism, long_waits  # noqa: E402,F401

@@ -48,5 +48,8 @@ after("claim_run", "mid_resume", lambda ok, *a, **_: ok)
 after("record_branch", "mid_fan_in", lambda ok, *a, **_: ok)
 # The join is complete; the worker dies before recording the parent's outcome.
 after("join_branch", "after_join", lambda done, *a, **_: done)
+# A fan-out with completion criteria: the tally that meets min_successful=2 is written; the worker dies
+# before recording the fan-out's outcome (a redelivered branch or recovery decides again).
+after("tally_branch", "after_tally", lambda sets, *a, **_: len(sets[0]) >= 2)
 # Beat recorded a sleep's outcome; it dies before waking the run.
 after("record_event_while_live", "beat_tick", lambda ok, event, *a, **_: ok and event.kind == "sleep")

@@ -52,6 +52,7 @@ CASES = {
     "mid_resume": ("worker", "sequence", (4,), 6),
     "mid_fan_in": ("worker", "fan_out", (6,), [0, 2, 4, 6, 8, 10]),
     "after_join": ("worker", "fan_out", (6,), [0, 2, 4, 6, 8, 10]),
+    "after_tally": ("worker", "det_quorum_sum", (6,), "ok"),
     "beat_tick": ("beat", "sleeper", (0.5,), None),
 }
 
@@ -88,5 +89,8 @@ def test_kill_at_point_then_recovery_completes(point, stack, spawn) -> None:  # 
         assert len(joins) == 1 and joins[0].status == "completed"
         branches = store.branch_results(f"{run_id}#0")
         assert [b.index for b in branches] == list(range(6))
+    if workflow == "det_quorum_sum":
+        [decision] = [e for e in history if e.kind == "parallel"]
+        assert decision.status == "completed" and len(json.loads(decision.data)["succeeded"]) >= 2
     if workflow == "sleeper":
         assert any(e.kind == "sleep" and e.status == "fired" for e in history)

@@ -45,3 +45,16 @@ def det_e2e_quorum(tag: str, modes: list[str]) -> dict[str, Any]:
     sleep(5)  # the slow branch ends meanwhile; the replay after the sleep reads the decision again
     return {"results": {str(i): v for i, v in done.results.items()}, "failed": done.failed,
             "unfinished": done.unfinished}
+
+
+@workflow
+def det_quorum_sum(n: int) -> str:
+    """A fan-out done when two of ``n`` adds succeeded (the crash tests kill a worker around its tally)."""
+    done = workflows.parallel(*(det_e2e_add.s(i) for i in range(n)), min_successful=2)
+    wrong = {i: v for i, v in done.results.items() if v != 2 * i}
+    return "ok" if len(done.succeeded) >= 2 and not wrong and not done.failed else f"wrong: {done}"
+
+
+@step
+def det_e2e_add(i: int) -> int:
+    return i + i

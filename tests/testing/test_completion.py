@@ -11,8 +11,9 @@ import pytest
 from tests.testing import det_flows as flows
 from tests.testing.guide_blocks import guide_example
 from workflows.core.fanout import join_id
+from workflows.export import export_run
 from workflows.settings import Settings
-from workflows.testing import WorkflowEnv
+from workflows.testing import WorkflowEnv, replay
 
 
 def test_done_when_enough_succeeded_and_later_branches_are_ignored(workflow_env: WorkflowEnv) -> None:
@@ -79,3 +80,11 @@ def test_the_guide_example_runs() -> None:
     with WorkflowEnv(settings=Settings()) as env:
         example = guide_example("Completion criteria")
         assert env.start(example["price_check"], "sku-1").result() == {"price": 100, "sources": 2}
+
+
+def test_an_exported_run_replays_clean() -> None:
+    with WorkflowEnv() as env:
+        run = env.start(flows.det_quorum, 4, [1], 2, 1)
+        run.result()
+        export = export_run(env.store, run.run_id)
+    assert replay(export).ending == "returned"

@@ -84,6 +84,9 @@ class Workflows:
     """This library: ``python -m workflows worker`` processes and one beat."""
 
     name, prefix, label = "workflows", "wfb", "this library"
+    #: Tables that grow with every run, emptied before each measurement (``Plan.fresh``); the
+    #: schedules and flow-control tables are kept (beat and the workers hold state there).
+    fresh_tables = ("runs", "history", "timers", "joins", "signals", "idempotency", "tags", "hooks")
 
     def __init__(self, workers: int, concurrency: int, *, in_place: bool = True, pool: str = "threads") -> None:
         self.workers, self.concurrency, self.in_place, self.pool = workers, concurrency, in_place, pool
@@ -186,6 +189,7 @@ class PlainCelery:
     """The baseline: a Celery app with the DynamoDB result backend (:mod:`bench.baseline`)."""
 
     name, prefix, label = "celery", "celb", "plain Celery"
+    fresh_tables = ("results",)
 
     def __init__(self, workers: int, concurrency: int, *, pool: str = "threads") -> None:
         self.workers, self.concurrency, self.pool = workers, concurrency, pool
@@ -235,6 +239,7 @@ class PyWorkflow:
     """pyworkflow-engine 0.4.0 in its own virtualenv: its Celery worker and a driver subprocess."""
 
     name, prefix, label = "pyworkflow", "pwb", "pyworkflow-engine 0.4.0"
+    fresh_tables: tuple[str, ...] = ()  # run once each, on its own tables
 
     def __init__(self, python: Path, concurrency: int, pool: str = "threads") -> None:
         self.python, self.concurrency, self.pool = python, concurrency, pool

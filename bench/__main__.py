@@ -87,6 +87,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sweep", type=float, default=5.0, help="beat sweep interval, seconds (default 5)")
     parser.add_argument("--profile", action="store_true",
                         help="record this library's worker with py-spy during each scenario (results/profiles/)")
+    parser.add_argument("--idle", action="store_true",
+                        help="with --profile: sample waiting threads too (py-spy --idle), and print where a run's "
+                             "time goes: waiting for an AWS response or running, by engine frame")
     parser.add_argument("--keep-idle", action="store_true",
                         help="leave the other systems' workers running idle during a turn instead of pausing them "
                              "(their requests are counted in each window's other_requests)")
@@ -168,11 +171,14 @@ def profiling(args: argparse.Namespace, system: Any, cluster: Cluster, stamp: st
     outdir = args.out / "profiles" / stamp
     outdir.mkdir(parents=True, exist_ok=True)
     pids = [p.popen.pid for p in cluster.procs if p.name.startswith("wf-worker")]
-    yield lambda scenario: record(py_spy(), pids, outdir / scenario)
-    from .profile import breakdown
+    earlier = set(outdir.glob("*.txt"))  # an earlier phase's recordings, printed then
+    yield lambda scenario: record(py_spy(), pids, outdir / scenario, idle=args.idle)
+    from .profile import breakdown, waits
 
-    for path in sorted(outdir.glob("*.txt")):
+    for path in sorted(set(outdir.glob("*.txt")) - earlier):
         log(f"profile {path.name}: busy worker samples by engine frame\n" + "\n".join(breakdown(path, 8)))
+        if args.idle:
+            log(f"profile {path.name}: task threads' samples, waiting or running\n" + "\n".join(waits(path, 12)))
 
 
 def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
@@ -209,7 +215,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
             with Session(front, plan, logdir, log, args.sweep, args.poll, args.keep_idle, results,
                          measured_in) as session:
                 for system in systems:
-                    wrap = None if pool != "threads" or system.name != "workflows" else (
+                    wrap = None if system.name != "workflows" else (
                         lambda cluster, system=system: profiling(args, system, cluster, stamp))
                     session.start(system, pool, processes, wrap)
                 yield session

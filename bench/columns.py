@@ -63,11 +63,19 @@ def ddb_time(result: Result) -> dict[str, float]:
     return out
 
 
+def op_ms(result: Result, operation: str, role: str | None = None) -> float | None:
+    """Mean milliseconds moto served one DynamoDB ``operation`` (of ``role``, if given) in a window."""
+    rows = [r for r in result.counts if r.get("service") == "dynamodb" and r.get("operation") == operation
+            and (role is None or r.get("role") == role)]
+    n = sum(r["requests"] for r in rows)
+    return 1000 * sum(r.get("seconds", 0.0) for r in rows) / n if n else None
+
+
 def waits_table(results: list[Result]) -> str:
     """Where the DynamoDB time of the sequential and burst windows went, per column (all repeats)."""
     lines = ["| Scenario | System | Pool | Processes | Column | Table items | Wall s | DDB requests/run "
              "| Served ms/request | Wait for turn ms/request | Added ms/request | Moto serving DDB / wall "
-             "| AWS-process CPU / wall |", "|" + "---|" * 13]
+             "| AWS-process CPU / wall | UpdateItem ms | beat's Query ms |", "|" + "---|" * 15]
     for group, repeats in groups(results).items():
         if group[0] not in WAIT_SCENARIOS:
             continue
@@ -84,8 +92,9 @@ def waits_table(results: list[Result]) -> str:
                 f"| {max(x.table_items for x in mine)} | {_f(wall, 1)} | {_f(per_run, 1)} "
                 f"| {_f(1000 * t['served'] / per, 2)} | {_f(1000 * t['wait'] / per, 2)} "
                 f"| {_f(1000 * t['added'] / per, 2)} | {_f(t['served'] / wall if wall else None)} "
-                f"| {_f(r.cpu.get('aws', 0.0) / wall if wall else None)} |")
+                f"| {_f(r.cpu.get('aws', 0.0) / wall if wall else None)} | {_f(op_ms(r, 'UpdateItem'), 1)} "
+                f"| {_f(op_ms(r, 'Query', 'beat'), 1)} |")
     return "\n".join(lines)
 
 
-__all__ = ["COLUMN_LABELS", "ddb_time", "side_by_side", "split", "waits_table"]
+__all__ = ["COLUMN_LABELS", "ddb_time", "op_ms", "side_by_side", "split", "waits_table"]

@@ -145,7 +145,8 @@ class Session:
         began = time.monotonic()
         result = Result(turn.scenario, system.name, turn.steps, turn.runs, repeat=repeat, pool=entrant.pool,
                         processes=entrant.processes, column=column)
-        with entrant.wrap(turn.scenario) if entrant.wrap else contextlib.nullcontext():
+        window = f"{turn.scenario}-{entrant.pool}{entrant.processes}-{column}"  # a profile's file name
+        with entrant.wrap(window) if entrant.wrap else contextlib.nullcontext():
             measure(self.front, entrant.cluster, system.prefix, result, functools.partial(turn.action, system))
         self.log(f"  {label} done in {time.monotonic() - began:.1f}s" + (f" ({result.error})" if result.error else ""))
         entrant.cluster.check()

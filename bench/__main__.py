@@ -171,11 +171,10 @@ def profiling(args: argparse.Namespace, system: Any, cluster: Cluster, stamp: st
     outdir = args.out / "profiles" / stamp
     outdir.mkdir(parents=True, exist_ok=True)
     pids = [p.popen.pid for p in cluster.procs if p.name.startswith("wf-worker")]
-    earlier = set(outdir.glob("*.txt"))  # an earlier phase's recordings, printed then
     yield lambda scenario: record(py_spy(), pids, outdir / scenario, idle=args.idle)
     from .profile import breakdown, waits
 
-    for path in sorted(set(outdir.glob("*.txt")) - earlier):
+    for path in sorted(p for p in outdir.glob("*.txt") if any(p.name.endswith(f"-{pid}.txt") for pid in pids)):
         log(f"profile {path.name}: busy worker samples by engine frame\n" + "\n".join(breakdown(path, 8)))
         if args.idle:
             log(f"profile {path.name}: task threads' samples, waiting or running\n" + "\n".join(waits(path, 12)))

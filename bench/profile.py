@@ -63,6 +63,7 @@ RESPONSE_WAIT = ("recv_into (", "readinto (", "_read_status (", "readline (", "r
 def waits(path: Path, limit: int = 10) -> list[str]:
     """Samples of threads running this project's code (a recording made with ``--idle``), by the innermost
     project frame and whether the thread was waiting for an AWS response or running: where a run's time goes.
+    Threads parked on a lock or a sleep (background loops between their rounds) are left out.
     """
     frames: Counter[str] = Counter()
     total = 0
@@ -74,9 +75,9 @@ def waits(path: Path, limit: int = 10) -> list[str]:
         ours = [f for f in stack_frames if any(p in f for p in PROJECT) and not any(m in f for m in MAIN)]
         if not ours:
             continue
-        waiting = any(mark in stack_frames[-1] for mark in RESPONSE_WAIT)
-        other_wait = not waiting and any(mark in stack_frames[-1] for mark in IDLE)
-        kind = "waits for AWS" if waiting else "waits (lock, sleep)" if other_wait else "runs"
+        if any(mark in stack_frames[-1] for mark in IDLE):
+            continue  # a thread parked on a lock or a sleep: the worker's heartbeat and visibility loops
+        kind = "waits for AWS" if any(mark in stack_frames[-1] for mark in RESPONSE_WAIT) else "runs"
         total += int(count)
         frames[f"{kind}: {ours[-1]}"] += int(count)
     return [f"{100 * n / total:5.1f}%  {frame}" for frame, n in frames.most_common(limit)] if total else []

@@ -94,6 +94,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="leave the other systems' workers running idle during a turn instead of pausing them "
                              "(their requests are counted in each window's other_requests)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes (default bench/results)")
+    parser.add_argument("--report", type=Path, metavar="RESULTS.json",
+                        help="print the tables of a saved run (this code's tables over its measurements); run nothing")
     return parser.parse_args(argv)
 
 
@@ -268,18 +270,39 @@ def interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    signal.signal(signal.SIGTERM, interrupt)
-    results, meta = run(args)
-    by_column = columns.split(results)
-    first = next(iter(by_column.values()))  # moto's column, unless only the AWS one was measured
+def render(results: list[Result], meta: dict[str, Any]) -> tuple[str, list[Any], list[Any]]:
+    """The report (Markdown), the targets rows and issue 26's rows of ``results``."""
+    first = next(iter(columns.split(results).values()))  # moto's column, unless only the AWS one was measured
     goals = targets.targets(first)
     engine = engine_targets.engine_targets(results)
     extra = ["### Issue 26, targets 3-5, both columns", engine_targets.engine_targets_table(engine),
              "### Both columns side by side (medians of alternating repeats)", columns.side_by_side(results),
              "### Where the DynamoDB time of a window went", columns.waits_table(results)]
-    text = report.render(first, meta, targets.targets_table(goals), extra)
+    return report.render(first, meta, targets.targets_table(goals), extra), goals, engine
+
+
+def load(path: Path) -> tuple[list[Result], dict[str, Any]]:
+    """The results and meta of a saved run (``--report``)."""
+    from .systems import Timing
+
+    data = json.loads(path.read_text())
+    results = []
+    for raw in data["results"]:
+        fields = {k: v for k, v in raw.items() if k in {f.name for f in dataclasses.fields(Result)}}
+        results.append(Result(**{**fields, "timing": Timing(**raw["timing"])}))
+    return results, data["meta"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.report:  # the tables of a saved run, rendered again by this code
+        results, meta = load(args.report)
+        print(render(results, meta)[0])
+        return 0
+    signal.signal(signal.SIGTERM, interrupt)
+    results, meta = run(args)
+    text, goals, engine = render(results, meta)
+    by_column = columns.split(results)
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"bench-{meta['started']}{'-quick' if args.quick else ''}.json"

@@ -36,8 +36,12 @@ def _ratio(group: tuple[str, str, str, int]) -> Figure:
 
 
 def _per_extra_step(kind: str, key: str) -> Figure:
+    """Requests per extra step of the history runs; ``ddb_reads`` without beat's sweeps (a longer window
+    holds more of them, whatever the run does)."""
     def figure(results: list[Result]) -> tuple[float | None, str]:
         label, slope = marginal(results, kind)
+        if key == "ddb_reads" and slope:
+            return slope["ddb_reads"] - slope["beat_reads"], f"{label}, beat's sweeps left out"
         return slope.get(key), label
     return figure
 

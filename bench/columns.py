@@ -52,13 +52,15 @@ def side_by_side(results: list[Result]) -> str:
 
 def ddb_time(result: Result) -> dict[str, float]:
     """A window's DynamoDB requests (the client's result polling included: it takes turns too) and their
-    summed seconds waiting for the turn, served by moto, and slept for AWS's latency."""
-    out = dict.fromkeys(("requests", "wait", "served", "added"), 0.0)
+    summed seconds waiting for the turn, served by moto, holding the turn (served plus the front's sizing
+    of writes; 0 in runs before it was counted), and slept for AWS's latency."""
+    out = dict.fromkeys(("requests", "wait", "served", "held", "added"), 0.0)
     for row in result.counts:
         if row.get("service") == "dynamodb" and row.get("operation") != "hot_keys":
             out["requests"] += row["requests"]
             out["wait"] += row.get("wait_seconds", 0.0)
             out["served"] += row.get("seconds", 0.0)
+            out["held"] += row.get("held_seconds", 0.0)
             out["added"] += row.get("added_seconds", 0.0)
     return out
 
@@ -74,8 +76,9 @@ def op_ms(result: Result, operation: str, role: str | None = None) -> float | No
 def waits_table(results: list[Result]) -> str:
     """Where the DynamoDB time of the sequential and burst windows went, per column (all repeats)."""
     lines = ["| Scenario | System | Pool | Processes | Column | Table items | Wall s | DDB requests/run "
-             "| Served ms/request | Wait for turn ms/request | Added ms/request | Moto serving DDB / wall "
-             "| AWS-process CPU / wall | UpdateItem ms | beat's Query ms |", "|" + "---|" * 15]
+             "| Served ms/request | Turn held ms/request | Wait for turn ms/request | Added ms/request "
+             "| Moto serving DDB / wall "
+             "| AWS-process CPU / wall | UpdateItem ms | beat's Query ms |", "|" + "---|" * 16]
     for group, repeats in groups(results).items():
         if group[0] not in WAIT_SCENARIOS:
             continue
@@ -90,7 +93,8 @@ def waits_table(results: list[Result]) -> str:
             lines.append(
                 f"| {group[0]} | {group[1]} | {group[2]} | {group[3]} | {COLUMN_LABELS.get(column, column)} "
                 f"| {max(x.table_items for x in mine)} | {_f(wall, 1)} | {_f(per_run, 1)} "
-                f"| {_f(1000 * t['served'] / per, 2)} | {_f(1000 * t['wait'] / per, 2)} "
+                f"| {_f(1000 * t['served'] / per, 2)} | {_f(1000 * t['held'] / per, 2)} "
+                f"| {_f(1000 * t['wait'] / per, 2)} "
                 f"| {_f(1000 * t['added'] / per, 2)} | {_f(t['served'] / wall if wall else None)} "
                 f"| {_f(r.cpu.get('aws', 0.0) / wall if wall else None)} | {_f(op_ms(r, 'UpdateItem'), 1)} "
                 f"| {_f(op_ms(r, 'Query', 'beat'), 1)} |")

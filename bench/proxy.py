@@ -21,7 +21,8 @@ counter row, ``operation: "hot_keys"`` with zero requests and the figures under
 ``hot_keys``.
 
 Each row also sums, in seconds, how long its DynamoDB requests waited for their
-turn (``wait_seconds``), were served by moto (``seconds``), and slept for AWS's
+turn (``wait_seconds``), were served by moto (``seconds``), held the turn (``held_seconds``:
+moto's service plus the front sizing the items a write touches), and slept for AWS's
 latency (``added_seconds``, see below).
 
 Control endpoints: ``GET /__bench/counts`` returns the counters as JSON, ``POST
@@ -54,7 +55,7 @@ from .keys import KeyCounter
 _APP_ID = re.compile(r"\bapp/([\w.\-]+)")
 _SCOPE = re.compile(r"Credential=[^/]+/[^/]+/[^/]+/([\w-]+)/aws4_request")
 FIELDS = ("requests", "items", "read_units", "write_units", "messages", "bytes_in", "bytes_out", "seconds",
-          "wait_seconds", "added_seconds")
+          "wait_seconds", "held_seconds", "added_seconds")
 
 
 def role_of(user_agent: str) -> str:
@@ -177,6 +178,7 @@ class CountingMiddleware:
             out = b"".join(self.app(environ, start_response))
             seconds = time.perf_counter() - began
             self._count_keys(op, items)
+            held = time.perf_counter() - arrived - waited  # moto's service plus the front's sizing of writes
         response: dict[str, Any] = {}
         if service in ("dynamodb", "sqs") and out[:1] == b"{":
             try:
@@ -189,7 +191,7 @@ class CountingMiddleware:
             amounts = request_units(service, op, parsed, response, before, self.sizer)
             key = (system_of(resource), role_of(headers.get("USER-AGENT", "")), service, op)
             self.counter.add(key, bytes_in=len(body), bytes_out=len(out), seconds=seconds, wait_seconds=waited,
-                             added_seconds=added, **amounts)
+                             held_seconds=held, added_seconds=added, **amounts)
         return [out]
 
     def _count_keys(self, op: str, items: list[tuple[str | None, dict | None, dict | None]]) -> None:

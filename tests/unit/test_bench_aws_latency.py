@@ -60,6 +60,7 @@ def test_added_latency_overlaps_while_the_emulator_takes_turns() -> None:
     assert counted["requests"] == 4
     assert counted["added_seconds"] == pytest.approx(0.8)
     assert counted["seconds"] >= 4 * SERVE - 0.01
+    assert counted["held_seconds"] >= counted["seconds"]  # the turn covers the service (and the sizing of writes)
     assert counted["wait_seconds"] >= (0 + 1 + 2 + 3) * SERVE * 0.5  # the later ones waited for the earlier
 
 

@@ -19,7 +19,7 @@ SERVE = 0.03  # the stand-in emulator's time per request
 
 def slow_emulator(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
     """A WSGI app standing in for moto: every request takes ``SERVE`` seconds."""
-    time.sleep(SERVE)
+    time.sleep(SERVE)  # the emulator's service time is what the test measures
     start_response("200 OK", [("Content-Type", "application/json")])
     return [b"{}"]
 

@@ -73,18 +73,20 @@ def burst(count: int, start: Callable[[int], Any], finish: Callable[[Any], float
 
 def ended_at(handle: Any, timeout: float) -> float:
     """Wait like ``RunHandle.result`` does (polls from 20 ms, backing off to 1 s), reading the run once per
-    poll; return its stored end time (the result decoded, or how it failed raised).
+    poll; return its stored end time (or raise how the run ended, if not completed).
 
     ``result()`` followed by ``record()`` reads the run once more after it ended: in a burst, that
     read takes the emulator's DynamoDB turn once per run, which Celery's client does not pay.
     """
     from workflows.client import has_ended, outcome
+    from workflows.core.records import RunStatus
 
     deadline, poll = time.monotonic() + timeout, POLL
     while True:
         run = handle.record()
         if has_ended(run):
-            outcome(run)
+            if run.status != RunStatus.COMPLETED:
+                outcome(run)  # raises how it ended
             return float(run.ended_at)
         if time.monotonic() > deadline:
             raise TimeoutError(f"run {handle.run_id} did not end within {timeout}s (status {run.status})")

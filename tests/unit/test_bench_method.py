@@ -166,3 +166,31 @@ def test_each_column_pairs_its_own_repeats_and_both_show_side_by_side() -> None:
     assert "| throughput | workflows | threads | 1 | 2.000 | 2.00x (2.00-2.00) | 3.000 | 1.50x (1.50-1.50) |" in table
     burst = next(r for r in engine_targets(results) if r["target"].startswith("burst of one-step runs, threads"))
     assert burst["values"] == {"moto": 2.0, "aws": 1.5} and burst["met"] == {"moto": False, "aws": False}
+
+
+class CountingHandle:
+    """A run handle over a scripted sequence of stored runs, counting reads (as ``RunHandle`` reads the store)."""
+
+    def __init__(self, statuses: list[str]) -> None:
+        from workflows.core.records import RunRecord
+
+        self.run_id, self.reads = "r1", 0
+        self.runs = [RunRecord("r1", "single", status, 0.0, ended_at=9.5 if status == "completed" else None)
+                     for status in statuses]
+
+    def record(self) -> Any:
+        self.reads += 1
+        return self.runs[min(self.reads, len(self.runs)) - 1]
+
+    def result(self, timeout: float | None = None, poll: float = 0.1) -> Any:
+        while self.record().status != "completed":
+            pass
+        return 1
+
+
+def test_the_bench_reads_a_finished_run_once_not_once_more_for_its_end_time() -> None:
+    from bench.systems import Workflows
+
+    handle = CountingHandle(["running", "completed"])
+    assert Workflows._wait(handle, 2.0, timeout=5) == 7.5
+    assert handle.reads == 2  # one read per poll; the read that saw the end gives the end time

@@ -5,7 +5,4 @@ file is for running Celery's own commands with ``--config celeryconfig`` from th
 root. It is not installed as a top-level module.
 """
 
-from workflows.celery.config import celery_config
-from workflows.settings import get_settings
-
-globals().update(celery_config(get_settings()))
+from workflows.celery.celeryconfig import *  # noqa: F403 - the configuration's globals

@@ -9,6 +9,7 @@ import logging
 
 from workflows.core import registry
 from workflows.errors import ScheduleAlreadyExists, WorkflowError
+from workflows.options import SchedulePolicy, Timetable
 from workflows.runtime import get_engine
 from workflows.schedules import new_schedule_record, update_schedule
 
@@ -42,8 +43,9 @@ def sync_declared_schedules() -> int:
                 continue
             timezone = definition.options.get("schedule_timezone") or "UTC"
             overlap = definition.options.get("schedule_overlap") or "skip"
-            wanted = new_schedule_record(definition.name, cron=definition.schedule, timezone=timezone,
-                                         overlap=overlap, schedule_id=sid, declared=True)
+            wanted = new_schedule_record(definition.name, Timetable(cron=definition.schedule, timezone=timezone),
+                                         SchedulePolicy(overlap=overlap), schedule_id=sid)
+            wanted.declared = True
             if current is None:
                 store.create_schedule(wanted)
             elif (current.spec, current.overlap, current.workflow) != (wanted.spec, wanted.overlap, wanted.workflow):

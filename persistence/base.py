@@ -8,12 +8,12 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, TypeVar, cast
 
+from pynamodb.attributes import MapAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
-from workflows.core.listing import listing_key
-from workflows.core.records import LIVE, TimerRecord
+from workflows.core.records import LIVE
 from workflows.core.retention import retain_until
 from workflows.core.storage import (  # noqa: F401 - the store's modules import these from here
     SCHEDULE_SHARDS,
@@ -23,6 +23,7 @@ from workflows.core.storage import (  # noqa: F401 - the store's modules import 
     read_fairly,
     shard_of,
 )
+from workflows.core.writes.base import WritesBase
 from workflows.errors import StorageError, Throttled
 from workflows.settings import Settings
 
@@ -60,7 +61,7 @@ def is_conflict(exc: BaseException) -> bool:
     return any(r is not None and r.code == TX_CONFLICT for r in reasons) and not is_condition_failure(exc)
 
 
-class StoreBase:
+class StoreBase(WritesBase):
     """Holds the models and the helpers every part of the store uses."""
 
     def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
@@ -84,15 +85,6 @@ class StoreBase:
         """The shard count of every write-sharded index key (``WORKFLOWS_INDEX_SHARDS``)."""
         return self.settings.index_shards
 
-    def status_actions(self, run_id: str, status: str) -> list[Any]:
-        """Set a run's status and its key in the status listing index (always together)."""
-        Run = self.m.Run
-        return [Run.status.set(status), Run.status_shard.set(listing_key(status, run_id, self.shards))]
-
-    def lease_until(self, seconds: float | None = None) -> float:
-        """Return a lease expiry, rounded up to a bucket so index writes stay rare."""
-        return lease_expiry(self.now(), self.settings, seconds)
-
     @property
     def connection(self) -> Connection:
         """The explicit connection that transactions need."""
@@ -100,25 +92,17 @@ class StoreBase:
             self._connection = Connection(region=self.settings.region, host=self.settings.dynamodb_endpoint)
         return self._connection
 
-    def transaction(self) -> TransactWrite:
-        """Return a write transaction on this store's connection."""
-        return TransactWrite(connection=self.connection)
-
-    def transact(self, action: str, build: Callable[[TransactWrite], None], attempts: int = 6, *,
-                 own: Callable[[], bool] | None = None) -> bool:
-        """Run a transaction (retrying conflicts); False if a condition did not hold
-        (unless ``own`` says the items show this very request applied)."""
-        if self.transact_reasons(action, build, attempts) is None:
-            return True
-        return own is not None and own()
+    def transaction(self, token: str | None = None) -> TransactWrite:
+        """Return a write transaction on this store's connection (``token``: its client request token)."""
+        return TransactWrite(connection=self.connection, client_request_token=token)
 
     def transact_reasons(self, action: str, build: Callable[[TransactWrite], None],
-                         attempts: int = 6) -> list[str | None] | None:
+                         attempts: int = 6, *, token: str | None = None) -> list[str | None] | None:
         """Run a transaction (retrying conflicts); None if it applied, else the per-item
         cancellation codes (in the order the items were added) of the failed conditions."""
         for attempt in range(attempts):
             try:
-                with self.errors(action), self.transaction() as tx:
+                with self.errors(action), self.transaction(token) as tx:
                     added = AddedOrder(tx)
                     build(cast(TransactWrite, added))
                 return None
@@ -129,20 +113,6 @@ class StoreBase:
                     raise
                 time.sleep(0.01 * 2 ** attempt)
         raise StorageError(f"{action}: transaction kept conflicting")
-
-    def wake_actions(self) -> list[Any]:
-        """The update that wakes a run: ``ADD wake_seq 1``, and a short lease if it has none,
-        so whoever wakes a suspended run leaves a lease that covers a lost resume."""
-        Run = self.m.Run
-        short = self.lease_until(min(self.settings.lease_seconds, 30.0))
-        return [Run.wake_seq.add(1), Run.lease_expires_at.set(Run.lease_expires_at | short)]
-
-    def timer_item(self, timer: TimerRecord) -> Any:
-        """Return the model item of ``timer``."""
-        check_item_size({"data": timer.data})
-        return self.m.Timer(timer.timer_id, shard=shard_of(timer.timer_id, self.shards), due_at=timer.due_at,
-                            kind=timer.kind, run_id=timer.run_id, pos=timer.pos, data=timer.data,
-                            version=new_request())
 
     @contextlib.contextmanager
     def errors(self, action: str) -> Iterator[None]:
@@ -161,15 +131,6 @@ class StoreBase:
         """Read up to ``limit`` items of a sharded index fairly (see ``read_fairly``)."""
         with self.errors(action):
             return read_fairly(shards, limit, query)
-
-    def carries(self, action: str, model: Any, key: str, req: str) -> bool:
-        """Whether the item at ``key`` carries request id ``req``: our conditional write applied
-        though its response was lost and the SDK's retry failed (one consistent GetItem)."""
-        try:
-            with self.errors(action):
-                return model.get(key, consistent_read=True).req == req  # type: ignore[no-any-return]
-        except DoesNotExist:
-            return False
 
     def conditional(self, action: str, write: Callable[[], Any], *,
                     own: Callable[[], bool] | None = None) -> bool:
@@ -191,7 +152,7 @@ class StoreBase:
     def failure_reasons(self, exc: BaseException) -> list[str | None]:
         """The per-item cancellation codes of a failed transaction (None: that item was fine)."""
         reasons = getattr(exc, "cancellation_reasons", None) or []
-        return [None if r is None else r.code for r in reasons]
+        return [None if r is None or r.code in (None, "None") else r.code for r in reasons]
 
 
 class AddedOrder:
@@ -233,3 +194,17 @@ class AddedOrder:
 def to_json(value: Any) -> str:
     """Compact JSON for the store's own small structured fields."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def plain(item: Any) -> dict[str, Any]:
+    """A model instance as a plain item (a TTL as epoch seconds)."""
+    values = {}
+    for name in item.get_attributes():
+        value = getattr(item, name)
+        if isinstance(value, datetime):
+            value = value.timestamp()
+        elif isinstance(value, MapAttribute):
+            value = value.as_dict()
+        if value is not None and not (isinstance(value, set) and not value):
+            values[name] = value
+    return values

@@ -5,41 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from workflows.core.listing import Position, merged_page, shard_key
-from workflows.core.records import EventRecord, Page, RunRecord
-from workflows.core.tags import TAG_SHARDS, index_bound, index_key, index_sort_key, moved, tag_text
+from workflows.core.records import Page, RunRecord
+from workflows.core.tags import TAG_SHARDS, index_bound, index_sort_key, tag_text
 
-from .base import LIVE_STATUSES, StoreBase, to_json
+from .base import StoreBase
 
 
 class TagStore(StoreBase):
     """The ``tags`` table: what ``list_runs(tag=...)`` Queries (never a Scan)."""
-
-    def tag_items(self, run: RunRecord) -> list[Any]:
-        """The index items of a new run's tags (written with the run, in its transaction)."""
-        tags = sorted((run.tags or {}).items())
-        return [self._tag_item(index_key(k, v, run.run_id), run) for k, v in tags]
-
-    def _tag_item(self, tag: str, run: RunRecord) -> Any:
-        return self.m.Tag(tag, index_sort_key(run.created_at, run.run_id), run_id=run.run_id, workflow=run.workflow,
-                          created_at=run.created_at)
-
-    def set_tags(self, event: EventRecord, run: RunRecord, before: dict[str, str], after: dict[str, str]) -> bool:
-        """Record a ``set_tags`` outcome, set the run's tags and move their index items, in one
-        transaction while the run is live; False if the slot is taken or the run has ended."""
-        Run, Event = self.m.Run, self.m.Event
-        gone, added = moved(before, after, run.run_id)
-        sort_key = index_sort_key(run.created_at, run.run_id)
-
-        def build(tx: Any) -> None:
-            tx.save(self.event_item(event), condition=Event.seq.does_not_exist())  # type: ignore[attr-defined]
-            tx.update(Run(run.run_id), actions=[Run.tags.set(to_json(after))],
-                      condition=Run.status.is_in(*LIVE_STATUSES))
-            for tag in gone:
-                tx.delete(self.m.Tag(tag, sort_key))
-            for tag in added:
-                tx.save(self._tag_item(tag, run))
-
-        return self.transact("set tags", build)
 
     def list_tagged(self, tag: tuple[str, str], *, workflow: str | None = None, limit: int = 50,
                     cursor: str | None = None, since: float | None = None,

@@ -3,6 +3,7 @@ real `workflows worker` / `workflows beat` processes against it."""
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import signal
@@ -28,6 +29,23 @@ def _need(module: str) -> None:
         if IN_CI:
             pytest.fail(f"{module} is required in CI (pip install -e '.[dev]')")
         pytest.skip(f"SKIPPED LOUDLY: {module} is not installed; these tests need a local AWS server")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_botocore_loader() -> Iterator[None]:
+    """Every botocore session of the test process shares one data loader, so botocore's own
+    JSON files (service models, endpoints) are parsed once. PynamoDB makes a botocore session
+    per table model and thread, and each parsed the DynamoDB model again: about 1.5 s of CPU for
+    every set of tables or store a test builds. Nothing else changes: requests still go over
+    HTTP to the moto server, through the same clients."""
+    import botocore.session
+
+    original = botocore.session.create_loader
+    botocore.session.create_loader = functools.lru_cache(maxsize=None)(original)
+    try:
+        yield
+    finally:
+        botocore.session.create_loader = original
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,7 @@ MOVED: dict[str, str] = {
     **{f"workflows.{old}": f"workflows.celery.{new}" for old, new in [
         ("celery_config", "config"), ("celery_install", "install"), ("celery_transport", "transport"),
         ("producer", "producer"), ("visibility", "visibility"), ("deadletter", "deadletter"),
-        ("sqs_transport", "sqs"), ("tasks", "tasks"), ("task_steps", "task_steps")]},
+        ("sqs_transport", "sqs"), ("tasks", "tasks"), ("task_steps", "task_steps"), ("celeryconfig", "celeryconfig")]},
     **{f"workflows.cli_{group}": f"workflows.cli.{group}" for group in ("aws", "deferred", "flow", "forks",
                                                                         "payloads", "schedules")},
     **{f"workflows.{old}": f"workflows.local.{new}" for old, new in [
@@ -83,7 +83,7 @@ if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
     sys.meta_path.append(_MovedModules())
 
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["RetryPolicy", "SchedulePolicy", "StartOptions"], "workflows.options"),
+    **dict.fromkeys(["RetryPolicy", "SchedulePolicy", "StartOptions", "TimeRange", "Timetable"], "workflows.options"),
     **dict.fromkeys(["RunHandle", "apply_async", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
@@ -108,7 +108,8 @@ __all__ = [
     "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidInput",
     "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryPolicy", "RetryableError",
     "RunCancelled", "RunFailed", "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo",
-    "ScheduleNotFound", "SchedulePolicy", "StartOptions", "Step", "StepCall", "StepFailed", "UnknownWorkflow",
+    "ScheduleNotFound", "SchedulePolicy", "StartOptions", "Step", "StepCall", "StepFailed", "TimeRange", "Timetable",
+    "UnknownWorkflow",
     "WaitTimeout", "Workflow", "WorkflowError", "apply_async", "backfill_schedule", "cancel", "cancel_requested",
     "continue_as_new", "count_runs", "create_schedule", "delete_schedule", "deprecate_patch", "fork_run", "get_run",
     "get_schedule", "hook", "install", "list_run_summaries", "list_runs", "list_schedules", "parallel", "patched",
@@ -172,7 +173,7 @@ if TYPE_CHECKING:
         WorkflowError,
     )
     from .forking import fork_run, rerun
-    from .options import RetryPolicy, SchedulePolicy, StartOptions
+    from .options import RetryPolicy, SchedulePolicy, StartOptions, TimeRange, Timetable
     from .schedules import (
         ScheduleInfo,
         backfill_schedule,

@@ -8,6 +8,7 @@ import reprlib
 import sys
 import time
 import uuid
+import warnings
 from typing import Any, Iterator, Mapping, Sequence
 
 from . import codec
@@ -16,6 +17,7 @@ from .core.debounce import DEBOUNCE_TAG
 from .core.engine import Engine
 from .core.hooks import refusal
 from .core.names import check_name
+from .core.newest import STATUSES, newest_page
 from .core.ports import Store
 from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
 from .core.registry import WorkflowDef, check_arguments, get_workflow
@@ -34,7 +36,7 @@ from .errors import (
     RunTimedOut,
     SerializationError,
 )
-from .options import StartOptions, split_start_options
+from .options import StartOptions, TimeRange, created_within, split_start_options
 from .runtime import get_engine
 
 MAX_KEY_LENGTH = 512
@@ -242,9 +244,6 @@ def get_run(run_id: str) -> RunHandle:
     return RunHandle(run_id)
 
 
-STATUSES = [s.value for s in RunStatus]
-
-
 def _check_status(status: Any) -> str | None:
     if status is None:
         return None
@@ -273,42 +272,48 @@ def _page(given_cursor: str | None, summaries: bool = False, **query: Any) -> Pa
 
 
 def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit: int = 50,
-              cursor: str | None = None, since: float | None = None, until: float | None = None,
-              tag: str | tuple[str, str] | None = None) -> Page[RunRecord]:
+              cursor: str | None = None, *, tag: str | tuple[str, str] | None = None,
+              created: TimeRange | None = None, **deprecated: Any) -> Page[RunRecord]:
     """One page of runs, newest first; ``workflow`` takes a name or the workflow object.
 
-    Without ``status`` or ``workflow`` the pages walk status by status. ``tag``
+    Without ``status`` or ``workflow`` the runs of every status are merged newest first
+    (``core/newest.py``: one Query per status a page, full pages, one cursor). ``tag``
     (``"key=value"``) pages through the runs carrying that tag (its index, no Scan); it
-    combines with ``workflow``, ``since`` and ``until``, not with ``status``.
+    combines with ``workflow`` and ``created``, not with ``status``. ``created`` keeps the runs
+    created within a :class:`~workflows.options.TimeRange` (``since=`` / ``until=`` keywords:
+    deprecated, for one release).
 
     Raises:
         SerializationError: a filter, the limit or the cursor is invalid (naming which).
         InvalidTags: ``tag`` is not ``key=value`` within the tag rules, or comes with ``status``.
+        InvalidArguments: ``created`` is not a TimeRange, or comes with ``since=`` / ``until=``.
     """
-    return _listing(False, status, workflow, limit, cursor, since, until, tag)
+    window = created_within(created, deprecated, "list_runs")
+    return _listing(False, status, workflow, limit, cursor, window, tag)
 
 
 def list_run_summaries(status: str | RunStatus | None = None, workflow: Any = None, limit: int = 50,
-                       cursor: str | None = None, since: float | None = None,
-                       until: float | None = None) -> Page[RunSummary]:
+                       cursor: str | None = None, *, created: TimeRange | None = None,
+                       **deprecated: Any) -> Page[RunSummary]:
     """:func:`list_runs` from the listing index alone: each item a :class:`RunSummary` (id, workflow,
     status, created and ended times, parent, schedule), one Query a page and no read of the runs.
 
     Raises:
         SerializationError: a filter, the limit or the cursor is invalid (naming which).
+        InvalidArguments: ``created`` is not a TimeRange, or comes with ``since=`` / ``until=``.
     """
-    return _listing(True, status, workflow, limit, cursor, since, until)
+    return _listing(True, status, workflow, limit, cursor, created_within(created, deprecated, "list_run_summaries"))
 
 
-def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: Any, since: Any,
-             until: Any, tag: Any = None) -> Page[Any]:
+def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: Any, created: TimeRange,
+             tag: Any = None) -> Page[Any]:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise SerializationError(f"limit must be an int in 1..1000, got {reprlib.repr(limit)}")
     name = getattr(workflow, "name", workflow)
     if name is not None:
         _check_text(name, "workflow")
     status = _check_status(status)
-    since, until = _check_time(since, "since"), _check_time(until, "until")
+    since, until = _check_time(created.since, "since"), _check_time(created.until, "until")
     if cursor is not None and not isinstance(cursor, str):
         raise _bad_cursor(cursor)
     if tag is not None:
@@ -320,38 +325,33 @@ def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: An
     if status is not None or name is not None:
         return _page(cursor, summaries, status=status, workflow=name, limit=limit, cursor=cursor, since=since,
                      until=until)
-    index, inner = 0, None
-    if cursor:
-        index_text, _, inner_text = cursor.partition(":")
-        if index_text not in {str(i) for i in range(len(STATUSES))}:
-            raise _bad_cursor(cursor)
-        index, inner = int(index_text), inner_text or None
-    while index < len(STATUSES):
-        page = _page(cursor, summaries, status=STATUSES[index], limit=limit, cursor=inner, since=since, until=until)
-        if page.next_cursor:
-            return Page(page.items, f"{index}:{page.next_cursor}")
-        if page.items or index == len(STATUSES) - 1:
-            nxt = f"{index + 1}:" if index + 1 < len(STATUSES) else None
-            return Page(page.items, nxt)
-        index, inner = index + 1, None
-    return Page([], None)
+    try:
+        page = newest_page(get_engine().store, limit, cursor, since, until)
+    except SerializationError:
+        raise _bad_cursor(cursor) from None
+    if summaries:
+        return page
+    return Page(get_engine().store.get_runs([run.run_id for run in page.items]), page.next_cursor)
 
 
-def count_runs(status: str | RunStatus | None = None, since: float | None = None, until: float | None = None,
-               cap: int = 10_000) -> dict[str, tuple[int, bool]]:
-    """How many runs there are of ``status`` (of every status if None), created within
-    ``since``..``until``: ``{status: (count, capped)}``, ``capped`` when counting stopped at ``cap``.
+def count_runs(status: str | RunStatus | None = None, *, created: TimeRange | None = None, cap: int = 10_000,
+               **deprecated: Any) -> dict[str, tuple[int, bool]]:
+    """How many runs there are of ``status`` (of every status if None), created within ``created``
+    (a :class:`~workflows.options.TimeRange`): ``{status: (count, capped)}``, ``capped`` when
+    counting stopped at ``cap``. ``since=`` / ``until=`` keywords: deprecated, for one release.
 
     One Query (Select COUNT) of the status index per status and page; the read cost grows with
     the count, so ``cap`` bounds it.
 
     Raises:
         SerializationError: a status, a bound or the cap is invalid (naming which).
+        InvalidArguments: ``created`` is not a TimeRange, or comes with ``since=`` / ``until=``.
     """
+    created = created_within(created, deprecated, "count_runs")
     if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= 1_000_000:
         raise SerializationError(f"cap must be an int in 1..1000000, got {reprlib.repr(cap)}")
     status = _check_status(status)
-    since, until = _check_time(since, "since"), _check_time(until, "until")
+    since, until = _check_time(created.since, "since"), _check_time(created.until, "until")
     store = get_engine().store
     return {s: store.count_runs(s, since=since, until=until, cap=cap) for s in ([status] if status else STATUSES)}
 
@@ -425,11 +425,11 @@ def resume_hook(token: str, payload: Any = None) -> RunHandle:
         HookPayloadInvalid: the payload does not match the hook's schema (the hook stays pending).
         SerializationError / PayloadTooLarge: the payload is not acceptable JSON data.
     """
-    return resume_hook_on(get_engine(), token, payload)
+    return complete_hook(get_engine(), token, payload)
 
 
-def resume_hook_on(engine: Engine, token: str, payload: Any = None) -> RunHandle:
-    """:func:`resume_hook` on a given engine."""
+def complete_hook(engine: Engine, token: str, payload: Any = None) -> RunHandle:
+    """:func:`resume_hook` on a given engine: complete the hook with its payload and wake its run."""
     if not isinstance(token, str) or not token or len(token) > 256:
         raise HookNotFound()
     data = codec.dumps(payload, what="hook payload", limit=engine.settings.max_payload_bytes)
@@ -471,3 +471,17 @@ def validate_payload(schema: str, payload: Any, hook_name: str) -> Any:
     if not isinstance(payload, dict) or any(key not in payload for key in required):
         raise HookPayloadInvalid(f"payload for hook {hook_name!r} must be an object with fields {required}")
     return payload
+
+
+#: Old names of this module, for one release (a ``DeprecationWarning``): a hook is *completed*;
+#: a *resume* is a run's replay (docs/architecture.md, glossary).
+_RENAMED = {"resume_hook_on": "complete_hook"}
+
+
+def __getattr__(name: str) -> Any:
+    new = _RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module 'workflows.client' has no attribute {name!r}")
+    warnings.warn(f"workflows.client.{name} is now workflows.client.{new} (the old name goes in the next release)",
+                  DeprecationWarning, stacklevel=2)
+    return globals()[new]

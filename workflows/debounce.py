@@ -1,6 +1,6 @@
 """Debounced starts: ``wf.options(debounce="5s", debounce_key="k").start(...)`` (docs/flow-control.md).
 
-The first start with a key opens a window: it takes the window item (slot 0 of
+The first start with a key opens a window: it takes the window item (slot number 0 of
 ``debounce:<workflow>#<key>`` in the flow table, expiring at the window's end) for a new run id,
 then creates that run, tagged with the key. A start while the window is open pushes its
 arguments into that run and moves the window's end to ``now + debounce`` (at most ``debounce_max``
@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .core.debounce import DEBOUNCE_TAG, WINDOW_SLOT, window_of
+from .core.debounce import DEBOUNCE_TAG, WINDOW_SLOT_NUMBER, window_of
 from .core.engine import Engine
 from .core.registry import WorkflowDef
 from .core.tags import MAX_VALUE_LENGTH, check_tag
@@ -83,7 +83,7 @@ def start_debounced(engine: Engine, definition: WorkflowDef, args: str, options:
     for _ in range(MAX_ROUNDS):
         now = engine.now()
         open_for = next((s.holder for s in store.slot_holders(window)
-                         if s.slot == WINDOW_SLOT and s.holder and (s.expires_at or 0) > now), None)
+                         if s.slot == WINDOW_SLOT_NUMBER and s.holder and (s.expires_at or 0) > now), None)
         if open_for is None:
             run_id = str(uuid.uuid4())
             if store.acquire_slot(window, 1, run_id, now + options.window) is None:

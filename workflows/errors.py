@@ -116,7 +116,8 @@ class UnknownStep(WorkflowError):
 
 
 class InvalidArguments(InvalidInput, TypeError):
-    """Arguments that do not fit the signature of the workflow (or step) they are for."""
+    """Arguments that do not fit the signature of the workflow (or step) they are for, or keywords
+    that are no option of the library function they are given to."""
 
 
 class SerializationError(WorkflowError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from .core.records import BranchRecord, EventRecord, OpKind, RunRecord
 from .errors import InvalidExport
 
 FORMAT = "celery-durable-workflows/run-export"
-VERSION = 1
+FORMAT_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def export_run(store: Store, run_id: str, payloads: Payloads | None = None) -> d
         run = dataclasses.replace(run, args=show(run.args) or run.args, result=show(run.result))
         history = [dataclasses.replace(e, data=show(e.data)) for e in history]
         branches = {j: [dataclasses.replace(b, data=show(b.data)) for b in found] for j, found in branches.items()}
-    return {"format": FORMAT, "version": VERSION, "run": dataclasses.asdict(run),
+    return {"format": FORMAT, "version": FORMAT_VERSION, "run": dataclasses.asdict(run),
             "history": [dataclasses.asdict(e) for e in history],
             "branches": {join: [dataclasses.asdict(b) for b in found] for join, found in branches.items()}}
 
@@ -80,8 +81,9 @@ def load_export(source: str | Path | dict[str, Any]) -> RunExport:
     data = _read(source) if isinstance(source, (str, Path)) else source
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InvalidExport(f"not a run export (expected format {FORMAT!r})")
-    if data.get("version") != VERSION:
-        raise InvalidExport(f"run export version {data.get('version')!r} is not supported (this code reads {VERSION})")
+    if data.get("version") != FORMAT_VERSION:
+        raise InvalidExport(f"run export version {data.get('version')!r} is not supported "
+                            f"(this code reads {FORMAT_VERSION})")
     try:
         run = RunRecord(**data["run"])
         history = [EventRecord(**e) for e in data["history"]]
@@ -98,3 +100,12 @@ def _read(path: str | Path) -> Any:
         raise InvalidExport(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise InvalidExport(f"{path} is not JSON: {exc}") from None
+
+
+def __getattr__(name: str) -> Any:
+    """``VERSION``, the old name of :data:`FORMAT_VERSION`, for one release (a ``DeprecationWarning``)."""
+    if name != "VERSION":
+        raise AttributeError(f"module 'workflows.export' has no attribute {name!r}")
+    warnings.warn("workflows.export.VERSION is now workflows.export.FORMAT_VERSION (the export format's version, "
+                  "not a code version; the old name goes in the next release)", DeprecationWarning, stacklevel=2)
+    return FORMAT_VERSION

@@ -12,10 +12,13 @@ A workflow's own parameters never collide with these: they travel apart, the way
     @step(retry_policy=RetryPolicy(retries=5, retry_delay=2.0, max_delay=60.0))
     def charge(card: str) -> str: ...
 
-    create_schedule(report, every="1h", policy=SchedulePolicy(overlap="buffer_one", catchup_window="1d"))
+    create_schedule(report, timetable=Timetable(every="1h"), policy=SchedulePolicy(overlap="buffer_one"))
+
+    list_runs(status="failed", created=TimeRange(since=yesterday))
 
 The simple keywords (``wf.start(..., tags=...)``, ``@step(retries=5)``, ``create_schedule(...,
-overlap=...)``) keep working beside the value objects. A start option given to ``start()`` among
+every="1h", overlap=...)``) keep working beside the value objects; a value object and one of the
+keywords it stands for in one call is an error. A start option given to ``start()`` among
 the workflow's arguments is still taken as an option, with a ``DeprecationWarning``, unless the
 workflow has a parameter of that name: then it is the workflow's argument.
 """
@@ -25,12 +28,17 @@ from __future__ import annotations
 import inspect
 import warnings
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Callable, Mapping
+from datetime import datetime
+from typing import Any, Callable, Mapping, TypeVar
 
 from .core.registry import RetryPolicy
 from .durations import Duration
+from .errors import InvalidArguments, InvalidInput
 
-__all__ = ["RETRY_KEYWORDS", "RetryPolicy", "SchedulePolicy", "StartOptions", "split_start_options"]
+__all__ = ["RETRY_KEYWORDS", "RetryPolicy", "SchedulePolicy", "StartOptions", "TimeRange", "Timetable",
+           "bundle", "created_within", "split_start_options", "unknown_keywords"]
+
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -108,3 +116,91 @@ class SchedulePolicy:
     def as_keywords(self) -> dict[str, Any]:
         """The same policy as ``create_schedule``'s simple keywords."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Timetable:
+    """When a schedule fires (``create_schedule(..., timetable=Timetable(cron="0 9 * * *"))``).
+
+    Attributes:
+        cron: a five-field cron expression (or ``@daily`` ...), read in ``timezone``.
+        every: an interval: seconds, ``"5m"`` or a timedelta (fires at ``start_at + k * every``).
+            Exactly one of ``cron`` and ``every`` is set.
+        timezone: the IANA time zone the cron expression is read in.
+        start_at: the first instant a fire may happen (an aware datetime); the anchor of ``every``.
+        end_at: the last instant a fire may happen (an aware datetime).
+    """
+
+    cron: str | None = None
+    every: Duration | None = None
+    timezone: str = "UTC"
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    """Bounds on when runs were created, epoch seconds, both inclusive (``list_runs(created=...)``).
+
+    Attributes:
+        since: the earliest creation time, or None for no lower bound.
+        until: the latest creation time, or None for no upper bound.
+    """
+
+    since: float | None = None
+    until: float | None = None
+
+
+def bundle(kind: type[V], given: V | None, keywords: Mapping[str, Any], name: str,
+           error: type[InvalidInput] = InvalidArguments) -> V:
+    """The value object of a call: ``given``, or one built from the simple ``keywords`` it stands for.
+
+    Args:
+        kind: the value object's class (a dataclass).
+        given: the value object the caller passed, if any.
+        keywords: the call's simple keywords among ``kind``'s fields.
+        name: the parameter that takes the value object (for messages).
+        error: the error to raise (the caller's own kind of bad input).
+
+    Raises:
+        InvalidArguments: (or ``error``) ``given`` is not a ``kind``, or comes with keywords it stands for.
+    """
+    if given is None:
+        return kind(**keywords)
+    if not isinstance(given, kind):
+        raise error(f"{name} must be a {kind.__name__}, got {type(given).__name__}")
+    if keywords:
+        raise error(f"give {name}={kind.__name__}(...) or {', '.join(f'{k}=' for k in sorted(keywords))}, "
+                               "not both")
+    return given
+
+
+def unknown_keywords(keywords: Mapping[str, Any], known: frozenset[str], function: str) -> None:
+    """Refuse keywords that are no option of ``function``.
+
+    Raises:
+        InvalidArguments: naming the unknown keywords and the known ones.
+    """
+    unknown = sorted(keywords.keys() - known)
+    if unknown:
+        raise InvalidArguments(f"{function}() got unknown keyword(s) {', '.join(unknown)}; "
+                               f"its options are {', '.join(sorted(known))}")
+
+
+#: The keywords ``created=TimeRange(...)`` replaces in the listing functions (one release).
+TIME_RANGE_KEYWORDS = frozenset(f.name for f in fields(TimeRange))
+
+
+def created_within(created: TimeRange | None, deprecated: Mapping[str, Any], function: str) -> TimeRange:
+    """The creation-time range of a listing call: ``created``, or one built from the deprecated
+    ``since=`` / ``until=`` keywords (with a ``DeprecationWarning``).
+
+    Raises:
+        InvalidArguments: an unknown keyword; ``created`` is not a TimeRange or comes with the keywords.
+    """
+    unknown_keywords(deprecated, TIME_RANGE_KEYWORDS, function)
+    if deprecated:
+        shown = ", ".join(f"{k}=..." for k in sorted(deprecated))
+        warnings.warn(f"{function}({shown}) is deprecated: use {function}(created=TimeRange({shown}))",
+                      DeprecationWarning, stacklevel=3)
+    return bundle(TimeRange, created, deprecated, "created")

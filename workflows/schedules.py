@@ -10,9 +10,9 @@ import re
 import reprlib
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from beat.cron import ScheduleSpec, fire_times_between
 
@@ -22,13 +22,15 @@ from .core.records import Page, ScheduleRecord
 from .core.registry import get_workflow
 from .durations import Duration, to_seconds
 from .errors import InvalidDuration, InvalidSchedule, ScheduleNotFound, SerializationError
-from .options import SchedulePolicy
+from .options import SchedulePolicy, Timetable, bundle, unknown_keywords
 from .runtime import get_engine
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 OVERLAP_POLICIES = ("skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all")
 MAX_BACKFILL = 1000
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,199}$")
-_UNSET: Any = object()
 
 
 @dataclass(frozen=True)
@@ -150,69 +152,99 @@ def _first_fire(spec: ScheduleSpec, schedule_id: str, now: float) -> tuple[float
     return next_after(spec, schedule_id, now)
 
 
-def create_schedule(workflow: Any, *, cron: str | None = None, every: Duration | None = None,
-                    timezone: str = "UTC", start_at: datetime | None = None, end_at: datetime | None = None,
-                    jitter: Duration | None = None, overlap: str = "skip", catchup_window: Duration | None = None,
-                    args: list[Any] | tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
-                    schedule_id: str | None = None, paused: bool = False,
-                    policy: SchedulePolicy | None = None) -> ScheduleInfo:
+class ScheduleKeywords(TypedDict, total=False):
+    """The simple keywords of :func:`create_schedule`: the fields of a :class:`Timetable` and of a
+    :class:`SchedulePolicy`, each given alone."""
+
+    cron: str | None
+    every: Duration | None
+    timezone: str
+    start_at: datetime | None
+    end_at: datetime | None
+    jitter: Duration | None
+    overlap: str
+    catchup_window: Duration | None
+    paused: bool
+
+
+TIMETABLE_KEYWORDS = frozenset(f.name for f in fields(Timetable))
+POLICY_KEYWORDS = frozenset(f.name for f in fields(SchedulePolicy))
+
+
+def schedule_options(timetable: Timetable | None, policy: SchedulePolicy | None,
+                     keywords: dict[str, Any]) -> tuple[Timetable, SchedulePolicy]:
+    """The timetable and policy of a :func:`create_schedule` call: the value objects, or ones built
+    from the simple keywords.
+
+    Raises:
+        InvalidArguments: a keyword is no schedule option.
+        InvalidSchedule: a value object is of the wrong kind, or comes with keywords it stands for.
+    """
+    unknown_keywords(keywords, TIMETABLE_KEYWORDS | POLICY_KEYWORDS, "create_schedule")
+    return (bundle(Timetable, timetable, {k: v for k, v in keywords.items() if k in TIMETABLE_KEYWORDS},
+                   "timetable", InvalidSchedule),
+            bundle(SchedulePolicy, policy, {k: v for k, v in keywords.items() if k in POLICY_KEYWORDS},
+                   "policy", InvalidSchedule))
+
+
+def create_schedule(workflow: Any, *, args: list[Any] | tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
+                    schedule_id: str | None = None, timetable: Timetable | None = None,
+                    policy: SchedulePolicy | None = None, **options: Unpack[ScheduleKeywords]) -> ScheduleInfo:
     """Create a schedule that starts ``workflow`` on a cron timetable or every interval.
+
+    The timetable and the policy are value objects (:class:`~workflows.options.Timetable`,
+    :class:`~workflows.options.SchedulePolicy`), or their fields given as simple keywords::
+
+        create_schedule(report, cron="0 9 * * 1-5", timezone="Europe/Paris", overlap="buffer_one")
+        create_schedule(report, timetable=Timetable(every="1h"), policy=SchedulePolicy(catchup_window="1d"))
 
     Args:
         workflow: a registered name or the workflow object.
-        cron: five-field cron expression (or ``@daily`` ...), read in ``timezone``.
-        every: interval: seconds, ``"5m"`` or a timedelta (fires at ``start_at + k * every``).
-        start_at / end_at: aware datetimes bounding the fires.
-        jitter: delay each fire by up to this much (the same delay on every beat).
-        overlap: ``skip`` (default), ``buffer_one``, ``buffer_all``, ``cancel_other``,
-            ``terminate_other`` or ``allow_all``: what a fire does while a run of the
-            schedule is running.
-        catchup_window: after downtime, start fires missed by at most this long;
-            None (default) starts only the latest missed fire.
         args / kwargs: the arguments of every run (JSON data).
         schedule_id: defaults to ``<workflow>-<random>``.
-        paused: create it paused.
-        policy: ``jitter``, ``overlap``, ``catchup_window`` and ``paused`` as one value object
-            (:class:`~workflows.options.SchedulePolicy`), instead of those keywords.
+        timetable: when it fires: ``cron`` (five fields or ``@daily`` ..., read in ``timezone``) or
+            ``every`` (seconds, ``"5m"`` or a timedelta; fires at ``start_at + k * every``), with
+            ``start_at`` / ``end_at`` (aware datetimes) bounding the fires.
+        policy: how fires behave: ``overlap`` (``skip`` by default, ``buffer_one``, ``buffer_all``,
+            ``cancel_other``, ``terminate_other`` or ``allow_all``: what a fire does while a run of
+            the schedule is running), ``catchup_window`` (after downtime, start fires missed by at
+            most this long; None starts only the latest missed fire), ``jitter`` (delay each fire by
+            up to this much, the same delay on every beat), ``paused`` (create it paused).
+        **options: the fields of ``timetable`` and ``policy`` as simple keywords
+            (:class:`ScheduleKeywords`).
 
     Raises:
-        InvalidSchedule: bad cron, time zone, interval, policy or id; ``policy`` with one of the
+        InvalidSchedule: bad cron, time zone, interval, policy or id; a value object with one of the
             keywords it stands for.
+        InvalidArguments: a keyword that is no schedule option.
         UnknownWorkflow: no workflow is registered under that name.
         ScheduleAlreadyExists: the id is taken.
     """
-    if policy is not None:
-        if not isinstance(policy, SchedulePolicy):
-            raise InvalidSchedule(f"policy must be a SchedulePolicy, got {reprlib.repr(policy)}")
-        if (jitter, overlap, catchup_window, paused) != (None, "skip", None, False):
-            raise InvalidSchedule("give policy=SchedulePolicy(...) or jitter=, overlap=, catchup_window=, paused=, "
-                                  "not both")
-        jitter, overlap, catchup_window, paused = policy.jitter, policy.overlap, policy.catchup_window, policy.paused
-    record = new_schedule_record(workflow, cron=cron, every=every, timezone=timezone, start_at=start_at,
-                                 end_at=end_at, jitter=jitter, overlap=overlap, catchup_window=catchup_window,
-                                 args=args, kwargs=kwargs, schedule_id=schedule_id, paused=paused)
+    timetable, policy = schedule_options(timetable, policy, dict(options))
+    record = new_schedule_record(workflow, timetable, policy, args=args, kwargs=kwargs, schedule_id=schedule_id)
     return schedule_info(get_engine().store.create_schedule(record))
 
 
-def new_schedule_record(workflow: Any, *, cron: str | None = None, every: Duration | None = None,
-                        timezone: str = "UTC", start_at: datetime | None = None, end_at: datetime | None = None,
-                        jitter: Duration | None = None, overlap: str = "skip",
-                        catchup_window: Duration | None = None, args: list[Any] | tuple[Any, ...] = (),
-                        kwargs: dict[str, Any] | None = None, schedule_id: str | None = None,
-                        paused: bool = False, declared: bool = False) -> ScheduleRecord:
+def new_schedule_record(workflow: Any, timetable: Timetable, policy: SchedulePolicy = SchedulePolicy(), *,
+                        args: list[Any] | tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
+                        schedule_id: str | None = None) -> ScheduleRecord:
     """Validate the options of :func:`create_schedule` and return the record to store."""
-    if not isinstance(paused, bool):
-        raise InvalidSchedule(f"paused must be True or False, got {paused!r}")
+    if not isinstance(policy.paused, bool):
+        raise InvalidSchedule(f"paused must be True or False, got {policy.paused!r}")
     name = _workflow_name(workflow)
-    spec = ScheduleSpec.build(cron=cron, every=every, timezone=timezone, start_at=start_at, end_at=end_at,
-                              jitter=jitter)
+    spec = _spec(timetable, policy.jitter)
     schedule_id = _check_id(schedule_id if schedule_id is not None else f"{name}-{uuid.uuid4().hex[:12]}")
     record = ScheduleRecord(schedule_id=schedule_id, workflow=name, spec=spec.to_dict(),
-                            overlap=_check_overlap(overlap), args=_encode_args(name, args, kwargs),
-                            state="paused" if paused else "active", catchup_window=_check_window(catchup_window),
-                            declared=declared)
+                            overlap=_check_overlap(policy.overlap), args=_encode_args(name, args, kwargs),
+                            state="paused" if policy.paused else "active",
+                            catchup_window=_check_window(policy.catchup_window))
     record.next_fire_at, record.next_due_at = _first_fire(spec, schedule_id, get_engine().now())
     return record
+
+
+def _spec(timetable: Timetable, jitter: Duration | None) -> ScheduleSpec:
+    return ScheduleSpec.build(cron=timetable.cron, every=timetable.every, timezone=timetable.timezone,
+                              start_at=timetable.start_at, end_at=timetable.end_at, jitter=jitter)
 
 
 def get_schedule(schedule_id: str) -> ScheduleInfo:
@@ -250,47 +282,70 @@ def list_schedules(workflow: Any = None, state: str | None = None, limit: int = 
     return Page([schedule_info(r) for r in page.items], page.next_cursor)
 
 
-def update_schedule(schedule_id: str, *, workflow: Any = _UNSET, cron: str | None = _UNSET,
-                    every: Duration | None = _UNSET, timezone: str = _UNSET, start_at: datetime | None = _UNSET,
-                    end_at: datetime | None = _UNSET, jitter: Duration | None = _UNSET, overlap: str = _UNSET,
-                    catchup_window: Duration | None = _UNSET, args: list[Any] | tuple[Any, ...] = _UNSET,
-                    kwargs: dict[str, Any] | None = _UNSET) -> ScheduleInfo:
+class ScheduleChanges(TypedDict, total=False):
+    """What :func:`update_schedule` may change: the workflow, its arguments, the timetable's fields
+    and the policy's (but ``paused``: see :func:`pause_schedule`)."""
+
+    workflow: Any
+    args: list[Any] | tuple[Any, ...]
+    kwargs: dict[str, Any] | None
+    cron: str | None
+    every: Duration | None
+    timezone: str
+    start_at: datetime | None
+    end_at: datetime | None
+    jitter: Duration | None
+    overlap: str
+    catchup_window: Duration | None
+
+
+UPDATABLE = frozenset(ScheduleChanges.__annotations__)
+
+
+def update_schedule(schedule_id: str, **changes: Unpack[ScheduleChanges]) -> ScheduleInfo:
     """Change some options of a schedule; a new timetable takes effect from now.
 
     Giving ``cron`` drops ``every`` and the other way round. Runs already running
     or buffered are not touched.
 
+    Args:
+        schedule_id: the schedule to change.
+        **changes: the options to change (:class:`ScheduleChanges`): ``workflow``, ``args``,
+            ``kwargs``, a :class:`~workflows.options.Timetable`'s fields, and ``jitter``,
+            ``overlap``, ``catchup_window``.
+
     Raises:
-        ScheduleNotFound, InvalidSchedule, UnknownWorkflow.
+        ScheduleNotFound, InvalidSchedule, UnknownWorkflow; InvalidArguments for a keyword that is
+        no option.
     """
+    unknown_keywords(changes, UPDATABLE, "update_schedule")
+    given: dict[str, Any] = dict(changes)
     store = get_engine().store
     for _ in range(10):
         current = store.get_schedule(_lookup_id(schedule_id))
         spec_data = dict(current.spec)
-        given = {k: v for k, v in (("cron", cron), ("every", every), ("timezone", timezone), ("start_at", start_at),
-                                   ("end_at", end_at), ("jitter", jitter)) if v is not _UNSET}
-        if given.get("cron") is not None:
+        timing = {k: v for k, v in given.items() if k in TIMETABLE_KEYWORDS or k == "jitter"}
+        if timing.get("cron") is not None:
             spec_data["every"] = None
-        if given.get("every") is not None:
+        if timing.get("every") is not None:
             spec_data["cron"] = None
-        spec_data.update({k: v.isoformat() if isinstance(v, datetime) else v for k, v in given.items()})
+        spec_data.update({k: v.isoformat() if isinstance(v, datetime) else v for k, v in timing.items()})
         spec = ScheduleSpec.from_dict(spec_data)
-        changes: dict[str, Any] = {}
+        update: dict[str, Any] = {}
         if spec.to_dict() != current.spec:
-            changes["spec"] = spec.to_dict()
-        name = current.workflow if workflow is _UNSET else _workflow_name(workflow)
+            update["spec"] = spec.to_dict()
+        name = _workflow_name(given["workflow"]) if "workflow" in given else current.workflow
         if name != current.workflow:
-            changes["workflow"] = name
-        if overlap is not _UNSET:
-            changes["overlap"] = _check_overlap(overlap)
-        if catchup_window is not _UNSET:
-            changes["catchup_window"] = _check_window(catchup_window)
-        if args is not _UNSET or kwargs is not _UNSET:
+            update["workflow"] = name
+        if "overlap" in given:
+            update["overlap"] = _check_overlap(given["overlap"])
+        if "catchup_window" in given:
+            update["catchup_window"] = _check_window(given["catchup_window"])
+        if "args" in given or "kwargs" in given:
             old_args, old_kwargs = codec.loads(current.args)
-            changes["args"] = _encode_args(name, old_args if args is _UNSET else args,
-                                           old_kwargs if kwargs is _UNSET else kwargs)
-        reschedule = _first_fire(spec, current.schedule_id, get_engine().now()) if "spec" in changes else None
-        if store.update_schedule(current.schedule_id, current.version, changes, reschedule=reschedule,
+            update["args"] = _encode_args(name, given.get("args", old_args), given.get("kwargs", old_kwargs))
+        reschedule = _first_fire(spec, current.schedule_id, get_engine().now()) if "spec" in update else None
+        if store.update_schedule(current.schedule_id, current.version, update, reschedule=reschedule,
                                  active=current.state == "active", seen_pending=current.pending is not None):
             return get_schedule(current.schedule_id)
     raise InvalidSchedule(f"schedule {schedule_id!r} kept changing under the update; try again")
@@ -321,10 +376,10 @@ def resume_schedule(schedule_id: str) -> ScheduleInfo:
             return schedule_info(current)
         spec = ScheduleSpec.from_dict(current.spec)
         next_fire, next_due = _first_fire(spec, current.schedule_id, engine.now())
-        resumed = engine.store.resume_schedule(current.schedule_id, next_fire=next_fire, next_due=next_due,
+        unpaused = engine.store.resume_schedule(current.schedule_id, next_fire=next_fire, next_due=next_due,
                                                seen_pending=current.pending is not None)
-        if resumed is not None:
-            return schedule_info(drain(engine, resumed))
+        if unpaused is not None:
+            return schedule_info(drain(engine, unpaused))
     raise InvalidSchedule(f"schedule {schedule_id!r} kept changing under the resume; try again")
 
 

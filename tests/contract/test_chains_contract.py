@@ -30,6 +30,19 @@ def test_a_child_end_writes_its_record_into_its_parent_with_the_wake(store, cloc
     assert store.get_event(parent, child_end_seq(4)) is None
 
 
+def test_a_child_end_wakes_a_parent_whose_executor_holds_it(store) -> None:  # type: ignore[no-untyped-def]
+    """A parent running inline steps (claimed by its resume, lease live) is still woken by its
+    child's end, with the record: the end's condition on claims is the child's own, never the
+    parent's (else the parent, suspending later on an unchanged ``wake_seq``, would wait forever)."""
+    parent = start(store)
+    child = start(store, parent_run_id=parent, parent_pos=2)
+    assert store.claim_run(parent, 1, "resume-1", {"kind": "step"})
+    woken = store.get_run(parent).wake_seq
+    assert store.finish_run(child, "completed", result="7", wake=parent, wake_record=notice(parent, 2, "7")) is not None
+    assert store.get_run(parent).wake_seq == woken + 1
+    assert store.get_event(parent, child_end_seq(2)).data == "7"
+
+
 def test_a_child_end_writes_nothing_into_an_ended_parent(store) -> None:  # type: ignore[no-untyped-def]
     parent = start(store)
     child = start(store, parent_run_id=parent, parent_pos=0)

@@ -40,8 +40,10 @@ def after(method: str, point: str, when: Callable[..., bool]) -> None:
 
 # A dispatched step's result is recorded; the worker dies before continuing the run.
 after("record_event", "after_step_record", lambda ok, event, **_: ok and event.kind == "step" and event.is_outcome)
-# A resume won the in-flight write; it dies before sending the step message.
+# A resume won the in-flight write (a step sent), or claimed the run (a step run in place); it dies
+# before sending the step message, or before running the step.
 after("advance_run", "mid_resume", lambda ok, *a, **_: ok)
+after("claim_run", "mid_resume", lambda ok, *a, **_: ok)
 # A branch's result is recorded; the worker dies before counting it in the join.
 after("record_branch", "mid_fan_in", lambda ok, *a, **_: ok)
 # The join is complete; the worker dies before recording the parent's outcome.

@@ -19,6 +19,7 @@ from persistence.provision import create_tables
 from tests.faults import atomic_flows as flows
 from tests.faults.faulty_aws import FaultyAWS
 from workflows.client import resume_hook, send_signal
+from workflows.core.commands import RunEnd
 from workflows.core.engine import Engine
 from workflows.core.records import RunStatus
 from workflows.core.registry import get_workflow
@@ -89,7 +90,7 @@ def test_a_child_end_whose_response_is_lost_still_wakes_its_parent(engine, fault
     run = engine.store.get_run(child)
     engine.transport.clear()
     faulty.injector.lose_response("write", '"status"')  # the write that ends the child
-    assert engine.end(run, RunStatus.COMPLETED, result="41")
+    assert engine.end(run, RunEnd.completed("41"))
     assert engine.store.get_run(child).status == RunStatus.COMPLETED
     assert faulty.injector.responses_lost >= 1
     assert parent in resumed(engine)
@@ -172,7 +173,7 @@ class CancelBeforeContinue:
 
 
 def test_continue_as_new_that_loses_a_race_with_cancel_leaves_no_successor(engine) -> None:  # type: ignore[no-untyped-def]
-    from workflows.core.engine import RUN_NAMESPACE
+    from workflows.core.commit import RUN_NAMESPACE
 
     racing = Engine(CancelBeforeContinue(engine.store), engine.transport, engine.settings, clock=engine.clock)  # type: ignore[arg-type]
     run_id, _ = racing.create_run(get_workflow("countdown"), "[[1],{}]")

@@ -27,11 +27,19 @@ def clock() -> list[float]:
     return [time.time()]
 
 
-@pytest.fixture()
-def store(settings, clock):  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def own_settings(settings):  # type: ignore[no-untyped-def]
+    """Tables of this module's own: the fake clock must not touch other tests' items. Made once
+    (a table set costs seconds on moto): each test here fills a table of its own (timers, runs,
+    schedules) with ids of its own."""
     own = settings.with_(table_prefix=f"f{uuid.uuid4().hex[:6]}-")
-    create_tables(own)  # own tables: the fake clock must not touch other tests' items
-    return DynamoStore(own, clock=lambda: clock[0])
+    create_tables(own)
+    return own
+
+
+@pytest.fixture()
+def store(own_settings, clock):  # type: ignore[no-untyped-def]
+    return DynamoStore(own_settings, clock=lambda: clock[0])
 
 
 def test_due_timers_reach_the_last_shard(store, clock) -> None:  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ from workflows.core.records import Branch, EventRecord, RunStatus, StepMessage, 
 from workflows.core.registry import get_step, get_workflow
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers, reconcile
-from workflows.memory import RecordingTransport
+from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 
 
 @pytest.fixture()
@@ -181,3 +181,20 @@ def test_a_stale_resume_that_loses_an_inline_attempt_record_suspends_the_run_it_
             engine.resume(resume.run_id)
     assert engine.store.get_run(run_id).status == RunStatus.COMPLETED
     assert engine.store.get_run(run_id).result == "14"
+
+
+def test_a_step_in_place_that_will_be_retried_leaves_no_claim_behind() -> None:
+    """A step in place runs under its resume's claim of the run; when its attempt will be retried,
+    the claim is released (the op marked in flight) before the retry timer is stored, so the
+    retry's worker ends the run at once instead of waiting for the claim's lease to pass."""
+    clock = ManualClock()
+    engine = Engine(MemoryStore(SETTINGS, clock), RecordingTransport({None}), SETTINGS, clock=clock)
+    run_id = start(engine, flows.replay_one_flaky.name, 4)
+    assert not sent(engine).steps and ran("flaky4#1") == 1  # the first attempt ran in place, and failed
+    run = engine.store.get_run(run_id)
+    assert run.cursor == 0 and run.status == RunStatus.RUNNING
+    clock.advance(5.0)  # the backoff, well within the lease the retry stored (60 s)
+    assert fire_due_timers(engine) == 1
+    deliver_steps(engine, redelivered=True)
+    assert ran("flaky4#2") == 1
+    assert engine.store.get_run(run_id).status == RunStatus.COMPLETED

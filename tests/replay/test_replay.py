@@ -12,7 +12,7 @@ import pytest
 
 from tests.replay import replay_flows as flows
 from tests.replay.ports import SETTINGS, memory_engine, recording
-from workflows.client import resume_hook_on, signal_run
+from workflows.client import complete_hook, signal_run
 from workflows.core.engine import Engine
 from workflows.core.records import OpKind, RunStatus, StepMessage
 from workflows.core.registry import get_workflow
@@ -68,7 +68,7 @@ def test_every_op_kind_runs_to_completion(engine: Engine) -> None:
     assert engine.store.get_run(run_id).status == RunStatus.SUSPENDED  # sleeping
     engine.clock.advance(31)  # type: ignore[attr-defined]
     drain(engine)
-    resume_hook_on(engine, flows.TOKENS[key], "yes")
+    complete_hook(engine, flows.TOKENS[key], "yes")
     drain(engine)
     engine.clock.advance(61)  # type: ignore[attr-defined]  # the signal wait times out
     drain(engine)
@@ -87,7 +87,7 @@ def test_a_signal_sent_before_the_wait_is_delivered(engine: Engine) -> None:
     signal_run(engine, run_id, "go", {"n": 1})
     engine.clock.advance(31)  # type: ignore[attr-defined]
     drain(engine)
-    resume_hook_on(engine, flows.TOKENS[key], "ok")
+    complete_hook(engine, flows.TOKENS[key], "ok")
     drain(engine)
     run = engine.store.get_run(run_id)
     assert run.status == RunStatus.COMPLETED and json.loads(run.result or "{}")["signal"] == {"n": 1}

@@ -24,8 +24,8 @@ SLEEPERS = [workloads.Workload("sim_sleep", lambda r, k: [2 * DAY], lambda a: [(
 class LiveRunsWithTTL(MemoryStore):
     """A store that stamps every new run with a TTL an hour ahead (while it is live)."""
 
-    def _run_item(self, run: Any) -> dict[str, Any]:
-        return {**super()._run_item(run), "retain_until": int(self.now() + 3600)}
+    def run_item(self, run: Any) -> dict[str, Any]:
+        return {**super().run_item(run), "retain_until": int(self.now() + 3600)}
 
 
 class ForgetfulBucket(MemoryBlobs):

@@ -82,3 +82,56 @@ def test_a_schedule_policy_stands_for_the_policy_keywords(env: WorkflowEnv) -> N
     assert (info.overlap, info.catchup_window, info.state) == ("buffer_one", 86400.0, "paused")
     with pytest.raises(InvalidSchedule, match="not both"):
         create_schedule(flows.plain, every="1h", args=[1], overlap="skip", paused=True, policy=SchedulePolicy())
+
+
+def test_a_timetable_stands_for_the_timetable_keywords(env: WorkflowEnv) -> None:
+    from workflows import Timetable, create_schedule, update_schedule
+    from workflows.errors import InvalidArguments, InvalidSchedule
+
+    info = create_schedule(flows.plain, args=[1], timetable=Timetable(every="1h", timezone="Europe/Paris"),
+                           policy=SchedulePolicy(overlap="buffer_all"))
+    assert (info.every, info.timezone, info.overlap) == (3600.0, "Europe/Paris", "buffer_all")
+    assert create_schedule(flows.plain, every="1h", args=[1], overlap="buffer_all").every == 3600.0  # the keywords
+    with pytest.raises(InvalidSchedule, match="not both"):
+        create_schedule(flows.plain, args=[1], timetable=Timetable(every="1h"), every="2h")
+    with pytest.raises(InvalidSchedule, match="timetable must be a Timetable"):
+        create_schedule(flows.plain, args=[1], timetable={"every": "1h"})  # type: ignore[arg-type]
+    with pytest.raises(InvalidArguments, match="unknown keyword.*no_such_option"):
+        create_schedule(flows.plain, every="1h", args=[1], no_such_option=1)  # type: ignore[call-arg]
+    assert update_schedule(info.schedule_id, every="2h", args=[5]).every == 7200.0
+    assert update_schedule(info.schedule_id, overlap="skip").args == [5]
+    with pytest.raises(InvalidArguments, match="paused"):  # pause_schedule does that
+        update_schedule(info.schedule_id, paused=True)  # type: ignore[call-arg]
+
+
+def test_a_time_range_bounds_the_listings_and_the_old_keywords_warn(env: WorkflowEnv) -> None:
+    from workflows import TimeRange, count_runs, list_run_summaries, list_runs
+    from workflows.errors import InvalidArguments
+
+    run = flows.plain.start(1)
+    env.run_until_complete(run)
+    created = run.record().created_at
+    inside, after = TimeRange(since=created - 1, until=created + 1), TimeRange(since=created + 1)
+    assert [r.run_id for r in list_runs(workflow=flows.plain, created=inside)] == [run.run_id]
+    assert list(list_runs(workflow=flows.plain, created=after)) == []
+    assert [r.run_id for r in list_run_summaries(status="completed", created=inside)] == [run.run_id]
+    assert count_runs("completed", created=inside) == {"completed": (1, False)}
+    with pytest.warns(DeprecationWarning, match=r"created=TimeRange\(since=\.\.\.\)") as caught:
+        assert list(list_runs(workflow=flows.plain, since=created + 1)) == []
+    assert caught[0].filename == __file__  # the warning points at the caller
+    with pytest.warns(DeprecationWarning, match="list_run_summaries"):
+        assert [r.run_id for r in list_run_summaries(status="completed", until=created + 1)] == [run.run_id]
+    with pytest.warns(DeprecationWarning, match="count_runs"):
+        assert count_runs("completed", since=created + 1) == {"completed": (0, False)}
+    with pytest.raises(InvalidArguments, match="not both"), pytest.warns(DeprecationWarning):
+        list_runs(created=inside, since=created)
+    with pytest.raises(InvalidArguments, match="unknown keyword"):
+        list_runs(no_such_filter=1)
+
+
+def test_the_typed_keywords_are_the_value_objects_fields() -> None:
+    from workflows import schedules
+
+    both = schedules.TIMETABLE_KEYWORDS | schedules.POLICY_KEYWORDS
+    assert set(schedules.ScheduleKeywords.__annotations__) == both
+    assert schedules.UPDATABLE == both - {"paused"} | {"workflow", "args", "kwargs"}

@@ -93,7 +93,7 @@ def call(app: http.HooksApp, method: str, path: str, chunks: list[bytes] | None 
 
 def make(error: BaseException | None = None) -> tuple[http.HooksApp, FakeResume]:
     fake = FakeResume(error)
-    return http.create_app(resume=fake, max_body=LIMIT, imports=()), fake
+    return http.create_app(complete=fake, max_body=LIMIT, imports=()), fake
 
 
 def assert_no_token(response: Response) -> None:
@@ -247,7 +247,7 @@ def test_workflow_modules_are_imported_once(monkeypatch: pytest.MonkeyPatch) -> 
     loaded: list[tuple[str, ...]] = []
     monkeypatch.setattr("workflows.core.registry.load_imports", lambda modules: loaded.append(tuple(modules)))
     fake = FakeResume()
-    app = http.create_app(resume=fake, max_body=LIMIT, imports=["tests.e2e.flows"])
+    app = http.create_app(complete=fake, max_body=LIMIT, imports=["tests.e2e.flows"])
     call(app, "GET", "/healthz")
     assert loaded == []
     for _ in range(3):
@@ -275,3 +275,12 @@ def test_lifespan() -> None:
 
     asyncio.run(app({"type": "lifespan"}, receive, send))
     assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+def test_the_old_resume_keyword_still_builds_the_app_with_a_deprecation_warning() -> None:
+    fake = FakeResume(None)
+    with pytest.warns(DeprecationWarning, match=r"create_app\(complete=") as caught:
+        app = http.create_app(resume=fake, max_body=LIMIT, imports=())
+    assert caught[0].filename == __file__
+    assert call(app, "POST", f"/hooks/{TOKEN}", [b'{"ok": 1}']).status == 202
+    assert fake.calls == [(TOKEN, {"ok": 1})]

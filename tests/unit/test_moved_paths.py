@@ -84,3 +84,40 @@ def test_the_command_line_paths_work_without_a_warning() -> None:
 def test_an_unknown_module_is_still_a_module_not_found_error() -> None:
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("workflows.no_such_module")
+
+
+def test_the_old_celeryconfig_path_still_holds_the_configuration() -> None:
+    code = ("import warnings\nwarnings.simplefilter('ignore')\nimport workflows.celeryconfig as c\n"
+            "print(c.task_serializer, c.accept_content, c.broker_url.split(':')[0])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["json", "['json']", "sqs"]
+
+
+def test_beat_schedules_serves_its_old_names_with_a_deprecation_warning() -> None:
+    code = """
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from beat.schedules import apply_fire, fire_due_schedules, sync_declared_schedules
+from beat.declared import sync_declared_schedules as declared
+from workflows.core.firing import apply_fire as moved, fire_due_schedules as due
+print(json.dumps([apply_fire is moved and fire_due_schedules is due and sync_declared_schedules is declared,
+                  [(w.category.__name__, w.filename) for w in caught]]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    same, warned = json.loads(out.stdout.splitlines()[-1])
+    assert same and warned == [["DeprecationWarning", "<string>"]]
+
+
+def test_renamed_names_keep_their_old_spelling_with_a_deprecation_warning() -> None:
+    from workflows import client, export
+
+    with pytest.warns(DeprecationWarning, match="complete_hook") as caught:
+        assert client.resume_hook_on is client.complete_hook  # a hook is completed; a resume is a run's replay
+    assert caught[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match="FORMAT_VERSION"):
+        assert export.VERSION == export.FORMAT_VERSION
+    with pytest.raises(AttributeError):
+        client.no_such_name  # noqa: B018 - the lookup is the test

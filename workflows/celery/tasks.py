@@ -84,8 +84,7 @@ def run_step_message(keeper: VisibilityKeeper, request: Any, fields: dict[str, A
     engine = get_engine()
     resent = bool(fields.get("resent"))
     redelivered = resent or not keeper.first_delivery(request.id)
-    message = step_message(fields["step"], fields["run_id"], fields["pos"], fields["attempt"], fields["args"],
-                           fields.get("branch"), resent)
+    message = step_message(fields)
     with propagation.incoming(getattr(request, propagation.HEADER, None)), attributed(message.run_id):
         run_worker_task(engine, lambda: execute_step(engine, message, redelivered=redelivered))
 

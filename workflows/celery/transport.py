@@ -108,10 +108,10 @@ class CeleryTransport:
         dead_letter(reason, json.dumps(detail, default=str), **detail)
 
 
-def step_message(step: str, run_id: str, pos: int, attempt: int, args: str,
-                 branch: dict[str, Any] | None, resent: bool) -> StepMessage:
-    """The message a step task received (its Celery arguments, typed)."""
-    return StepMessage(step, run_id, int(pos), int(attempt), args, branch=Branch.from_dict(branch), resent=resent)
+def step_message(fields: dict[str, Any]) -> StepMessage:
+    """The message a step task received (its Celery arguments by name, typed)."""
+    return StepMessage(fields["step"], fields["run_id"], int(fields["pos"]), int(fields["attempt"]), fields["args"],
+                       branch=Branch.from_dict(fields.get("branch")), resent=bool(fields.get("resent")))
 
 
 def fresh_run(run_id: str, fields: dict[str, Any]) -> RunRecord | None:

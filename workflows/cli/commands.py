@@ -227,10 +227,11 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 
 def cmd_runs_count(args: argparse.Namespace) -> int:
     from ..client import count_runs
+    from ..options import TimeRange
 
     until = time.time() if args.until is None else args.until
     since = None if args.since is None else until - args.since
-    for status, (count, capped) in count_runs(args.status, since=since, until=until, cap=args.cap).items():
+    for status, (count, capped) in count_runs(args.status, created=TimeRange(since, until), cap=args.cap).items():
         print(f"{status:10} {count}{'+' if capped else ''}")
     return 0
 
@@ -365,7 +366,7 @@ def cmd_runs_signal(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_hooks_resume(args: argparse.Namespace) -> int:
+def cmd_hooks_complete(args: argparse.Namespace) -> int:
     from ..client import resume_hook
 
     payload = parse_json_option("--data", args.data)
@@ -471,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_deferred_commands(runs, add)
 
     hooks = add("hooks", lambda a: EXIT_USAGE, "resume and list hooks").add_subparsers(dest="hooks_cmd", required=True)
-    p = add("resume", cmd_hooks_resume, "resume a hook with a JSON payload", hooks)
+    p = add("resume", cmd_hooks_complete, "resume a hook with a JSON payload", hooks)
     p.add_argument("token")
     p.add_argument("--data", default="null", help="the payload, as JSON")
     add("list", cmd_hooks_list, "list a run's hooks", hooks).add_argument("--run", required=True)

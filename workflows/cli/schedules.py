@@ -72,17 +72,19 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_create(args: argparse.Namespace) -> int:
+    from ..options import SchedulePolicy, Timetable
     from ..schedules import create_schedule
     from .commands import parse_json_option
 
     positional = parse_json_option("--args", args.args, list)  # before anything is imported or stored
     keywords = parse_json_option("--kwargs", args.kwargs, dict)
     _imports()
-    info = create_schedule(
-        args.workflow, cron=args.cron, every=args.every, timezone=args.timezone, start_at=args.start_at,
-        end_at=args.end_at, jitter=args.jitter, overlap=args.overlap, catchup_window=args.catchup_window,
-        args=positional, kwargs=keywords, schedule_id=args.id, paused=args.paused,
-    )
+    timetable = Timetable(cron=args.cron, every=args.every, timezone=args.timezone, start_at=args.start_at,
+                          end_at=args.end_at)
+    policy = SchedulePolicy(overlap=args.overlap, catchup_window=args.catchup_window, jitter=args.jitter,
+                            paused=args.paused)
+    info = create_schedule(args.workflow, args=positional, kwargs=keywords, schedule_id=args.id,
+                           timetable=timetable, policy=policy)
     print(f"created schedule {info.schedule_id} ({info.state}); next fire {_when(info.next_fire_at)}")
     return 0
 
@@ -95,7 +97,7 @@ def cmd_pause(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_resume(args: argparse.Namespace) -> int:
+def cmd_unpause(args: argparse.Namespace) -> int:
     from ..schedules import resume_schedule
 
     _imports()
@@ -158,7 +160,7 @@ def add_schedule_commands(sub: Any, add: Callable[..., argparse.ArgumentParser])
     p.add_argument("--kwargs", default="{}", help="keyword arguments, as a JSON object")
     p.add_argument("--paused", action="store_true", help="create it paused")
     for name, fn, text in (("pause", cmd_pause, "stop firing a schedule (running runs go on)"),
-                           ("resume", cmd_resume, "fire a paused schedule again from now (no backfill)"),
+                           ("resume", cmd_unpause, "fire a paused schedule again from now (no backfill)"),
                            ("delete", cmd_delete, "delete a schedule (running runs go on)")):
         add(name, fn, text, schedules).add_argument("schedule_id")
     p = add("trigger", cmd_trigger, "fire a schedule now", schedules)

@@ -1,7 +1,8 @@
 """One attempt of a step, and the record of a failed attempt that will be retried.
 
 Inline, dispatched, in-place and fan-out-branch steps all run an attempt with
-:func:`run_attempt` and record a failed attempt that will be retried with
+:func:`run_attempt`, record their final outcome as :meth:`StepAddress.outcome` says (one
+write path: ``commit.write_outcome``) and record a failed attempt that will be retried with
 :func:`record_failed_attempt`: a history record in the step's :class:`StepAddress`, written
 under ``Store.record_attempt``'s rule. They differ only in what comes next: an inline
 step records while it holds the run, then suspends it until a wake timer; a sent step
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import codec
 from ..errors import FatalError, PayloadUnavailable, RetryableError, SerializationError, StepTimeout, describe
+from .commands import RecordOutcome
 from .embed import embed
 from .heartbeat import HEARTBEATS
 from .observer import StepAttempt
@@ -89,6 +91,14 @@ class StepAddress:
     def key(self) -> tuple[str, int]:
         """The history partition and the position in it."""
         return (self.run_id, self.pos) if self.branch is None else (self.branch.join, self.branch.index)
+
+    def outcome(self, name: str, outcome: Attempt, at: float) -> RecordOutcome:
+        """The record of the step's final outcome, for every kind of step (``commit.write_outcome``):
+        op ``pos``'s outcome in the run's history, or a branch's result in its join."""
+        event = EventRecord(run_id=self.run_id, seq=event_seq(self.pos), kind=OpKind.STEP.value,
+                            status=outcome.status, at=at, name=name, data=outcome.data, error=outcome.error,
+                            attempt=outcome.attempt, started_at=outcome.started_at)
+        return RecordOutcome(event, branch=self.branch)
 
     def attempt_record(self, name: str, outcome: Attempt, at: float) -> EventRecord:
         """The history record of a failed attempt."""

@@ -12,12 +12,13 @@ import contextlib
 import contextvars
 import dataclasses
 import uuid
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
 from ..errors import NonDeterminismError, StepFailed, describe
-from .control import ReplayAborted, ReplayStopped, Suspend
+from .commands import Dispatch, InFlight, RecordOutcome
+from .commit import write_outcome
+from .control import ReplayAborted, ReplayStopped, StaleHistory, Suspend
 from .guard import GuardedStore
 from .history_cache import RunHistory
 from .lease import LeaseSchedule
@@ -38,32 +39,6 @@ _current: contextvars.ContextVar[WorkflowContext | None] = contextvars.ContextVa
 def current_workflow() -> WorkflowContext | None:
     """Return the context of the workflow running in this thread, if any."""
     return _current.get()
-
-
-@dataclass
-class Dispatch:
-    """Send these step messages for op ``pos``, then mark the op in flight."""
-
-    pos: int
-    calls: list[StepMessage]
-    waiting: dict[str, Any]
-
-
-@dataclass
-class Wait:
-    """Suspend the run at op ``pos`` with these timers (and records) stored atomically."""
-
-    pos: int
-    waiting: dict[str, Any]
-    timers: list[TimerRecord] = field(default_factory=list)
-
-
-class StaleHistory(BaseException):  # control flow: never caught by workflow code
-    """The cached history misses an outcome that must exist; reload and replay."""
-
-
-class InFlight:
-    """The op is already in flight (dispatched by an earlier resume): nothing to do."""
 
 
 class WorkflowContext:
@@ -146,7 +121,7 @@ class WorkflowContext:
         self.run = dataclasses.replace(self.run, lease_expires_at=self.lease.renewed(now))
 
     def claim(self, pos: int, waiting: dict[str, Any]) -> None:
-        """Become the one executor of this run's inline steps (one write per resume).
+        """Become the one executor of this run's inline steps and steps run in place (one write per resume).
 
         A concurrent resume of the run (two wakes, a duplicate message) must not run the
         same inline step; dispatched steps have ``advance_run`` for that.
@@ -187,29 +162,34 @@ class WorkflowContext:
         return pos, event
 
     def record(self, pos: int, kind: OpKind, status: str, *, name: str | None = None, data: str | None = None,
-               error: str | None = None, attempt: int | None = None, started_at: float | None = None,
-               exclusive: bool = False) -> EventRecord:
+               error: str | None = None) -> EventRecord:
         """Record op ``pos``'s outcome once; if another resume won, return its record.
 
-        ``exclusive``: only a resume running the op itself records it (an inline
-        step), so losing the write means another resume runs this run: stop.
+        The outcome of a wait, a child start, a fan-out or a marker is checked against the run's
+        end, so a resume racing with a cancel writes nothing after it (a step's is not: see
+        :meth:`recorded`).
         """
         event = EventRecord(run_id=self.run.run_id, seq=event_seq(pos), kind=kind.value, status=status, at=self.now(),
-                            name=name, data=data, error=error, attempt=attempt, started_at=started_at)
-        # A step's outcome is a plain write (the hot path; its resume holds the run); the
-        # outcome of a wait, a child start or a fan-out is checked against the run's end,
-        # so a resume racing with a cancel writes nothing after it.
-        written = (self.store.record_event(event) if kind == OpKind.STEP
-                   else self.store.record_event_while_live(event))
-        if not written:
+                            name=name, data=data, error=error)
+        return self.recorded(RecordOutcome(event, while_live=True))
+
+    def recorded(self, command: RecordOutcome, *, exclusive: bool = False) -> EventRecord:
+        """Commit an op's outcome this replay decided (``commit.write_outcome``) and return it, or
+        the record of another resume that won.
+
+        ``exclusive``: only a resume running the op itself records it (a step run inline or in
+        place), so losing the write means another resume runs this run (or it ended): stop.
+        """
+        event = command.event
+        if not write_outcome(self.engine, command, self.store):
             if exclusive:
-                raise self.stopped(f"another resume recorded op {pos} first")
-            existing = self.store.get_outcome(self.run.run_id, pos)
+                raise self.stopped(f"op {event.pos} was recorded by another resume, or the run ended")
+            existing = self.store.get_outcome(self.run.run_id, event.pos)
             if existing is None:
                 raise self.stopped("the run has ended")
             event = existing
+            self.engine.cache.remember(event)
         self.history.add(event)
-        self.engine.cache.remember(event)
         return event
 
     def in_flight(self, pos: int) -> bool:

@@ -3,8 +3,9 @@
 What user code must not swallow derives from ``BaseException`` (``except Exception`` lets it
 pass): :class:`Suspend` (the run waits), :class:`ContinueAsNew` (the run ends and a successor
 starts), :class:`ReplayAborted` (a store call failed: the resume re-raises the store's error and
-is retried) and :class:`ReplayStopped` (the run ended, or another resume moved it on: this replay
-writes nothing more). The engine notices code that swallows a suspension anyway and fails the run
+is retried), :class:`ReplayStopped` (the run ended, or another resume moved it on: this replay
+writes nothing more) and :class:`StaleHistory` (read the run again and replay). The engine
+notices code that swallows a suspension anyway and fails the run
 with :class:`~workflows.errors.SuspensionSwallowed`. :class:`OutcomeRecorded` passes between a
 store and the engine only.
 """
@@ -29,6 +30,11 @@ class ReplayAborted(BaseException):
 
 class ReplayStopped(BaseException):
     """The run ended, or another resume moved it on, while this replay ran: it stops writing."""
+
+
+class StaleHistory(BaseException):
+    """The cached history misses an outcome that must exist, or a write lost a race: read the
+    run again and replay."""
 
 
 class OutcomeRecorded(Exception):

@@ -2,7 +2,7 @@
 with the last arguments pushed into it (see docs/flow-control.md, "Debounce"; the starting
 side is ``workflows.debounce``).
 
-A window is the slot 0 item of limit ``debounce:<workflow>#<key>`` in the flow table: its holder
+A window is the item of slot number 0 of limit ``debounce:<workflow>#<key>`` in the flow table: its holder
 is the run the window collapses into, its expiry the window's end. A start within the window
 replaces the run's arguments and pushes the end back, in one transaction conditional on the
 window being open for that run. The run carries its key as the ``debounce`` tag. At its first
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 #: The tag a debounced run carries: its debounce key.
 DEBOUNCE_TAG = "debounce"
-#: The slot of a debounce window's item.
-WINDOW_SLOT = 0
+#: The slot number (sort key) of a debounce window's item.
+WINDOW_SLOT_NUMBER = 0
 
 
 def window_of(workflow: str, key: str) -> str:
@@ -43,8 +43,8 @@ def hold_debounced(engine: Engine, run: RunRecord) -> bool | None:
     if key is None or run.cursor != -1:
         return True
     window = window_of(run.workflow, key)
-    mine = next((s for s in engine.store.slot_holders(window) if s.slot == WINDOW_SLOT and s.holder == run.run_id),
-                None)
+    mine = next((s for s in engine.store.slot_holders(window)
+                 if s.slot == WINDOW_SLOT_NUMBER and s.holder == run.run_id), None)
     if mine is None:  # closed by this run, or a start after its end opened the next window
         return True
     ends = mine.expires_at or 0.0
@@ -52,5 +52,5 @@ def hold_debounced(engine: Engine, run: RunRecord) -> bool | None:
         timer = TimerRecord(timer_id=f"{run.run_id}#debounce", kind=TimerKind.WAKE.value, run_id=run.run_id,
                             due_at=ends)
         return False if engine.store.defer_run(run.run_id, run.wake_seq, timer) else None
-    engine.store.release_slot(window, WINDOW_SLOT, run.run_id)
+    engine.store.release_slot(window, WINDOW_SLOT_NUMBER, run.run_id)
     return None

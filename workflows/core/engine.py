@@ -7,26 +7,20 @@ transport, tests and the simulator with the in-memory ones.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import uuid
 from typing import Any, Callable
 
 from .. import codec
-from ..errors import (
-    ConfigurationError,
-    NonDeterminismError,
-    PayloadUnavailable,
-    SuspensionSwallowed,
-    UnknownWorkflow,
-    describe,
-)
+from ..errors import NonDeterminismError, PayloadUnavailable, UnknownWorkflow, describe
 from ..settings import Settings
 from .async_workflow import call_workflow
-from .chains import chain_anchor, follow
-from .context import Dispatch, InFlight, StaleHistory, Wait, WorkflowContext
-from .control import ContinueAsNew, OutcomeRecorded, ReplayAborted, ReplayStopped, Suspend
-from .deferral import defer, refusal
+from .chains import follow
+from .commands import Command, Defer, Fail, Halt, Reload, RunEnd, decide
+from .commit import commit
+from .context import WorkflowContext
+from .control import ContinueAsNew, OutcomeRecorded, ReplayAborted, ReplayStopped, StaleHistory, Suspend
+from .deferral import refusal
 from .gates import pass_gates
 from .history_cache import HistoryCache
 from .in_place import InPlace
@@ -44,14 +38,12 @@ from .records import (
     child_end_seq,
 )
 from .registry import WorkflowDef, get_workflow
-from .tags import current_tags
 from .versions import code_version
 from .workflow_slots import enqueue_new, release
 
 log = logging.getLogger("workflows.engine")
 
 MAX_CONTENDED_REPLAYS = 8
-RUN_NAMESPACE = uuid.UUID("6f1c2a52-3d4e-4b8a-9a51-0c7d2e9f4b10")
 
 RunEndListener = Callable[[RunRecord], None]
 
@@ -151,23 +143,31 @@ class Engine:
                     run_id, MAX_CONTENDED_REPLAYS)
 
     def _replay(self, run: RunRecord, known_through: int | None, recovering: bool, resume_id: str) -> bool:
-        """Run the workflow function once; return False if a conditional write lost. The history
-        is read once the run is this worker's to run (a deferred or parked run reads none)."""
+        """Replay the workflow function once and commit what it decided; False if a conditional
+        write lost (replay again)."""
+        command, ctx = self._decide(run, known_through, recovering, resume_id)
+        return commit(self, run, command, ctx)
+
+    def _decide(self, run: RunRecord, known_through: int | None, recovering: bool,
+                resume_id: str) -> tuple[Command, WorkflowContext | None]:
+        """What this resume of ``run`` does: one command, and the replay that decided it (None:
+        decided before one). The history is read once the run is this worker's to run (a deferred
+        or parked run reads none)."""
         try:
             definition: WorkflowDef | None = get_workflow(run.workflow)
         except UnknownWorkflow:
             definition = None
         refused = refusal(self, run, known=definition is not None)
         if refused is not None or definition is None:  # not this worker's to decide (see deferral)
-            return defer(self, run, refused or "")
+            return Defer(refused or ""), None
         if (passed := pass_gates(self, definition, run)) is not True:  # debounce window, workflow limit
-            return passed is False
+            return (Halt() if passed is False else Reload()), None
         history = self.cache.load(run.run_id, known_through=known_through)
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
         try:
             args, kwargs = self.payloads.decode(run.args)
         except PayloadUnavailable as exc:  # gone for good: no retry brings it back
-            return self._payload_lost(run, exc, ctx)
+            return Fail(describe(exc), log=True), ctx
         token = ctx.activate()
         value: Any = None
         raised: BaseException | None = None
@@ -177,102 +177,36 @@ class Engine:
             raised = exc
         finally:
             ctx.deactivate(token)
-        return self._settle(ctx, value, raised)
-
-    def _settle(self, ctx: WorkflowContext, value: Any, raised: BaseException | None) -> bool:
-        """Act on how the workflow function ended: returned ``value`` or ``raised``."""
-        run = ctx.run
-        if isinstance(ctx.fault, PayloadUnavailable):
-            return self._payload_lost(run, ctx.fault, ctx)
-        if ctx.fault is not None:  # a store call failed: retry the resume, never fail the run
-            raise ctx.fault
-        if isinstance(ctx.halted, ReplayStopped):
-            log.warning("%s; this resume stops", ctx.halted)
-            return True
-        if isinstance(ctx.halted, StaleHistory):
-            self.cache.forget(run.run_id)
-            return False
-        if ctx.fatal is None and ctx.halted is not None and raised is not ctx.halted:
-            ctx.fatal = SuspensionSwallowed(*ctx.halted_op())
-        if ctx.fatal is not None or isinstance(raised, Suspend):
-            return self._perform(ctx, raised.args[0] if isinstance(raised, Suspend) and raised.args else None)
-        if isinstance(raised, ContinueAsNew):
-            return self._continue_as_new(ctx, raised)
-        if isinstance(raised, ConfigurationError):
-            raise raised  # this process is misconfigured (e.g. no hook secret): the run stays live for a fixed one
-        if raised is not None:  # the workflow raised: the run fails with the error text
-            self.end(run, RunStatus.FAILED, error=describe(raised), ctx=ctx)
-            return True
-        try:
-            result = codec.dumps(value, what=f"result of workflow {run.workflow!r}",
-                                 limit=self.settings.max_payload_bytes)
-        except Exception as exc:
-            self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
-            return True
-        # a failed write of a large result's object is the store's failure: the resume is retried
-        result = self.payloads.offload(result, f"result of workflow {run.workflow!r}", run.run_id)
-        self.end(run, RunStatus.COMPLETED, result=result, ctx=ctx)
-        return True
-
-    def _payload_lost(self, run: RunRecord, exc: PayloadUnavailable, ctx: WorkflowContext) -> bool:
-        """End a run that needs a payload object which is missing or changed: a read of S3 is
-        consistent, so retrying (until recovery gives up) would only hide the cause."""
-        log.error("run %s: %s", run.run_id, exc)
-        self.end(run, RunStatus.FAILED, error=describe(exc), ctx=ctx)
-        return True
-
-    def _perform(self, ctx: WorkflowContext, action: Any) -> bool:
-        run = ctx.run
-        if ctx.fatal is not None:
-            log.error("run %s: %s", run.run_id, ctx.fatal)
-            self.end(run, RunStatus.FAILED, error=describe(ctx.fatal), ctx=ctx)
-            return True
-        if isinstance(action, InFlight) or action is None:
-            return True
-        if isinstance(action, Dispatch):
-            # Mark the op in flight first: only the resume that wins sends. A crash
-            # before the sends leaves a leased run that the reconciler re-dispatches.
-            if not self.store.advance_run(run.run_id, action.pos, action.waiting, recovering=ctx.recovering):
-                return False
-            for message in action.calls:
-                self.transport.send_step(dataclasses.replace(message, resent=ctx.recovering)
-                                         if ctx.recovering else message)
-            return True
-        if isinstance(action, Wait):
-            suspended = self.store.suspend_run(run.run_id, action.pos, action.waiting, run.wake_seq, action.timers)
-            if suspended:
-                self.observer.waiting(run, action.pos, action.waiting)
-            return suspended
-        raise TypeError(f"unknown action {action!r}")
+        return decide(ctx, value, raised), ctx
 
     # -- endings ------------------------------------------------------------------------
-    def end(self, run: RunRecord, status: RunStatus, *, result: str | None = None, error: str | None = None,
-            ctx: WorkflowContext | None = None, continued_to: str | None = None, owner: str | None = None) -> bool:
-        """End a run (one caller wins) and tidy up after it. ``owner``: the resume ending it
-        (``ctx``'s, if given); a run another resume holds with a live claim is not ended.
+    def end(self, run: RunRecord, ending: RunEnd, *, ctx: WorkflowContext | None = None) -> bool:
+        """End a run as ``ending`` says (one caller wins) and tidy up after it. The resume ending
+        it is ``ctx``'s, if given, else ``ending.owner``; a run another resume holds with a live
+        claim is not ended.
 
         An end without a replay (a cancel, a timeout, recovery given up) may come while an
         op runs: it takes that op's outcome slot (the first without an outcome), so the op
         records nothing after the end.
         """
+        status = ending.status
         parent = run.parent_run_id if status != RunStatus.CONTINUED else None
-        if ctx is not None:
-            owner = ctx.resume_id
-        notice = self._child_end(run, status, result, error) if parent is not None else None
+        owner = ctx.resume_id if ctx is not None else ending.owner
+        notice = self._child_end(run, status, ending.result, ending.error) if parent is not None else None
         ended: RunRecord | None = None
         for _ in range(MAX_CONTENDED_REPLAYS):
             fence = None if ctx is not None else self.cache.load(run.run_id).complete_below
             try:
-                ended = self.store.finish_run(run.run_id, status.value, result=result, error=error,
-                                              continued_to=continued_to, wake=parent, owner=owner, fence=fence,
-                                              wake_record=notice)
+                ended = self.store.finish_run(run.run_id, status.value, result=ending.result, error=ending.error,
+                                              continued_to=ending.continued_to, wake=parent, owner=owner,
+                                              fence=fence, wake_record=notice)
                 break
             except OutcomeRecorded:
                 continue  # the op just recorded its outcome: read it, take the next slot
         if ended is None:
             return False
         self.cache.forget(run.run_id)
-        self._after_end(ended, run, ctx)
+        self.after_end(ended, run, ctx)
         return True
 
     def _child_end(self, run: RunRecord, status: RunStatus, result: str | None,
@@ -287,7 +221,8 @@ class Engine:
         return EventRecord(run_id=run.parent_run_id, seq=child_end_seq(run.parent_pos), kind=OpKind.CHILD_END.value,
                            status=status.value, at=self.now(), name=run.workflow, data=data, error=failed)
 
-    def _after_end(self, ended: RunRecord, before: RunRecord, ctx: WorkflowContext | None) -> None:
+    def after_end(self, ended: RunRecord, before: RunRecord, ctx: WorkflowContext | None) -> None:
+        """Tidy up after a run's end: its timers, hooks, children to cancel, parent, workflow slot."""
         timers = [f"{ended.run_id}#deadline"] if ended.deadline is not None else []
         if before.waiting and before.waiting.get("timer"):
             timers.append(before.waiting["timer"])
@@ -311,11 +246,11 @@ class Engine:
 
     def cancel_now(self, run: RunRecord, owner: str | None = None) -> None:
         """End a run whose cancellation was requested (unless another resume runs it: it will)."""
-        self.end(run, RunStatus.CANCELLED, error="cancelled", owner=owner)
+        self.end(run, RunEnd.cancelled(owner))
 
     def time_out(self, run: RunRecord, owner: str | None = None) -> None:
         """End a run that passed its ``max_duration`` (unless another resume runs it: it will)."""
-        self.end(run, RunStatus.TIMED_OUT, error="the run passed its max_duration", owner=owner)
+        self.end(run, RunEnd.timed_out(owner))
 
     def request_cancel(self, run_id: str) -> RunRecord | None:
         """Ask a run to cancel (the current run of its chain, if it continued); a suspended run
@@ -357,34 +292,6 @@ class Engine:
         except Exception:  # noqa: BLE001 - any broker failure; the lease recovers the run
             log.warning("could not queue a resume of run %s; it resumes when its lease expires",
                         run_id, exc_info=True)
-
-    def _continue_as_new(self, ctx: WorkflowContext, cont: ContinueAsNew) -> bool:
-        run = ctx.run
-        new_id = str(uuid.uuid5(RUN_NAMESPACE, f"{run.run_id}:continue"))
-        # Written to the successor's prefix (always written: a read of the same content is no write of it).
-        args = self.payloads.encode([list(cont.args), cont.kwargs], "continue_as_new arguments", new_id)
-        definition = get_workflow(run.workflow)
-        deadline = self.now() + definition.max_duration if definition.max_duration else None
-        # The successor carries the chain's tags and idempotency key (its guard expires after the chain's end),
-        # and its anchor (core/chains.py), under which the chain's signals are kept.
-        record = self.new_run_record(new_id, run.workflow, args, deadline=deadline, continued_from=run.run_id,
-                                parent_run_id=run.parent_run_id, parent_pos=run.parent_pos,
-                                schedule_id=run.schedule_id, fire_time=run.fire_time,
-                                tags=current_tags(ctx) or None, idempotency_key=run.idempotency_key,
-                                chain_head=chain_anchor(run))
-        # The signals this run took are in its history (payload included): the successor must not take
-        # them again. Deleted before the end, so a crash between leaves this run live to replay and retry.
-        taken = sorted(key for key in ctx.consumed_signals if key)
-        if taken:
-            self.store.delete_signals(chain_anchor(run), taken)
-        # The end, the anchor's pointer and the successor are one write: a run cancelled meanwhile gets no
-        # successor.
-        ended = self.store.continue_run(run.run_id, record, record_timers(record))
-        if ended is not None:
-            self.cache.forget(run.run_id)
-            self._after_end(ended, run, ctx)
-            self.send_leased_resume(new_id)
-        return True
 
 
 def as_created(run: RunRecord | None) -> bool:

@@ -6,15 +6,15 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ParallelError, StepFailed
-from .context import Dispatch, InFlight, WorkflowContext
+from .commands import Dispatch, InFlight, RecordOutcome
+from .commit import write_outcome
+from .context import WorkflowContext
 from .control import Suspend
 from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_seq
 
 if TYPE_CHECKING:
     from ..decorators import StepCall
-    from .attempts import Attempt
     from .engine import Engine
-    from .registry import StepDef
 
 
 def join_id(run_id: str, pos: int) -> str:
@@ -90,12 +90,6 @@ def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, 
     return results
 
 
-def finish_branch(engine: Engine, run: RunRecord, step: StepDef, branch: Branch, outcome: Attempt) -> None:
-    """Record a branch's final outcome, count it in the join, and resume the parent once."""
-    engine.store.record_branch(branch.join, branch.index, outcome.data, outcome.error)
-    settle_branch(engine, run, step.name, branch, outcome.error if outcome.status == "failed" else None)
-
-
 def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, error: str | None) -> None:
     """Count a recorded branch in the join (idempotently); the write of the parent's
     outcome that completes (or, failing fast, fails) the fan-out resumes it, once."""
@@ -108,8 +102,9 @@ def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, err
         outcome = EventRecord(run.run_id, event_seq(pos), OpKind.PARALLEL.value, "completed", engine.now(), name=name)
     else:
         return
-    if engine.store.record_event_while_live(outcome):  # once per fan-out: never after a cancel ended the run
-        engine.cache.remember(outcome)  # a process that saw the earlier ops then replays with no history Query
+    # once per fan-out, never after a cancel ended the run; remembered, so a process that saw the
+    # earlier ops then replays with no history Query
+    if write_outcome(engine, RecordOutcome(outcome, while_live=True)):
         since = (run.waiting or {}).get("since") if run.cursor == pos else None
         if outcome.status == "completed" and isinstance(since, (int, float)):
             engine.observer.joined(run, pos, branch.total, max(0.0, outcome.at - since))

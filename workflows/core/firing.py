@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -178,13 +179,27 @@ def drain(engine: Engine, sched: ScheduleRecord) -> ScheduleRecord:
     return after or promoted
 
 
-def apply_fire(engine: Engine, sched: ScheduleRecord, fire: float, overlap: str, now: float, *,
-               expected_next: float | None = None, next_fire: float | None = None,
-               next_due: float | None = None) -> tuple[str, ScheduleRecord | None]:
+@dataclass(frozen=True)
+class Advance:
+    """How a fire of the schedule's own timetable moves the schedule on (a manual fire moves nothing).
+
+    Attributes:
+        expected_next: the ``next_fire_at`` read (the condition of the write).
+        next_fire: the fire after this one, or None when none is left.
+        next_due: when ``next_fire`` is due (with its jitter).
+    """
+
+    expected_next: float
+    next_fire: float | None
+    next_due: float | None
+
+
+def apply_fire(engine: Engine, sched: ScheduleRecord, fire: float, overlap: str, now: float,
+               advance: Advance | None = None) -> tuple[str, ScheduleRecord | None]:
     """Act on one fire under an overlap policy: start it, buffer it or skip it.
 
-    ``expected_next`` is the ``next_fire_at`` read, for a fire of the schedule's own
-    timetable (which moves it to ``next_fire``); None for a manual fire.
+    ``advance`` moves the schedule's next fire on, for a fire of its own timetable; None for a
+    manual fire.
 
     Returns:
         The outcome and the schedule after it (None when a condition failed: re-read).
@@ -195,7 +210,7 @@ def apply_fire(engine: Engine, sched: ScheduleRecord, fire: float, overlap: str,
     if not sched.running and sched.buffered and overlap not in ("allow_all", "terminate_other"):
         sched = drain(engine, sched)  # buffered fires go first
     busy = bool(sched.running)
-    move = {"expected_next": expected_next, "next_fire": next_fire, "next_due": next_due}
+    move = asdict(advance) if advance else {"expected_next": None, "next_fire": None, "next_due": None}
     lease = now + claim_lease(engine)
     if busy and overlap in ("cancel_other", "terminate_other"):
         cancel_running(engine, sched)
@@ -207,9 +222,9 @@ def apply_fire(engine: Engine, sched: ScheduleRecord, fire: float, overlap: str,
         replace = bool(sched.buffered) if overlap == "cancel_other" else None
         after = store.buffer_fire(sid, fire, replace=replace, only_first=overlap == "buffer_one", **move)
         return (BUFFERED if after else LOST), after
-    if expected_next is None:
+    if advance is None:
         return SKIPPED, sched
-    after = store.skip_fire(sid, expected_next=expected_next, next_fire=next_fire, next_due=next_due)
+    after = store.skip_fire(sid, **move)
     return (SKIPPED if after else LOST), after
 
 
@@ -243,8 +258,8 @@ def fire_schedule(engine: Engine, sched: ScheduleRecord, now: float) -> int:
                                                next_due=nxt, when_running=False)
             else:
                 next_fire_, next_due = next_after(spec, sid, fire)
-                outcome, after = apply_fire(engine, sched, fire, sched.overlap, now, expected_next=sched.next_fire_at,
-                                            next_fire=next_fire_, next_due=next_due)
+                outcome, after = apply_fire(engine, sched, fire, sched.overlap, now,
+                                            Advance(sched.next_fire_at, next_fire_, next_due))
                 started += outcome == STARTED
                 if outcome == LOST and after is None:
                     after = engine.store.find_schedule(sid)

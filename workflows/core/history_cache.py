@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 @dataclass
 class RunHistory:
     """The outcomes (by op position) and failed-attempt counts (the largest attempt number
-    recorded, which keeps growing past the 998 attempt slots) of one run."""
+    recorded, which keeps growing past the 998 attempt sub-positions) of one run."""
 
     outcomes: dict[int, EventRecord] = field(default_factory=dict)
     attempts: dict[int, int] = field(default_factory=dict)
@@ -43,7 +43,7 @@ class RunHistory:
         else:
             self.attempts[event.pos] = max(self.attempts.get(event.pos, 0), event.attempt or 0)
             if seq % 1000 == MAX_ATTEMPT_SUB:
-                seq -= 1  # the last attempt slot is rewritten by later attempts: read it again
+                seq -= 1  # the last attempt sub-position is rewritten by later attempts: read it again
         if read_in_order or self.complete_below > event.pos:
             self.last_seq = max(self.last_seq, seq)
 

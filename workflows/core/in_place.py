@@ -2,9 +2,10 @@
 
 When a resume running in a worker task reaches a dispatched step that goes to a
 queue the same worker consumes, the step runs right there, in the same thread, while
-the workflow function waits on it (``steps.run_in_place``): the op is marked in
-flight exactly as for a sent step (so recovery works the same), its outcome is
-recorded as a step message's would be, and the function goes on with the value.
+the workflow function waits on it (``steps.run_in_place``): the resume holds the run
+by one claim, as for inline steps (a crash is recovered by the lease, the recovering
+replay sending the step), its outcome is recorded as a step message's would be, and the
+function goes on with the value: one write per step, its record.
 No SQS send, receive or delete, no read of the run, and no replay of the function:
 a run's CPU per step stays flat however long its history. A task keeps going for at
 most ``Settings.in_place_seconds``, then sends the next step as usual (its task

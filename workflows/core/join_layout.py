@@ -1,9 +1,10 @@
 """Where a join's items live, in every Store: one partition per counter shard plus the root.
 
-Branch ``i`` belongs to counter shard ``s = i // SHARD_SIZE``. Its result (slot ``i``) and
-the shard's counter (slot ``-2 - s``) live in partition ``<join id>#<s>``; the root counter
-(slot -1, the set of full shards) lives in partition ``<join id>``. So one partition key takes
-at most ~2 x SHARD_SIZE writes per fan-out (results and counts), whatever its width.
+Branch ``i`` belongs to counter shard ``s = i // SHARD_SIZE``. Its result (entry ``i``) and
+the shard's counter (entry ``-2 - s``) live in partition ``<join id>#<s>``; the root counter
+(entry -1, the set of full shards) lives in partition ``<join id>``. So one partition key takes
+at most ~2 x SHARD_SIZE writes per fan-out (results and counts), whatever its width. (An entry
+is a join item's sort key, stored as ``slot``; the glossary keeps "slot" for flow control.)
 """
 
 from __future__ import annotations
@@ -14,13 +15,18 @@ from typing import Any, Callable, Mapping, TypeVar
 T = TypeVar("T")
 
 SHARD_SIZE = 100
-ROOT_SLOT = -1
+ROOT_ENTRY = -1
 _WIDTH = re.compile(r"(\d+) branches")
 
 
-def shard_slot(shard: int) -> int:
-    """The counter slot of shard ``shard``."""
+def shard_entry(shard: int) -> int:
+    """The entry of shard ``shard``'s counter."""
     return -2 - shard
+
+
+#: The old names, still imported by the store adapters (persistence/joins.py, memory/joins.py)
+#: until their rewrite lands; internal, so no warning.
+ROOT_SLOT, shard_slot = ROOT_ENTRY, shard_entry
 
 
 def shard_count(total: int) -> int:

@@ -19,8 +19,8 @@ remove that call too.
 from __future__ import annotations
 
 from ..errors import InvalidArguments
-from .context import StaleHistory, WorkflowContext
-from .control import Suspend
+from .context import WorkflowContext
+from .control import StaleHistory, Suspend
 from .ops import _context
 from .records import OpKind
 
@@ -68,7 +68,7 @@ def _decide(ctx: WorkflowContext, patch_id: str) -> bool:
     if event is None:
         event = ctx.record(pos, OpKind.PATCH, "recorded", name=patch_id)
         if (event.kind, event.name) != (OpKind.PATCH.value, patch_id):
-            raise ctx.halt(StaleHistory(pos))  # a resume of other code took the slot first: replay
+            raise ctx.halt(StaleHistory(pos))  # a resume of other code took the position first: replay
     return True
 
 

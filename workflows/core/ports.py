@@ -5,8 +5,9 @@ store (``persistence``), the Celery/SQS transport (``workflows.celery``) and the
 system clock; ``workflows.memory`` implements all three in memory for tests and
 the simulator.
 
-Conditional-write semantics every Store must keep (the engine's correctness rests
-on them):
+Every write below is built once, as a write plan (``core/plans.py``), by ``core/writes``;
+a store commits plans and answers reads. Conditional-write semantics every Store must keep
+(the engine's correctness rests on them):
 
 * A write that "returns False" or "returns None" did not apply because its
   condition did not hold; nothing else changed. Any other failure raises a

@@ -15,10 +15,12 @@ from .attempts import (
     run_attempt,
     schedule_retry,
 )
-from .context import InFlight, StaleHistory, Wait, step_value
-from .control import Suspend
+from .commands import InFlight, Wait
+from .commit import write_outcome
+from .context import step_value
+from .control import StaleHistory, Suspend
 from .flow import admission
-from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, event_seq
+from .records import OpKind, RunRecord, StepMessage, TimerKind
 from .registry import StepDef, get_step
 
 if TYPE_CHECKING:
@@ -43,8 +45,9 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
     with ctx.infrastructure():  # the step's own errors are classified inside; a store's escape
         outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos, workflow=ctx.run.workflow)
     if outcome.retry_in is None:
-        event = ctx.record(pos, OpKind.STEP, outcome.status, name=step.name, data=outcome.data,
-                           error=outcome.error, attempt=attempt, started_at=outcome.started_at, exclusive=True)
+        # a plain write (the hot path): this resume holds the run
+        event = ctx.recorded(StepAddress(ctx.run.run_id, pos).outcome(step.name, outcome, engine.now()),
+                             exclusive=True)
         return step_value(ctx, event)
     failed = record_failed_attempt(ctx.store, StepAddress(ctx.run.run_id, pos), step.name, outcome, engine.now())
     if failed is None:
@@ -67,46 +70,53 @@ def run_worker_task(engine: Engine, body: Callable[[], None]) -> None:
 
 def run_in_place(ctx: WorkflowContext, step: StepDef, message: StepMessage, waiting: dict[str, Any]) -> Any:
     """Run a dispatched step in this resume's thread while the workflow function waits on it:
-    mark it in flight (as for a send), run it as its message would be, record its outcome and
-    return it. A retry, a wait for a slot or token, or a lost write stops the function (the
-    step is in flight: its timer or the recorder goes on from there)."""
+    run it as its message would be, record its outcome and return it.
+
+    A step with no flow limits runs under this resume's claim of the run (``ctx.claim``: one
+    write per resume, as for inline steps), so its outcome is its one write; one that may wait
+    for a slot or token is marked in flight first, as for a send. A retry marks the step in
+    flight (the claim released) before its timer is stored. A retry, a wait or a lost write
+    stops the function (the step is in flight: its timer or the recorder goes on from there)."""
     engine, pos = ctx.engine, message.pos
     if ctx.run.deadline is not None and engine.now() >= ctx.run.deadline:
         raise ctx.halt(StaleHistory(pos))  # the resume re-reads the run and times it out
-    if not ctx.store.advance_run(ctx.run.run_id, pos, waiting):
-        raise ctx.halt(StaleHistory(pos))  # moved on, ended or cancelled: re-read the run
-    ctx.advanced(pos, waiting)
+    if step.limits is not None:
+        _mark_in_flight(ctx, pos, waiting)
+    elif not ctx.owns_run:
+        ctx.claim(pos, waiting)
     with ctx.outside(), ctx.infrastructure():  # the body runs as a sent step's: in no workflow
-        outcome = admitted_attempt(engine, step, message, ctx.run.workflow)
-        if outcome is not None and outcome.retry_in is not None:
+        outcome = admitted_attempt(engine, step, message, ctx.run.workflow, lease_pos=ctx.run.cursor)
+    if outcome is not None and outcome.retry_in is not None:
+        if ctx.owns_run:  # its retry timer resumes the run: no resume may wait on this one's claim
+            _mark_in_flight(ctx, pos, waiting, recovering=True)
+        with ctx.outside(), ctx.infrastructure():
             schedule_retry(engine, message, step, outcome)
     if outcome is None or outcome.retry_in is not None:
         raise ctx.halt(Suspend(InFlight()))
-    event = outcome_event(engine, message, outcome)
-    if not ctx.store.record_event(event):
-        raise ctx.stopped(f"op {pos} was recorded by another resume, or the run ended")
-    ctx.history.add(event)
-    engine.cache.remember(event)
+    event = ctx.recorded(StepAddress.of(message).outcome(step.name, outcome, engine.now()), exclusive=True)
     return step_value(ctx, event)
 
 
-def admitted_attempt(engine: Engine, step: StepDef, message: StepMessage, workflow: str) -> Attempt | None:
+def _mark_in_flight(ctx: WorkflowContext, pos: int, waiting: dict[str, Any], recovering: bool = False) -> None:
+    """Mark op ``pos`` in flight (``Store.advance_run``, which releases a claim); ``recovering``:
+    also when this resume's claim put the cursor at ``pos``."""
+    if not ctx.store.advance_run(ctx.run.run_id, pos, waiting, recovering=recovering):
+        raise ctx.halt(StaleHistory(pos))  # moved on, ended or cancelled: re-read the run
+    ctx.advanced(pos, waiting)
+
+
+def admitted_attempt(engine: Engine, step: StepDef, message: StepMessage, workflow: str, *,
+                     lease_pos: int | None = None) -> Attempt | None:
     """Run one attempt of a sent step once its concurrency slot and rate token are taken;
-    None when it waits for them off the thread (docs/flow-control.md)."""
+    None when it waits for them off the thread (docs/flow-control.md). ``lease_pos``: the
+    run's cursor its lease is renewed at (default: the step's position)."""
     branch = message.branch
     with admission(engine, step, message) as admitted:
         if not admitted:
             return None
         return run_attempt(engine, step, message.args, message.attempt, message.run_id, message.pos,
-                           in_flight_pos=message.pos, workflow=workflow,
+                           in_flight_pos=message.pos if lease_pos is None else lease_pos, workflow=workflow,
                            branch=None if branch is None else branch.index)
-
-
-def outcome_event(engine: Engine, message: StepMessage, outcome: Attempt) -> EventRecord:
-    """The history record of a sent step's final outcome."""
-    return EventRecord(run_id=message.run_id, seq=event_seq(message.pos), kind=OpKind.STEP.value,
-                       status=outcome.status, at=engine.now(), name=message.step, data=outcome.data,
-                       error=outcome.error, attempt=message.attempt, started_at=outcome.started_at)
 
 
 def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,
@@ -140,14 +150,12 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
     if outcome.retry_in is not None:
         schedule_retry(engine, message, step, outcome)
         return
-    if branch is not None:
-        from .fanout import finish_branch
+    written = write_outcome(engine, StepAddress.of(message).outcome(step.name, outcome, engine.now()))
+    if branch is not None:  # counted in its join whether or not this call wrote it (its first worker may have died)
+        from .fanout import settle_branch
 
-        finish_branch(engine, run, step, branch, outcome)
-        return
-    event = outcome_event(engine, message, outcome)
-    if store.record_event(event):
-        engine.cache.remember(event)
+        settle_branch(engine, run, step.name, branch, outcome.error if outcome.status == "failed" else None)
+    elif written:
         engine.resume(run_id, run=run, known_through=pos)
 
 

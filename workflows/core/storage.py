@@ -109,7 +109,7 @@ def read_fairly(shards: int, limit: int, query: Callable[[str], Iterable[T]]) ->
 
 
 def refuse_taken_fence(store: Store, run_id: str, fence: int | None) -> None:
-    """After a refused end: raise OutcomeRecorded if the run is live and the outcome slot
+    """After a refused end: raise OutcomeRecorded if the run is live and the position
     the end meant to take (``fence``) was recorded meanwhile (the end takes the next one)."""
     if fence is None or store.get_outcome(run_id, fence) is None:
         return

@@ -6,6 +6,7 @@ import json
 import logging
 from typing import Any
 
+from .commands import RunEnd
 from .embed import unembed
 from .engine import Engine
 from .records import (
@@ -13,7 +14,6 @@ from .records import (
     EventRecord,
     OpKind,
     ResumeMessage,
-    RunStatus,
     StepMessage,
     TimerKind,
     TimerRecord,
@@ -90,7 +90,7 @@ def reconcile(engine: Engine, limit: int = 100) -> int:
             continue
         if run.recoveries > engine.settings.max_recovery_attempts:
             cap = engine.settings.max_recovery_attempts
-            engine.end(run, RunStatus.FAILED, error=f"recovery attempts exhausted ({cap})")
+            engine.end(run, RunEnd.failed(f"recovery attempts exhausted ({cap})"))
             continue
         log.warning("run %s: lease expired, resuming (recovery %d)", run_id, run.recoveries)
         engine.observer.recovered(run)

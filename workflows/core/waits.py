@@ -12,7 +12,8 @@ from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, ConfigurationError, RegistrationError, WaitTimeout
 from .async_workflow import awaitable
 from .chains import chain_anchor, current_run
-from .context import Wait, WorkflowContext
+from .commands import Wait
+from .context import WorkflowContext
 from .control import Suspend
 from .embed import embed, unembed
 from .names import check_name

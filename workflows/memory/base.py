@@ -10,11 +10,12 @@ import threading
 import time
 from typing import Any, Callable, Iterator, TypeVar
 
-from ..core.storage import lease_expiry, read_fairly
+from ..core.storage import read_fairly
+from ..core.writes.base import WritesBase
 from ..errors import SerializationError, StorageError
 from ..settings import Settings
 from .blobs import MemoryBlobs, StoreBlobs
-from .tables import ConditionFailed, Item, Table, Transactions, Write
+from .tables import Item, Table, Transactions
 
 BATCH_GET = 100  # keys per BatchGetItem request
 T = TypeVar("T")
@@ -60,7 +61,7 @@ def decode_cursor(cursor: str | None, keys: frozenset[str], numbers: frozenset[s
 
 
 
-class MemoryBase:
+class MemoryBase(WritesBase):
     """Settings, clock and the request methods every part of the in-memory store uses."""
 
     def __init__(self, settings: Settings, clock: Callable[[], float] | Any = time.time) -> None:
@@ -82,10 +83,6 @@ class MemoryBase:
         """The store's clock, in epoch seconds."""
         return self.clock()
 
-    def lease_until(self, seconds: float | None = None) -> float:
-        """A lease expiry, rounded up to a bucket (as the DynamoDB store does)."""
-        return lease_expiry(self.now(), self.settings, seconds)
-
     def _request(self, name: str, apply: Callable[[], T]) -> T:
         """Perform one request: ``apply`` under the lock, through the interceptor if there is one."""
         def atomic() -> T:
@@ -97,31 +94,6 @@ class MemoryBase:
 
         interceptor = self.interceptor
         return atomic() if interceptor is None else interceptor(name, atomic)
-
-    def _write(self, name: str, apply: Callable[[], Any], *, own: Callable[[], bool] | None = None) -> bool:
-        """One conditional write; False if its condition did not hold (unless ``own`` says the
-        item shows this very request applied: a lost response the SDK retried)."""
-        try:
-            self._request(name, apply)
-        except ConditionFailed:
-            return own is not None and own()
-        return True
-
-    def _carries(self, name: str, table: Table, key: tuple[Any, ...], req: str) -> Callable[[], bool]:
-        """A check that the item at ``key`` carries request id ``req`` (one GetItem)."""
-        return lambda: (self._request(name, lambda: table.get(*key)) or {}).get("req") == req
-
-    def _update(self, name: str, table: Table, key: tuple[Any, ...], change: Any, cond: Any) -> Item | None:
-        """One conditional update; the item after it, or None if the condition did not hold."""
-        try:
-            return self._request(name, lambda: table.update(key, change, cond))
-        except ConditionFailed:
-            return None
-
-    def _transact(self, name: str, ops: list[Write], *, own: Callable[[], bool] | None = None) -> bool:
-        """One transaction (with its client request token); False if a condition did not hold."""
-        token = f"tx-{next(self._tokens)}"
-        return self._write(name, lambda: self._transactions.write(ops, token), own=own)
 
     def _pages(self, name: str, table: Table, hash_value: Any, **query: Any) -> Iterator[Item]:
         """The items of a Query, one request per page, fetched as they are consumed."""

@@ -5,8 +5,10 @@ Items are plain dicts of attribute name to value: ``str``, ``int``/``float``,
 value or an empty set means "no attribute", as in DynamoDB, which stores neither.
 
 Every write is staged against a copy and committed only once every condition held
-and every resulting item fits in 400 KB, so a failed request changes nothing.
-Callers serialise requests (the store holds one lock around each).
+and every resulting item fits in 400 KB, so a failed request changes nothing; a refusal
+names each op's cancellation reason, in order. Callers serialise requests (the store
+holds one lock around each). The store's writes reach these tables as write plans
+(``workflows.core.plans``), which ``workflows.memory.plans`` turns into these ops.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
+from ..core.plans import CONDITION_FAILED, item_size
 from ..errors import StorageError
 from ..settings import DYNAMODB_ITEM_LIMIT
 
@@ -29,30 +32,14 @@ TOKENS_KEPT = 10_000  # client request tokens of recent transactions (DynamoDB k
 
 
 class ConditionFailed(Exception):
-    """A write's condition did not hold, so nothing changed (ConditionalCheckFailed)."""
+    """A write's condition did not hold, so nothing changed (ConditionalCheckFailed).
 
+    ``reasons``: per op of the request, in order, ``ConditionalCheckFailed`` or None.
+    """
 
-def value_size(value: Any) -> int:
-    """The size DynamoDB counts for one attribute value (approximately, as documented)."""
-    if value is None or isinstance(value, bool):
-        return 1
-    if isinstance(value, str):
-        return len(value.encode())
-    if isinstance(value, (int, float)):
-        digits = repr(abs(value)).split("e")[0].replace(".", "").strip("0")
-        return (len(digits) + 1) // 2 + 1
-    if isinstance(value, (set, frozenset)):
-        return sum(value_size(v) for v in value)
-    if isinstance(value, dict):
-        return 3 + sum(len(k.encode()) + value_size(v) + 1 for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return 3 + sum(value_size(v) + 1 for v in value)
-    raise TypeError(f"not a DynamoDB value: {type(value).__name__}")
-
-
-def item_size(item: Item) -> int:
-    """The size of an item: each attribute's name plus its value."""
-    return sum(len(name.encode()) + value_size(value) for name, value in item.items())
+    def __init__(self, reasons: list[str | None]) -> None:
+        super().__init__(reasons)
+        self.reasons = reasons
 
 
 def copy_value(value: Any) -> Any:
@@ -273,6 +260,7 @@ def transact(ops: list[Write]) -> list[Item | None]:
         StorageError: the request is invalid (an item over 400 KB, one item twice, ...).
     """
     staged: list[tuple[Table, tuple[Any, ...], Item | None]] = []
+    reasons: list[str | None] = []
     for op in ops:
         key = op.table.key(op.item) if isinstance(op, Put) else tuple(op.key)
         if any(t is op.table and k == key for t, k, _ in staged):
@@ -280,16 +268,14 @@ def transact(ops: list[Write]) -> list[Item | None]:
                                "on one item")
         current = op.table.items.get(key)
         after: Item | None = None
-        if isinstance(op, Check):
-            if not op.cond(current if current is not None else {}):
-                raise ConditionFailed(op.table.name)
-            staged.append((op.table, key, current))
-            continue
         if isinstance(op, Put):
             after = clean(op.item)
             _check_size(op.table, after)
-        if op.cond is not None and not op.cond(current if current is not None else {}):
-            raise ConditionFailed(op.table.name)
+        reasons.append(None if op.cond is None or op.cond(current if current is not None else {}) else
+                       CONDITION_FAILED)
+        if isinstance(op, Check) or reasons[-1] is not None:
+            staged.append((op.table, key, current))
+            continue
         if isinstance(op, Update):
             draft = clean(current) if current is not None else op.table.key_item(key)
             op.change(draft)
@@ -298,6 +284,8 @@ def transact(ops: list[Write]) -> list[Item | None]:
                 raise StorageError("ValidationException: an update cannot change a key attribute")
             _check_size(op.table, after)
         staged.append((op.table, key, after))
+    if any(reasons):
+        raise ConditionFailed(reasons)
     for table, key, after in staged:
         if table.lag is not None and after is not table.items.get(key):
             table.lag.wrote(key, table.items.get(key), after)
@@ -329,73 +317,3 @@ def _check_size(table: Table, item: Item) -> None:
         raise StorageError(f"ValidationException: {table.name}: Item size has exceeded the maximum allowed size")
 
 
-# -- update expressions -------------------------------------------------------------------------------
-def actions(*changes: Change) -> Change:
-    """One update expression made of several actions, applied in order."""
-    def apply(item: Item) -> None:
-        for change in changes:
-            change(item)
-    return apply
-
-
-def set_(name: str, value: Any) -> Change:
-    """SET ``name`` = ``value`` (None removes it, as a null attribute is not stored)."""
-    return lambda item: item.__setitem__(name, copy_value(value))
-
-
-def remove(name: str) -> Change:
-    """REMOVE ``name``."""
-    return lambda item: item.pop(name, None) and None
-
-
-def if_absent(name: str, value: Any) -> Change:
-    """SET ``name`` = if_not_exists(``name``, ``value``)."""
-    return lambda item: item.setdefault(name, value) and None
-
-
-def copy_from(name: str, source: str) -> Change:
-    """SET ``name`` = ``source`` (the condition must ensure ``source`` exists)."""
-    return lambda item: item.__setitem__(name, copy_value(item[source]))
-
-
-def add(name: str, value: int | float | set[Any]) -> Change:
-    """ADD ``value`` to a number, or its members to a set (a missing attribute starts empty)."""
-    def apply(item: Item) -> None:
-        if isinstance(value, set):
-            item[name] = set(item.get(name) or ()) | value
-        else:
-            item[name] = item.get(name, 0) + value
-    return apply
-
-
-def delete(name: str, members: set[Any]) -> Change:
-    """DELETE ``members`` from a set (the attribute goes when the set is empty)."""
-    return lambda item: item.__setitem__(name, set(item.get(name) or ()) - members)
-
-
-def _map(item: Item, name: str) -> dict[str, Any]:
-    value = item.get(name)
-    if not isinstance(value, dict):
-        raise StorageError("ValidationException: The document path provided in the update expression is "
-                           "invalid for update")
-    return value
-
-
-def set_in(name: str, key: str, value: Any) -> Change:
-    """SET ``name.key`` = ``value`` (the map must exist)."""
-    return lambda item: _map(item, name).__setitem__(key, copy_value(value))
-
-
-def remove_in(name: str, key: str) -> Change:
-    """REMOVE ``name.key`` (the map must exist)."""
-    return lambda item: _map(item, name).pop(key, None) and None
-
-
-def absent(name: str) -> Condition:
-    """attribute_not_exists(``name``)."""
-    return lambda item: name not in item
-
-
-def present(name: str) -> Condition:
-    """attribute_exists(``name``)."""
-    return lambda item: name in item

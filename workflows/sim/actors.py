@@ -3,7 +3,7 @@ only at port calls, in the order a seeded scheduler picks.
 
 Greenlets rather than threads: a switch costs a microsecond instead of a thread
 hand-off, and nothing runs unless the scheduler switches to it. Engine state that
-Python keeps per thread (the in-place slot) is kept per actor instead (:class:`ActorLocalInPlace`).
+Python keeps per thread (the in-place session) is kept per actor instead (:class:`ActorLocalInPlace`).
 """
 
 from __future__ import annotations
@@ -80,16 +80,16 @@ class Baton:
 
 
 class ActorLocalInPlace:
-    """The in-place slot of a simulated process, one per actor (actors share a thread)."""
+    """The in-place state of a simulated process, one per actor (actors share a thread)."""
 
     def __init__(self) -> None:
-        self._slots: dict[Any, InPlace] = {}
+        self._per_actor: dict[Any, InPlace] = {}
 
-    def _slot(self) -> InPlace:
-        return self._slots.setdefault(getcurrent(), InPlace())
+    def _own(self) -> InPlace:
+        return self._per_actor.setdefault(getcurrent(), InPlace())
 
     def session(self, seconds: float) -> Any:
-        return self._slot().session(seconds)
+        return self._own().session(seconds)
 
     def admits(self, *args: Any) -> bool:
-        return self._slot().admits(*args)
+        return self._own().admits(*args)

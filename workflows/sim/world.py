@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator
 
 from workflows.core.firing import ensure_listener, fire_due_schedules
 
-from ..client import cancel_run, last_of_chain, resume_hook_on, signal_run
+from ..client import cancel_run, complete_hook, last_of_chain, signal_run
 from ..core import forks
 from ..core.engine import Engine
 from ..core.records import TERMINAL, ResumeMessage, StepMessage
@@ -47,7 +47,7 @@ PAYLOAD_THRESHOLD = 4
 SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_attempts=20, in_place_seconds=10.0,
                     hook_secret="simulated-deployment-hook-secret-0123456789",
                     payload_threshold_bytes=PAYLOAD_THRESHOLD)
-SLOTS = 2  # concurrent tasks per worker process
+TASKS_PER_WORKER = 2  # concurrent tasks per worker process
 BEAT_INTERVAL = 5.0  # a beat sweeps at most this often (simulated seconds; the default sweep interval)
 STEP_SECONDS = 6.0  # a step body takes up to this long (simulated seconds)
 JUMP = 6 * 3600.0  # an idle world moves its clock at most this far at once (long waits cost days / 6 h events)
@@ -362,7 +362,7 @@ class World:
             if process.down_until > self.time:
                 continue
             busy = sum(1 for a in self.actors if a.process == process.name and not a.done)
-            if process.kind == "worker" and visible and busy < SLOTS:
+            if process.kind == "worker" and visible and busy < TASKS_PER_WORKER:
                 options.append(("deliver", process))
             elif process.kind == "beat" and not busy and self.time >= process.next_beat:
                 options.append(("beat", process))
@@ -460,7 +460,7 @@ class World:
                 instance.forks = [fork]
                 instance.acted = True
             else:
-                resume_hook_on(engine, self.tokens[instance.args[0]], {"approved": instance.args[0]})
+                complete_hook(engine, self.tokens[instance.args[0]], {"approved": instance.args[0]})
                 instance.acted = True
         except (StorageError, ConnectionError):
             pass  # the client retries later

@@ -16,11 +16,11 @@ from typing import Any, Sequence
 from ..client import (
     RunHandle,
     cancel_run,
+    complete_hook,
     has_ended,
     iter_runs,
     last_of_chain,
     outcome,
-    resume_hook_on,
     signal_run,
     start_with_options,
 )
@@ -196,7 +196,7 @@ class WorkflowEnv:
         Raises:
             HookNotFound, HookExpired, HookClosed, HookAlreadyResumed, HookPayloadInvalid.
         """
-        resume_hook_on(self.engine, find_token(self.engine, _run_id(run), hook), payload)
+        complete_hook(self.engine, find_token(self.engine, _run_id(run), hook), payload)
 
     def steps(self, run: RunHandle | str) -> list[StepView]:
         """The run's step ops: name, status, attempts, error, result."""

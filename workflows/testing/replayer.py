@@ -19,8 +19,8 @@ from typing import Any, Iterator
 from .. import codec
 from ..core import registry
 from ..core.async_workflow import call_workflow
-from ..core.context import StaleHistory, WorkflowContext
-from ..core.control import ContinueAsNew, ReplayAborted, ReplayStopped, Suspend
+from ..core.context import WorkflowContext
+from ..core.control import ContinueAsNew, ReplayAborted, ReplayStopped, StaleHistory, Suspend
 from ..core.history_cache import RunHistory
 from ..core.records import EventRecord, OpKind, RunRecord, RunStatus
 from ..core.tokens import derive_token, hash_token, new_nonce
@@ -99,7 +99,7 @@ def _load(env: WorkflowEnv, export: RunExport) -> RunHistory:
     history = RunHistory()
     for event in export.history:
         if event.kind == OpKind.END:
-            continue  # where an end took an op's slot: the op itself is in flight there
+            continue  # where an end took an op's position: the op itself is in flight there
         if event.kind == OpKind.HOOK and event.is_outcome:
             event = _rekeyed(env, event)
         env.store.record_event(event)

@@ -26,6 +26,7 @@ import json
 import logging
 import threading
 import traceback
+import warnings
 from typing import Any, Awaitable, Callable, MutableMapping, Sequence
 
 from ..client import resume_hook
@@ -43,7 +44,7 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ResumeFn = Callable[[str, Any], Any]
+CompleteFn = Callable[[str, Any], Any]
 
 log = logging.getLogger("workflows.http")
 
@@ -171,9 +172,9 @@ def error_response(exc: Exception, token: str) -> HttpError:
 class HooksApp:
     """The ASGI callable; see the module docstring for routes and answers."""
 
-    def __init__(self, resume: ResumeFn = resume_hook, max_body: int | None = None,
+    def __init__(self, complete: CompleteFn = resume_hook, max_body: int | None = None,
                  imports: Sequence[str] | None = None, body_timeout: float | None = None) -> None:
-        self.resume = resume
+        self.complete = complete
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.imports = imports
@@ -208,9 +209,9 @@ class HooksApp:
                 load_imports(tuple(self.imports) if self.imports is not None else get_settings().imports)
                 self._loaded = True
 
-    def _resume(self, token: str, payload: Any) -> Any:
+    def _complete(self, token: str, payload: Any) -> Any:
         self.load_workflows()
-        return self.resume(token, payload)
+        return self.complete(token, payload)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -234,18 +235,18 @@ class HooksApp:
                 raise HttpError(404, "NotFound", "no such route")
             if method != "POST":
                 raise HttpError(405, "MethodNotAllowed", f"{method} is not allowed here", [(b"allow", b"POST")])
-            await send_json(send, 202, await self._handle_resume(scope, receive, token))
+            await send_json(send, 202, await self._handle_completion(scope, receive, token))
         except ClientGone:
             return
         except HttpError as exc:
             await send_json(send, exc.status, {"error": exc.kind, "message": exc.message}, exc.headers,
                             head=method == "HEAD")
 
-    async def _handle_resume(self, scope: Scope, receive: Receive, token: str) -> dict[str, Any]:
+    async def _handle_completion(self, scope: Scope, receive: Receive, token: str) -> dict[str, Any]:
         body = await read_body(scope, receive, self.body_limit(), self.body_seconds())
         try:
             payload = parse_body(body)
-            run = await asyncio.to_thread(self._resume, token, payload)
+            run = await asyncio.to_thread(self._complete, token, payload)
         except Exception as exc:  # every failure becomes a typed answer; the 500s are logged
             raise error_response(exc, token) from None
         return {"status": "accepted", "run_id": getattr(run, "run_id", None)}
@@ -260,12 +261,14 @@ class HooksApp:
                 return
 
 
-def create_app(resume: ResumeFn = resume_hook, max_body: int | None = None,
-               imports: Sequence[str] | None = None, body_timeout: float | None = None) -> HooksApp:
+def create_app(complete: CompleteFn = resume_hook, max_body: int | None = None,
+               imports: Sequence[str] | None = None, body_timeout: float | None = None,
+               **deprecated: Any) -> HooksApp:
     """Build the hooks app.
 
     Args:
-        resume: the function that resumes a hook (``resume_hook``; tests inject fakes).
+        complete: the function that completes a hook with its payload (``resume_hook``; tests
+            inject fakes). ``resume=``, its old name, works for one release with a ``DeprecationWarning``.
         max_body: largest accepted request body in bytes; default: the configured
             ``max_payload_bytes`` plus a small margin, read at the first request.
         imports: workflow modules to import at the first hook request; default:
@@ -273,7 +276,13 @@ def create_app(resume: ResumeFn = resume_hook, max_body: int | None = None,
         body_timeout: seconds a request has to send its whole body (408 past it); default
             ``WORKFLOWS_WEB_BODY_TIMEOUT`` (10).
     """
-    return HooksApp(resume, max_body, imports, body_timeout)
+    if deprecated.keys() - {"resume"}:
+        raise TypeError(f"create_app() got unexpected keyword(s) {', '.join(sorted(deprecated.keys() - {'resume'}))}")
+    if "resume" in deprecated:
+        warnings.warn("create_app(resume=...) is deprecated: use create_app(complete=...) (a hook is completed; "
+                      "a resume is a run's replay)", DeprecationWarning, stacklevel=2)
+        complete = deprecated["resume"]
+    return HooksApp(complete, max_body, imports, body_timeout)
 
 
 app = create_app()

@@ -200,13 +200,31 @@ def tick_label(offset: float) -> str:
     return f"+{hours}h{minutes:02d}m"
 
 
-def layout(items: list[Span], start: float, now: float, *, width: float = 900.0, label_width: float = 220.0,
-           lane_height: float = 22.0, bar_height: float = 14.0) -> Chart:
+@dataclass(frozen=True)
+class Geometry:
+    """The sizes of a chart, in pixels.
+
+    Attributes:
+        width: the whole chart's width.
+        label_width: the lane labels' column, left of the plot.
+        lane_height: one lane's height.
+        bar_height: a bar's height within its lane.
+    """
+
+    width: float = 900.0
+    label_width: float = 220.0
+    lane_height: float = 22.0
+    bar_height: float = 14.0
+
+
+def layout(items: list[Span], start: float, now: float, geometry: Geometry = Geometry()) -> Chart:
     """Place spans on lanes (in order of first appearance) and a shared time axis.
 
     The axis runs from ``start`` (the run's creation) to the latest end, or ``now`` for a
     span still going. A bar is at least ``MIN_BAR_WIDTH`` wide so an instant step shows.
     """
+    width, label_width = geometry.width, geometry.label_width
+    lane_height, bar_height = geometry.lane_height, geometry.bar_height
     lanes: dict[str, int] = {}
     for span in items:
         lanes.setdefault(span.lane, len(lanes))

@@ -25,6 +25,7 @@ from ..core.pricing import estimate_cost
 from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
 from ..core.timeline import step_rows, timeline
 from ..errors import SerializationError
+from ..options import TimeRange
 from ..runtime import get_engine
 from ..schedules import ScheduleInfo, list_schedules
 from .timeline import Chart, branch_positions, chart_for
@@ -57,18 +58,19 @@ def runs_page(status: str | None, workflow: str | None, cursor: str | None, sinc
     Runs are read as the listing index holds them (``list_run_summaries``: no read of the runs).
     With a filter this is one index Query. A ``tag`` (``key=value``) Queries the tags index instead
     (``list_runs``: a Query and a BatchGet of the runs) and combines with ``workflow``, not ``status``.
-    Without a filter, the listing walks status by status; the dashboard instead merges the newest
-    page of every status (one Query each, bounded by the cursor's creation time).
+    Without a filter, the runs of every status are merged newest first (``core/newest.py``, as the
+    API and the CLI list them: one Query per status a page).
     """
     if tag:
         tagged = list_runs(status=status or None, workflow=workflow or None, limit=PAGE_SIZE, cursor=cursor or None,
-                           since=since, until=until, tag=tag)
+                           created=TimeRange(since, until), tag=tag)
         return {"runs": list(tagged), "next_cursor": tagged.next_cursor}
     if status or workflow:
         page = list_run_summaries(status=status or None, workflow=workflow or None, limit=PAGE_SIZE,
-                                  cursor=cursor or None, since=since, until=until)
+                                  cursor=cursor or None, created=TimeRange(since, until))
         return {"runs": list(page), "next_cursor": page.next_cursor}
-    return newest_runs(cursor or None, since=since, until=until)
+    page = list_run_summaries(limit=PAGE_SIZE, cursor=cursor or None, created=TimeRange(since, until))
+    return {"runs": list(page), "next_cursor": page.next_cursor}
 
 
 def utc_minute(text: str, what: str) -> float | None:
@@ -88,36 +90,6 @@ def utc_minute(text: str, what: str) -> float | None:
 def time_window(start: str, end: str) -> tuple[float | None, float | None]:
     """The runs page's ``from`` and ``to`` filters in epoch seconds (None when not given)."""
     return utc_minute(start, "from"), utc_minute(end, "to")
-
-
-def _merge_cursor(cursor: str | None) -> tuple[float | None, set[str]]:
-    if not cursor:
-        return None, set()
-    text, _, ids = cursor.partition("|")
-    try:
-        until = float(text)
-    except ValueError:
-        raise SerializationError(f"invalid cursor {cursor[:40]!r}: pass the next_cursor of an earlier page") from None
-    return until, set(filter(None, ids.split(",")))
-
-
-def newest_runs(cursor: str | None, limit: int = PAGE_SIZE, since: float | None = None,
-                until: float | None = None) -> dict[str, Any]:
-    """The newest runs of every status, merged; the cursor holds the creation time of the
-    last run shown and the ids shown at exactly that time (the time bound is inclusive)."""
-    after, seen = _merge_cursor(cursor)
-    until = after if until is None or (after is not None and after < until) else until
-    merged = [run for status in STATUSES
-              for run in list_run_summaries(status=status, limit=min(limit + len(seen), 1000), since=since,
-                                            until=until)
-              if run.run_id not in seen]
-    merged.sort(key=lambda run: (run.created_at, run.run_id), reverse=True)
-    page = merged[:limit]
-    if len(merged) <= limit:
-        return {"runs": page, "next_cursor": None}
-    last = page[-1].created_at
-    shown = {run.run_id for run in page if run.created_at == last} | (seen if last == until else set())
-    return {"runs": page, "next_cursor": f"{last!r}|{','.join(sorted(shown))}"}
 
 
 #: How long the dashboard reuses a count of runs by status, and the window of ended runs it counts.

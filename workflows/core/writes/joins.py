@@ -1,12 +1,18 @@
-"""Joins in memory: branch results and counters in the partitions the DynamoDB store uses
-(``<join id>#<shard>`` for a counter shard and its branches, ``<join id>`` for the root)."""
+"""Fan-in joins: branch results plus sharded conditional counters keyed by branch id.
+
+A branch records its result once (conditional put), then adds its index to its shard's set with
+``NOT contains`` as the condition: a redelivery can neither record twice nor count twice. The
+branch that fills a shard adds the shard to the root set the same way, and the one that fills the
+root wins the resume. Counter shard ``s`` and its branches' results live in partition
+``<join id>#<s>``, the root in ``<join id>`` (see ``workflows.core.join_layout``): no partition
+key takes more than ~200 writes per fan-out, whatever its width.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
-from ..core.join_layout import (
+from ..join_layout import (
     ROOT_SLOT,
     SHARD_SIZE,
     branch_shard,
@@ -16,10 +22,10 @@ from ..core.join_layout import (
     shard_size,
     shard_slot,
 )
-from ..core.records import BranchRecord
-from ..core.storage import check_item_size
-from .base import MemoryBase
-from .tables import Item, Table, absent, actions, add, set_
+from ..plans import A, Add, Item, Put, Set, Update, plan
+from ..records import BranchRecord
+from ..storage import check_item_size
+from .base import WritesBase
 
 
 @dataclass
@@ -37,32 +43,31 @@ def _branch(item: Item) -> BranchRecord:
 
 
 def _counter(item: Item) -> JoinCounter:
-    return JoinCounter(item["join_id"], int(item["slot"]), item.get("total"), set(item.get("done") or ()))
+    return JoinCounter(item["join_id"], int(item["slot"]), item.get("total"), {int(n) for n in item.get("done") or ()})
 
 
-class JoinTables(MemoryBase):
-    """Fan-in joins, request by request as the DynamoDB store does."""
-
-    joins: Table
+class JoinWrites(WritesBase):
+    """Branch results (slot >= 0) and counters (slot < 0) of a join (see the JoinStore port)."""
 
     def record_branch(self, join_id: str, index: int, data: str | None, error: str | None) -> bool:
         """Record branch ``index``'s outcome once; False if it was recorded already."""
         check_item_size({"data": data, "error": error})
         item = {"join_id": shard_partition(join_id, branch_shard(index)), "slot": index, "data": data, "error": error}
-        return self._write("record branch", lambda: self.joins.put(item, absent("slot")))
+        return self.commit(plan("record branch", Put("joins", item, A("slot").missing()))).applied
 
     def _count(self, partition: str, slot: int, member: int, size: int) -> bool | None:
         """Add ``member`` to the set at ``slot``: True if this filled it, False if not yet, None if a repeat."""
-        after = self._update("join", self.joins, (partition, slot), actions(add("done", {member}), set_("total", size)),
-                             lambda item: member not in item.get("done", ()))
-        return None if after is None else len(after.get("done") or ()) == size
+        done = self.commit(plan("join", Update("joins", (partition, slot), (
+            Add("done", frozenset({member})), Set("total", size)), A("done").missing() | ~A("done").contains(member))))
+        return len((done.item or {}).get("done") or ()) == size if done.applied else None
 
     def _is_full(self, partition: str, slot: int, size: int) -> bool:
-        item = self._request("read join", lambda: self.joins.get(partition, slot))
+        item = self.read_item("joins", (partition, slot), "read join")
         return item is not None and len(item.get("done") or ()) == size
 
     def join_branch(self, join_id: str, index: int, total: int) -> bool:
-        """Count branch ``index`` of ``total`` (idempotently); True when the join is complete."""
+        """Count branch ``index`` of ``total`` (idempotently: a repeat counts nothing twice and still
+        reports completion); True when the join is complete."""
         shard, shards = branch_shard(index), shard_count(total)
         size, partition = shard_size(shard, total), shard_partition(join_id, shard)
         filled = self._count(partition, shard_slot(shard), index, size)
@@ -74,23 +79,22 @@ class JoinTables(MemoryBase):
         return root is True or (root is None and self._is_full(join_id, ROOT_SLOT, shards))
 
     def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
-        """Branch ``index``'s recorded outcome, or None."""
-        partition = shard_partition(join_id, branch_shard(index))
-        item = self._request("read branch", lambda: self.joins.get(partition, index))
+        """Branch ``index``'s recorded outcome, or None (consistent read)."""
+        item = self.read_item("joins", (shard_partition(join_id, branch_shard(index)), index), "read branch")
         return None if item is None else _branch(item)
 
-    def _shard_items(self, join_id: str, shard: int, where: Callable[[int], bool] | None = None,
+    def _shard_items(self, join_id: str, shard: int, low: int | None = None, high: int | None = None,
                      name: str = "read join") -> list[Item]:
-        return list(self._pages(name, self.joins, shard_partition(join_id, shard), where=where))
+        return self.query_items(name, "joins", shard_partition(join_id, shard), low, high)
 
     def settle_join(self, join_id: str, total: int) -> tuple[list[BranchRecord], bool]:
-        """Count every recorded branch the join has not counted; return the recorded outcomes in
-        index order and whether the join is complete (as the DynamoDB store does)."""
+        """Count every recorded branch the join has not counted (its worker died between recording and
+        counting); the recorded outcomes in index order and whether the join is complete."""
         items = [item for shard in range(shard_count(total)) for item in self._shard_items(join_id, shard)]
         results = sorted((_branch(i) for i in items if i["slot"] >= 0), key=lambda r: r.index)
         counted = {int(n) for i in items if i["slot"] <= shard_slot(0) for n in i.get("done") or ()}
         repeat = {r.index for r in results} - counted
-        if len(results) == total:
+        if len(results) == total:  # one repeat per shard also re-adds a full shard missing from the root
             repeat |= {shard * SHARD_SIZE for shard in range(shard_count(total))}
         complete = False
         for index in sorted(repeat):
@@ -98,20 +102,20 @@ class JoinTables(MemoryBase):
         return results, complete
 
     def branch_results(self, join_id: str, total: int | None = None) -> list[BranchRecord]:
-        """Every recorded branch outcome, in index order (``total``: as the DynamoDB store's)."""
+        """Every recorded branch outcome in index order (``total``: read every shard; without it,
+        shards in order while each is full)."""
         def read(shard: int) -> list[BranchRecord]:
-            return [_branch(i) for i in self._shard_items(join_id, shard, lambda slot: slot >= 0, "read branches")]
+            return [_branch(i) for i in self._shard_items(join_id, shard, 0, None, "read branches")]
 
         return read_by_shard(total, read, lambda found: len(found) == SHARD_SIZE)
 
     def join_items(self, join_id: str, total: int | None = None) -> list[JoinCounter]:
         """The counter items of a join, the root's first (for inspection)."""
-        root = [_counter(i) for i in self._pages("read join", self.joins, join_id, where=lambda slot: slot < 0)]
+        root = [_counter(i) for i in self.query_items("read join", "joins", join_id, None, -1)]
         if total is None and root and root[0].total:
             total = int(root[0].total) * SHARD_SIZE
+
         def read(shard: int) -> list[JoinCounter]:
-            return [_counter(i) for i in self._shard_items(join_id, shard, lambda slot: slot < 0)]
+            return [_counter(i) for i in self._shard_items(join_id, shard, None, -1)]
 
-        counters = read_by_shard(total, read, lambda found: any(len(c.done) == SHARD_SIZE for c in found))
-        return root + counters
-
+        return root + read_by_shard(total, read, lambda found: any(len(c.done) == SHARD_SIZE for c in found))

@@ -1,0 +1,98 @@
+"""The request minimum (DESIGN.md, "Costs"; issue 26 item 3), counted on the in-memory store,
+which makes the requests the DynamoDB store would make, one by one.
+
+Each test names a target and asserts today's count of store requests by name: a change that
+adds a request per step fails here. Targets not met yet are asserted as they are, and say so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Callable
+
+from tests.replay import replay_flows as flows
+from workflows.core.engine import Engine
+from workflows.core.records import RunStatus
+from workflows.core.registry import get_workflow
+from workflows.core.steps import execute_step, run_worker_task
+from workflows.memory import ManualClock, MemoryStore, RecordingTransport
+from workflows.settings import Settings
+
+SETTINGS = Settings(lease_seconds=60.0, hook_secret="request-minimum-tests-hook-secret-0123456789")
+
+
+def is_read(name: str) -> bool:
+    """Whether the store's request ``name`` reads (every other one writes)."""
+    return name.startswith(("read", "get", "list"))
+
+
+class Counted:
+    """A run driven to its end, every message delivered once, with its store requests counted
+    by name (``requests``) from its creation on, and its SQS sends."""
+
+    def __init__(self, workflow: str, n: int, *, in_place: bool) -> None:
+        clock = ManualClock()
+        self.store = MemoryStore(SETTINGS, clock)
+        self.requests: Counter[str] = Counter()
+        self.sends = 0
+        transport = RecordingTransport({None} if in_place else set())
+        engine = Engine(self.store, transport, SETTINGS, clock=clock)
+        self.store.interceptor = self._count
+        run_id, _ = engine.create_run(get_workflow(workflow), json.dumps([[n], {}]))
+        for _ in range(100):
+            steps, resumes = list(transport.steps), list(transport.resumes)
+            self.sends += len(steps) + len(resumes)
+            transport.clear()
+            if not steps and not resumes:
+                break
+            for message in steps:
+                run_worker_task(engine, lambda m=message: execute_step(engine, m, redelivered=False))
+            for resume in resumes:
+                run_worker_task(engine, lambda r=resume: engine.receive_resume(r, first_delivery=True))
+        self.store.interceptor = None
+        assert self.store.get_run(run_id).status == RunStatus.COMPLETED
+
+    def _count(self, name: str, apply: Callable[[], Any]) -> Any:
+        self.requests[name] += 1
+        return apply()
+
+    @property
+    def writes(self) -> int:
+        """DynamoDB writes (a transaction counted once)."""
+        return sum(n for name, n in self.requests.items() if not is_read(name))
+
+    @property
+    def reads(self) -> int:
+        """DynamoDB reads."""
+        return sum(n for name, n in self.requests.items() if is_read(name))
+
+
+def test_a_step_in_place_is_one_write_and_no_read() -> None:
+    """Target: 1 write, 0 reads per step in place (was 2 writes: advance_run, then the record).
+    The resume claims the run once (a lease write), then each step is its record only."""
+    ten, one = Counted(flows.replay_ten.name, 10, in_place=True), Counted(flows.replay_ten.name, 1, in_place=True)
+    assert ten.requests - one.requests == {"record event": 9}  # nine more steps: nine writes, no read
+    assert ten.requests == {"create run": 1, "read run": 1, "claim run": 1, "record event": 10, "finish run": 1}
+
+
+def test_an_inline_step_is_one_write() -> None:
+    """Target: 1 write per inline step (kept)."""
+    ten, one = (Counted(flows.replay_ten_inline.name, n, in_place=False) for n in (10, 1))
+    assert ten.requests - one.requests == {"record event": 9}
+
+
+def test_a_step_sent_as_a_message() -> None:
+    """Target: its message leaves after at most 1 write. Not met: the previous step's record,
+    then ``advance_run`` (2 writes), and the step's worker reads the run."""
+    ten, one = (Counted(flows.replay_ten.name, n, in_place=False) for n in (10, 1))
+    assert ten.requests - one.requests == {"record event": 9, "advance run": 9, "read run": 9}
+    assert ten.sends - one.sends == 9
+
+
+def test_a_one_step_run_end_to_end() -> None:
+    """Target: at most 3 writes, 0 reads, 3 SQS requests. In place: 4 writes (create, claim,
+    record, end), 1 read (the first resume reads the run: a message is never trusted), 1 send
+    (+ its receive and delete: 3 SQS requests)."""
+    one = Counted(flows.replay_ten.name, 1, in_place=True)
+    assert (one.writes, one.reads, one.sends) == (4, 1, 1)

@@ -1,0 +1,157 @@
+"""The committer: the one place a replay's command turns into store and transport calls.
+
+:func:`commit` matches the command a resume decided (``core.commands``); :func:`write_outcome`
+writes an op's outcome, for every kind of step (inline, in place, sent, a fan-out branch) and
+every other op, so an outcome has one write path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import uuid
+from typing import TYPE_CHECKING
+
+from .. import codec
+from ..errors import describe
+from .chains import chain_anchor
+from .commands import (
+    Command,
+    Complete,
+    Continue,
+    Defer,
+    Dispatch,
+    Fail,
+    Halt,
+    InFlight,
+    Raise,
+    RecordOutcome,
+    Reload,
+    RunEnd,
+    Wait,
+)
+from .deferral import defer
+from .registry import get_workflow
+from .tags import current_tags
+
+if TYPE_CHECKING:
+    from .context import WorkflowContext
+    from .engine import Engine
+    from .ports import Store
+    from .records import RunRecord
+
+log = logging.getLogger("workflows.engine")
+
+#: The namespace of a successor's run id (derived from its predecessor's, so a retry makes the same).
+RUN_NAMESPACE = uuid.UUID("6f1c2a52-3d4e-4b8a-9a51-0c7d2e9f4b10")
+
+
+def commit(engine: Engine, run: RunRecord, command: Command, ctx: WorkflowContext | None = None) -> bool:
+    """Carry out what a resume of ``run`` decided; False if a conditional write lost (read the
+    run again and replay). ``ctx``: the replay that decided it (None: decided before one)."""
+    if isinstance(command, Halt):
+        if command.reason:
+            log.warning("%s", command.reason)
+        return True
+    if isinstance(command, InFlight):
+        return True
+    if isinstance(command, Reload):
+        if ctx is not None:
+            engine.cache.forget(run.run_id)
+        return False
+    if isinstance(command, Raise):
+        raise command.error
+    if isinstance(command, Defer):
+        return defer(engine, run, command.reason)
+    if ctx is None:
+        raise TypeError(f"{command!r} needs the replay that decided it")
+    if isinstance(command, Dispatch):
+        return _dispatch(engine, ctx, command)
+    if isinstance(command, Wait):
+        return _wait(engine, ctx, command)
+    if isinstance(command, Fail):
+        if command.log:
+            log.error("run %s: %s", run.run_id, command.error)
+        engine.end(run, RunEnd.failed(command.error), ctx=ctx)
+        return True
+    if isinstance(command, Complete):
+        return _complete(engine, ctx, command)
+    if isinstance(command, Continue):
+        return _continue_as_new(engine, ctx, command)
+    raise TypeError(f"unknown command {command!r}")
+
+
+def write_outcome(engine: Engine, command: RecordOutcome, store: Store | None = None) -> bool:
+    """Write an op's outcome once (``command``); True if this call wrote it (also a retry of
+    its own write whose response was lost). ``store``: the replay's guarded store, if any."""
+    store = store or engine.store
+    event, branch = command.event, command.branch
+    if branch is not None:  # a branch's result goes to its join; counting it is the join's (core.fanout)
+        return store.record_branch(branch.join, branch.index, event.data,
+                                   event.error if event.status == "failed" else None)
+    written = store.record_event_while_live(event) if command.while_live else store.record_event(event)
+    if written:
+        engine.cache.remember(event)
+    return written
+
+
+def _dispatch(engine: Engine, ctx: WorkflowContext, command: Dispatch) -> bool:
+    # Mark the op in flight first: only the resume that wins sends. A crash
+    # before the sends leaves a leased run that the reconciler re-dispatches.
+    if not engine.store.advance_run(ctx.run.run_id, command.pos, command.waiting, recovering=ctx.recovering):
+        return False
+    for message in command.calls:
+        engine.transport.send_step(dataclasses.replace(message, resent=True) if ctx.recovering else message)
+    return True
+
+
+def _wait(engine: Engine, ctx: WorkflowContext, command: Wait) -> bool:
+    run = ctx.run
+    suspended = engine.store.suspend_run(run.run_id, command.pos, command.waiting, run.wake_seq, command.timers)
+    if suspended:
+        engine.observer.waiting(run, command.pos, command.waiting)
+    return suspended
+
+
+def _complete(engine: Engine, ctx: WorkflowContext, command: Complete) -> bool:
+    run, what = ctx.run, f"result of workflow {ctx.run.workflow!r}"
+    try:
+        result = codec.dumps(command.value, what=what, limit=engine.settings.max_payload_bytes)
+    except Exception as exc:  # noqa: BLE001 - a result that cannot be stored fails the run, naming why
+        engine.end(run, RunEnd.failed(describe(exc)), ctx=ctx)
+        return True
+    # a failed write of a large result's object is the store's failure: the resume is retried
+    result = engine.payloads.offload(result, what, run.run_id)
+    engine.end(run, RunEnd.completed(result), ctx=ctx)
+    return True
+
+
+def _continue_as_new(engine: Engine, ctx: WorkflowContext, command: Continue) -> bool:
+    from .engine import record_timers
+
+    run = ctx.run
+    new_id = str(uuid.uuid5(RUN_NAMESPACE, f"{run.run_id}:continue"))
+    # Written to the successor's prefix (always written: a read of the same content is no write of it).
+    args = engine.payloads.encode([list(command.args), command.kwargs], "continue_as_new arguments", new_id)
+    definition = get_workflow(run.workflow)
+    deadline = engine.now() + definition.max_duration if definition.max_duration else None
+    # The successor carries the chain's tags and idempotency key (its guard expires after the chain's end),
+    # and its anchor (core/chains.py), under which the chain's signals are kept.
+    record = engine.new_run_record(new_id, run.workflow, args, deadline=deadline, continued_from=run.run_id,
+                                   parent_run_id=run.parent_run_id, parent_pos=run.parent_pos,
+                                   schedule_id=run.schedule_id, fire_time=run.fire_time,
+                                   tags=current_tags(ctx) or None, idempotency_key=run.idempotency_key,
+                                   chain_head=chain_anchor(run))
+    # The signals this run took are in its history (payload included): the successor must not take
+    # them again. Deleted before the end, so a crash between leaves this run live to replay and retry.
+    taken = sorted(key for key in ctx.consumed_signals if key)
+    if taken:
+        engine.store.delete_signals(chain_anchor(run), taken)
+    # The end, the anchor's pointer and the successor are one write: a run cancelled meanwhile gets no
+    # successor.
+    ended = engine.store.continue_run(run.run_id, record, record_timers(record))
+    if ended is not None:
+        engine.cache.forget(run.run_id)
+        engine.after_end(ended, run, ctx)
+        engine.send_leased_resume(new_id)
+    return True

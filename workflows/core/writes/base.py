@@ -1,0 +1,71 @@
+"""What the shared writes need from a store: its settings and clock, ``commit`` and ``read_item``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...settings import Settings
+from ..plans import A, Add, Check, Cond, Item, Key, SetIfMissing
+from ..records import LIVE, EventRecord, RunRecord, TimerRecord
+from ..storage import lease_expiry
+from . import items
+from .items import to_json
+
+__all__ = ["LIVE_COND", "WritesBase", "carries", "free", "to_json"]
+
+#: The run is live (pending, running or suspended).
+LIVE_COND = A("status").is_in(*sorted(LIVE))
+
+
+def carries(table: str, key: Key, req: str) -> Check:
+    """The item at ``key`` carries request id ``req``: that request applied."""
+    return Check(table, key, A("req") == req)
+
+
+def free(now: float, owner: str | None = None) -> Cond:
+    """No resume claims the run (``claim_run``) with a live lease, or ``owner`` does."""
+    cond = A("owner").missing() | (A("lease_expires_at") < now)
+    return cond if owner is None else cond | (A("owner") == owner)
+
+
+class WritesBase:
+    """The part of a store the shared writes stand on (provided by each store)."""
+
+    settings: Settings
+
+    if TYPE_CHECKING:
+        from ..plans import Committed, Plan
+
+        def now(self) -> float: ...
+
+        def commit(self, plan: Plan) -> Committed: ...
+
+        def read_item(self, table: str, key: Key, name: str | None = None,
+                      attrs: tuple[str, ...] | None = None) -> Item | None: ...
+
+        def query_items(self, name: str, table: str, hash_value: Any, low: Any = None,
+                        high: Any = None) -> list[Item]: ...
+
+        def batch_items(self, name: str, table: str, keys: list[Key]) -> dict[Key, Item]: ...
+
+    def lease_until(self, seconds: float | None = None) -> float:
+        """A lease expiry, rounded up to a bucket so the lease index is written rarely."""
+        return lease_expiry(self.now(), self.settings, seconds)
+
+    def wake_actions(self) -> tuple[Add, SetIfMissing]:
+        """``ADD wake_seq 1`` and a short lease if the run has none, so whoever wakes a suspended
+        run leaves a lease that covers a lost resume."""
+        short = self.lease_until(min(self.settings.lease_seconds, 30.0))
+        return Add("wake_seq", 1), SetIfMissing("lease_expires_at", short)
+
+    def run_item(self, run: RunRecord) -> Item:
+        """The item of a new run (see ``items.run_item``)."""
+        return items.run_item(run, self.now(), self.settings)
+
+    def event_item(self, event: EventRecord) -> Item:
+        """The item of a history record."""
+        return items.event_item(event, self.now())
+
+    def timer_item(self, timer: TimerRecord) -> Item:
+        """The item of a timer."""
+        return items.timer_item(timer, self.settings.index_shards)

@@ -1,0 +1,70 @@
+"""Retention: stamp every item of an ended run with its TTL (see ``workflows.core.retention``)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..join_layout import fan_out_width_at, partitions
+from ..plans import A, Key, Remove, Set, Update, plan
+from ..records import TERMINAL, HookRecord, RunStatus, TimerKind, op_timer_id
+from ..retention import fan_out_positions
+from ..storage import shard_of
+from ..tags import index_key, index_sort_key
+from .base import WritesBase
+
+#: The key attributes of each table whose items a run's end stamps.
+KEYS = {"history": ("run_id", "seq"), "joins": ("join_id", "slot"), "signals": ("run_id", "signal_key")}
+
+
+class RetentionWrites(WritesBase):
+    """``retain_run`` (see the RetentionStore port)."""
+
+    if TYPE_CHECKING:
+        def hooks_for_run(self, run_id: str) -> list[HookRecord]: ...
+
+    def retain_run(self, run_id: str) -> bool:
+        """Stamp every item of an ended run with the run's TTL, then take it out of the index.
+
+        One write per item not stamped yet (a repeat after a crash skips what it sees stamped);
+        ``attribute_exists`` on each, so a deleted item is never brought back.
+        """
+        run = self.read_item("runs", (run_id,))
+        if run is None or run.get("status") not in TERMINAL or "retain_shard" not in run or "retain_until" not in run:
+            return False
+        until = run["retain_until"]
+        events = self.query_items("read history", "history", run_id)
+        outcomes = [e for e in events if e["seq"] >= 0 and e["seq"] % 1000 == 999]
+        kinds = {int(e["seq"]) // 1000: e["kind"] for e in outcomes}
+        names = {int(e["seq"]) // 1000: e.get("name") for e in outcomes}
+        found = [("history", e) for e in events]
+        waiting = json.loads(run["waiting"]) if run.get("waiting") else None
+        for pos in fan_out_positions(kinds, int(run.get("cursor", -1)), waiting):
+            join_id = f"{run_id}#{pos}"
+            found += [("joins", i) for partition in partitions(join_id, fan_out_width_at(pos, names, waiting) or 1)
+                      for i in self.query_items("read join", "joins", partition)]
+            found += [("history", i) for i in self.query_items("read join", "history", join_id)]
+        found += [("signals", i) for i in self.query_items("read signals", "signals", run_id)]
+        for table, item in found:
+            if item.get("retain_until") != until:
+                self._stamp(until, table, tuple(item[k] for k in KEYS[table]))
+        for hook in self.hooks_for_run(run_id):  # a hook's timeout timer outlives an end that did not wait on it
+            self._stamp(until, "hooks", (hook.token_hash,))
+            self._stamp(until, "timers", (op_timer_id(run_id, hook.pos, TimerKind.HOOK_TIMEOUT.value),))
+        if run.get("idempotency_key") is not None and run["status"] != RunStatus.CONTINUED:  # a chain's last keeps it
+            self._stamp(until, "idempotency", (run["idempotency_key"],))
+        for key, value in sorted(json.loads(run.get("tags") or "{}").items()):
+            self._stamp(until, "tags", (index_key(key, value, run_id), index_sort_key(run["created_at"], run_id)))
+        head = run.get("chain_head")
+        if head and head != run_id and run["status"] != RunStatus.CONTINUED:  # the chain ended: its anchor expires
+            self.commit(plan("retain chain anchor", Update("runs", (head,), (
+                Set("retain_until", until), Set("retain_shard", shard_of(head, self.settings.index_shards))),
+                A("run_id").exists() & A("retain_until").missing())))
+        return self.commit(plan("release ended run", Update("runs", (run_id,), (Remove("retain_shard"),),
+                                                            A("retain_shard").exists()))).applied
+
+    def _stamp(self, until: Any, table: str, key: Key) -> None:
+        """Set ``retain_until`` on one existing item."""
+        hash_key = {"hooks": "token_hash", "timers": "timer_id", "idempotency": "key", "tags": "tag",
+                    "joins": "join_id"}.get(table, "run_id")
+        self.commit(plan("stamp retention", Update(table, key, (Set("retain_until", until),), A(hash_key).exists())))

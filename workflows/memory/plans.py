@@ -1,0 +1,79 @@
+"""The in-memory interpreter of write plans: a plan evaluated over the emulated tables, as
+DynamoDB would apply it (see ``workflows.core.plans``)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..core import plans as p
+from .base import MemoryBase
+from .tables import Check as CheckOp
+from .tables import ConditionFailed, Item, Table, Write, transact
+from .tables import Delete as DeleteOp
+from .tables import Put as PutOp
+from .tables import Update as UpdateOp
+
+
+class PlanTables(MemoryBase):
+    """``commit`` and ``read_item``: the two requests write plans need, over this store's tables."""
+
+    def table(self, name: str) -> Table:
+        """The table of a logical name (``runs``, ``history``, ...)."""
+        for value in vars(self).values():
+            if isinstance(value, Table) and value.name == name:
+                return value
+        raise KeyError(f"no table {name!r}")
+
+    def read_item(self, table: str, key: p.Key, name: str | None = None,
+                  attrs: tuple[str, ...] | None = None) -> Item | None:
+        """One consistent GetItem: the item at ``key`` (only ``attrs``, if given), or None."""
+        item = self._request(name or p.read_name(table), functools.partial(self.table(table).get, *key))
+        return item if item is None or attrs is None else {k: v for k, v in item.items() if k in attrs}
+
+    def query_items(self, name: str, table: str, hash_value: Any, low: Any = None, high: Any = None) -> list[Item]:
+        """A Query of one partition (sort key from ``low`` to ``high``, each if given), paged to the end."""
+        def where(sort: Any) -> bool:
+            return (low is None or sort >= low) and (high is None or sort <= high)
+
+        return list(self._pages(name, self.table(table), hash_value, where=where))
+
+    def batch_items(self, name: str, table: str, keys: list[p.Key]) -> dict[p.Key, Item]:
+        """BatchGetItem requests: the items that exist among ``keys``, by key."""
+        return self._batch_get(name, self.table(table), keys)
+
+    def commit(self, plan: p.Plan) -> p.Committed:
+        """Apply ``plan`` as one request (all-or-nothing); a refusal is ``applied=False`` with the
+        cancellation reasons, unless ``plan.own`` shows an earlier send of it applied."""
+        ops = [self._op(op) for op in plan.ops]
+        if plan.transaction:
+            token = plan.token or f"tx-{next(self._tokens)}"
+            apply: Any = functools.partial(self._transactions.write, ops, token)
+        else:  # one request on one item: its result is the item after it (as UpdateItem's ALL_NEW)
+            apply = functools.partial(_lone, ops[0])
+        try:
+            result = self._request(plan.name, apply)
+        except ConditionFailed as refused:
+            own = plan.own
+            if own is not None and p.holds(own.cond, self.read_item(own.table, own.key) or {}):
+                return p.Committed(True, [None] * len(ops))
+            return p.Committed(False, refused.reasons)
+        lone = not plan.transaction and isinstance(plan.ops[0], p.Update)
+        return p.Committed(True, [None] * len(ops), result if lone else None)
+
+    def _op(self, op: p.Op) -> Write:
+        """The table op of a plan op."""
+        table = self.table(op.table)
+        cond = None if op.cond is None else functools.partial(p.holds, op.cond)
+        if isinstance(op, p.Put):
+            return PutOp(table, op.item, cond)
+        if isinstance(op, p.Update):
+            return UpdateOp(table, op.key, functools.partial(p.apply_actions, op.actions), cond)
+        if isinstance(op, p.Delete):
+            return DeleteOp(table, op.key, cond)
+        return CheckOp(table, op.key, functools.partial(p.holds, op.cond))
+
+
+def _lone(op: Write) -> Item | None:
+    """One single-item request: the item after it (None: deleted)."""
+    return transact([op])[0]

@@ -447,7 +447,7 @@ def complete_hook(engine: Engine, token: str, payload: Any = None) -> RunHandle:
                            limit=engine.settings.max_payload_bytes)
     data = engine.payloads.offload(data, "hook payload", hook.run_id)  # the object before the record referencing it
     try:
-        engine.store.resume_hook(token_hash, data)  # the hook resumed and its run woken, in one write
+        engine.store.complete_hook(token_hash, data)  # the hook completed and its run woken, in one write
     except HookClosed:
         engine.store.close_hooks(hook.run_id)
         raise

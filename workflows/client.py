@@ -1,4 +1,4 @@
-"""The client API: start runs, inspect them, cancel them, resume hooks, send signals."""
+"""The client API: start runs, inspect them, cancel them, complete hooks (``resume_hook``), send signals."""
 
 from __future__ import annotations
 
@@ -419,7 +419,7 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
 
 
 def resume_hook(token: str, payload: Any = None) -> RunHandle:
-    """Resume the hook with this token once; return its run.
+    """Complete the hook with this token once (deliver its payload, wake its run); return its run.
 
     Raises:
         HookNotFound, HookExpired, HookClosed, HookAlreadyResumed: the token was refused.

@@ -276,7 +276,7 @@ def test_resume_hook_refuses(store, state, schema, token, payload, error, fragme
     if state == "run-ended":  # the refusal tidies up: the hook of an ended run is closed, with no payload
         assert (after.status, after.payload, after.completed_at) == ("closed", None, None)
     else:
-        assert after == hook_before  # status, payload ("first" for a used token) and resumed_at unchanged
+        assert after == hook_before  # status, payload ("first" for a used token) and completed_at unchanged
     assert store.get_run(run_id) == run_before
 
 

@@ -1,4 +1,4 @@
-"""The client API: start runs, inspect them, cancel them, resume hooks, send signals."""
+"""The client API: start runs, inspect them, cancel them, complete hooks (``resume_hook``), send signals."""
 
 from __future__ import annotations
 
@@ -419,7 +419,7 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
 
 
 def resume_hook(token: str, payload: Any = None) -> RunHandle:
-    """Resume the hook with this token once; return its run.
+    """Complete the hook with this token once (deliver its payload, wake its run); return its run.
 
     Raises:
         HookNotFound, HookExpired, HookClosed, HookAlreadyResumed: the token was refused.
@@ -447,7 +447,7 @@ def complete_hook(engine: Engine, token: str, payload: Any = None) -> RunHandle:
                            limit=engine.settings.max_payload_bytes)
     data = engine.payloads.offload(data, "hook payload", hook.run_id)  # the object before the record referencing it
     try:
-        engine.store.resume_hook(token_hash, data)  # the hook resumed and its run woken, in one write
+        engine.store.complete_hook(token_hash, data)  # the hook completed and its run woken, in one write
     except HookClosed:
         engine.store.close_hooks(hook.run_id)
         raise

@@ -214,7 +214,7 @@ class DeploymentError(WorkflowError):
 
 
 class HookError(WorkflowError):
-    """A hook cannot be resumed."""
+    """A hook cannot be completed (its payload delivered: ``resume_hook``)."""
 
 
 class HookNotFound(HookError, NotFound):
@@ -391,7 +391,7 @@ class InvalidExport(InvalidInput, SerializationError):
 
 class Stalled(WorkflowError):
     """The testing kit cannot make a run go on: it waits for something only the test can do
-    (resume a hook, send a signal) and no timer is due, or it did not settle."""
+    (complete a hook, send a signal) and no timer is due, or it did not settle."""
 
 
 MAX_ERROR_CHARS = 4000  # an error is stored in a history record or a run item: keep it well under 400 KB

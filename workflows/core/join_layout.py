@@ -24,8 +24,7 @@ def shard_entry(shard: int) -> int:
     return -2 - shard
 
 
-#: The old names, still imported by the store adapters (persistence/joins.py, memory/joins.py)
-#: until their rewrite lands; internal, so no warning.
+#: The old names, still imported by ``core/writes/joins.py`` until it is renamed too; internal, so no warning.
 ROOT_SLOT, shard_slot = ROOT_ENTRY, shard_entry
 
 

@@ -191,7 +191,7 @@ class WorkflowEnv:
         cancel_run(self.engine, _run_id(run))
 
     def resume_hook(self, run: RunHandle | str, hook: str, payload: Any = None) -> None:
-        """Resume the run's hook called ``hook`` (or with that token) with ``payload``.
+        """Complete the run's hook called ``hook`` (or with that token) with ``payload``.
 
         Raises:
             HookNotFound, HookExpired, HookClosed, HookAlreadyResumed, HookPayloadInvalid.

@@ -134,7 +134,7 @@ class HookRow:
     status: str
     created_at: float
     expires_at: float | None
-    resumed_at: float | None
+    completed_at: float | None
 
 
 def _branches(run: RunRecord, history: list[EventRecord]) -> dict[int, tuple[list[EventRecord], list[BranchRecord]]]:
@@ -170,7 +170,7 @@ def run_view(run_id: str) -> dict[str, Any]:
     history = handle.history()
     now = time.time()
     chart: Chart = chart_for(run, history, now, _branches(run, history))
-    hooks = [HookRow(h.pos, h.name, h.status, h.created_at, h.expires_at, h.resumed_at)
+    hooks = [HookRow(h.pos, h.name, h.status, h.created_at, h.expires_at, h.completed_at)
              for h in get_engine().store.hooks_for_run(run_id)]
     children = [json.loads(e.data or "{}").get("run_id") for e in history
                 if e.kind == OpKind.CHILD.value and e.is_outcome]

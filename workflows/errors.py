@@ -341,6 +341,22 @@ class WaitTimeout(WorkflowError, TimeoutError):
     """A hook or signal wait passed its timeout."""
 
 
+class InvalidEventKey(InvalidInput, ValueError):
+    """An event key (``set_event``, ``get_event``) that breaks the rules of ``workflows.core.events``."""
+
+
+class StreamFull(WorkflowError):
+    """A run's progress stream holds its maximum of entries or bytes; nothing more is appended."""
+
+
+class EventTimeout(WorkflowError, TimeoutError):
+    """``get_event`` waited its whole timeout and the run had not set the key."""
+
+
+class EventNotSet(WorkflowError, LookupError):
+    """The run ended (or continued as a new run) without setting the event key ``get_event`` waits for."""
+
+
 class ParallelError(WorkflowError):
     """A branch of ``parallel`` failed after its retries."""
 

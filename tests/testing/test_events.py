@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 import pytest
@@ -129,3 +130,25 @@ def test_large_values_go_to_the_payload_bucket() -> None:
         stored = env.store.get_event(run.run_id, events.event_value_seq("answer"))
         assert stored is not None and events.payload_size(stored.data) == len(big) + 2
         assert len(stored.data or "") < 400  # a reference, the object in the run's prefix
+
+
+def test_the_cli_shows_event_values_and_prints_the_stream(env: WorkflowEnv, capsys: pytest.CaptureFixture[str]) -> None:
+    from workflows.cli import commands as cli
+
+    run = env.start(flows.order, 2)
+    run.result()
+    capsys.readouterr()
+    assert cli.main(["runs", "show", run.run_id]) == 0
+    out = capsys.readouterr().out
+    assert '\nevents:\n  stage                    "done"\n  value                    {"n": 20, "list": [1, 2]}\n' in out
+    assert cli.main(["runs", "get-event", run.run_id, "value"]) == 0
+    assert capsys.readouterr().out == '{"n": 20, "list": [1, 2]}\n'
+    assert cli.main(["runs", "get-event", run.run_id, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"stage": "done", "value": {"n": 20, "list": [1, 2]}}
+    assert cli.main(["runs", "get-event", run.run_id, "nope"]) == 1
+    assert "EventNotSet" in capsys.readouterr().err
+    assert cli.main(["runs", "stream", run.run_id, "--offset", "1", "--follow"]) == 0
+    assert capsys.readouterr().out == ('     1  {"done": 1}\n     2  {"done": 2}\n'
+                                       "next offset 3; the run has ended (stream closed)\n")
+    assert cli.main(["runs", "stream", run.run_id, "--json"]) == 0
+    assert capsys.readouterr().out.splitlines() == ['{"done": 0}', '{"done": 1}', '{"done": 2}']

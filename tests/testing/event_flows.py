@@ -55,3 +55,14 @@ def flood(count: int, size: int) -> dict[str, Any]:
 @workflow(name="events_bad_key")
 def bad_key(key: Any) -> None:
     set_event(key, 1)
+
+
+@workflow(name="events_then_work")
+def then_work(n: int) -> int:
+    set_event("stage", "before")
+    write_stream("a")
+    write_stream("b")
+    value = work(n)
+    write_stream("c")
+    set_event("stage", "after")
+    return value

@@ -8,7 +8,16 @@ from typing import Any, Callable
 import pytest
 
 from tests.testing import event_flows as flows
-from workflows import EventNotSet, EventTimeout, InvalidEventKey, RunFailed, StreamPage, get_event, read_stream
+from workflows import (
+    EventNotSet,
+    EventTimeout,
+    FatalError,
+    InvalidEventKey,
+    RunFailed,
+    StreamPage,
+    get_event,
+    read_stream,
+)
 from workflows.core import events
 from workflows.errors import Stalled
 from workflows.settings import Settings
@@ -152,3 +161,16 @@ def test_the_cli_shows_event_values_and_prints_the_stream(env: WorkflowEnv, caps
                                        "next offset 3; the run has ended (stream closed)\n")
     assert cli.main(["runs", "stream", run.run_id, "--json"]) == 0
     assert capsys.readouterr().out.splitlines() == ['{"done": 0}', '{"done": 1}', '{"done": 2}']
+
+
+def test_a_rerun_keeps_the_events_and_stream_of_the_ops_it_copies(env: WorkflowEnv) -> None:
+    env.fail_step(flows.work, times=1, error=FatalError("no"))
+    run = env.start(flows.then_work, 5)
+    with pytest.raises(RunFailed):
+        run.result()
+    assert read_stream(run.run_id).entries == ["a", "b"] and run.event_values() == {"stage": "before"}
+    fork = run.rerun()
+    assert env.run_until_complete(fork) == 50
+    assert fork.event_values() == {"stage": "after"}
+    page = read_stream(fork.run_id)
+    assert (page.entries, page.next_offset) == (["a", "b", "c"], 3)

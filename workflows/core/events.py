@@ -110,6 +110,24 @@ def write_stream(ctx: WorkflowContext, value: Any) -> int:
     return offset
 
 
+def published(records: list[EventRecord]) -> list[EventRecord]:
+    """The latest-value and stream items the op records ``records`` (a run's history, in order) wrote:
+    what a fork that copies those records must copy too (``core.forks``)."""
+    latest: dict[str, EventRecord] = {}
+    entries: list[EventRecord] = []
+    for record in records:
+        if not record.is_outcome or record.seq < 0:
+            continue
+        if record.kind == OpKind.EVENT.value and record.name:
+            latest[record.name] = EventRecord(run_id=record.run_id, seq=event_value_seq(record.name),
+                                              kind=record.kind, status=LATEST, at=record.at, name=record.name,
+                                              data=record.data)
+        elif record.kind == OpKind.STREAM.value and record.status != REFUSED:
+            entries.append(EventRecord(run_id=record.run_id, seq=stream_seq(len(entries)), kind=record.kind,
+                                       status=record.status, at=record.at, data=record.data))
+    return [*latest.values(), *entries]
+
+
 def _full(offset: int, used: int, text: str | None) -> str | None:
     """Why an append of payload ``text`` at ``offset`` (``used`` bytes before) is refused, if it is."""
     if offset >= MAX_STREAM_ENTRIES:

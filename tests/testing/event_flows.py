@@ -66,3 +66,18 @@ def then_work(n: int) -> int:
     write_stream("c")
     set_event("stage", "after")
     return value
+
+
+@step(name="events_async_add")
+async def async_add(n: int) -> int:
+    return n + 1
+
+
+@workflow(name="events_async")
+async def in_async(n: int) -> int:
+    set_event("stage", "started")  # a plain call in an async workflow, like set_tags
+    value = await async_add(n)
+    write_stream(value)
+    await sleep(5)
+    set_event("stage", "done")
+    return value

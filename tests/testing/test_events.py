@@ -174,3 +174,9 @@ def test_a_rerun_keeps_the_events_and_stream_of_the_ops_it_copies(env: WorkflowE
     assert fork.event_values() == {"stage": "after"}
     page = read_stream(fork.run_id)
     assert (page.entries, page.next_offset) == (["a", "b", "c"], 3)
+
+
+def test_an_async_workflow_sets_events_and_writes_its_stream(env: WorkflowEnv) -> None:
+    run = env.start(flows.in_async, 1)
+    assert run.result() == 2
+    assert run.event_values() == {"stage": "done"} and read_stream(run.run_id).entries == [2]

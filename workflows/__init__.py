@@ -87,24 +87,28 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["RunHandle", "apply_async", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
+    **dict.fromkeys(["StreamPage", "get_event", "read_stream"], "workflows.events"),
     **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
     **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
+    **dict.fromkeys(["EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull"], "workflows.errors"),
     **dict.fromkeys(["FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
                      "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags", "NonDeterminismError",
                      "PayloadTooLarge",
                      "RetryableError", "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists",
                      "ScheduleNotFound", "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"],
                     "workflows.errors"),
-    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "set_tags", "sleep", "wait_for_signal"],
-                    "workflows.core.ops"),
+    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "set_event", "set_tags", "sleep",
+                     "wait_for_signal", "write_stream"], "workflows.core.ops"),
     **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
                      "list_schedules", "pause_schedule", "resume_schedule", "trigger_schedule", "update_schedule"],
                     "workflows.schedules"),
 }
 
 __all__ = [
+    "EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull", "StreamPage", "get_event", "read_stream",
+    "set_event", "write_stream",
     "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired", "HookNotFound", "InvalidInput",
     "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge", "RetryPolicy", "RetryableError",
     "RunCancelled", "RunFailed", "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo",
@@ -145,17 +149,30 @@ if TYPE_CHECKING:
         send_signal,
         start,
     )
-    from .core.ops import cancel_requested, continue_as_new, hook, parallel, set_tags, sleep, wait_for_signal
+    from .core.ops import (
+        cancel_requested,
+        continue_as_new,
+        hook,
+        parallel,
+        set_event,
+        set_tags,
+        sleep,
+        wait_for_signal,
+        write_stream,
+    )
     from .core.patching import deprecate_patch, patched
     from .core.records import RunStatus
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
+        EventNotSet,
+        EventTimeout,
         FatalError,
         ForkRefused,
         HookAlreadyResumed,
         HookClosed,
         HookExpired,
         HookNotFound,
+        InvalidEventKey,
         InvalidInput,
         InvalidSchedule,
         InvalidTags,
@@ -168,10 +185,12 @@ if TYPE_CHECKING:
         ScheduleAlreadyExists,
         ScheduleNotFound,
         StepFailed,
+        StreamFull,
         UnknownWorkflow,
         WaitTimeout,
         WorkflowError,
     )
+    from .events import StreamPage, get_event, read_stream
     from .forking import fork_run, rerun
     from .options import RetryPolicy, SchedulePolicy, StartOptions, TimeRange, Timetable
     from .schedules import (

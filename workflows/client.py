@@ -147,6 +147,25 @@ class RunHandle:
             time.sleep(poll)
             poll = min(poll * 1.5, 1.0)
 
+    def get_event(self, key: str, timeout: float | str | None = None, poll: float = 0.1) -> Any:
+        """The latest value this run set for event ``key``, waiting until it is set (see
+        :func:`workflows.get_event`)."""
+        from .events import get_event
+
+        return get_event(self.run_id, key, timeout, poll)
+
+    def event_values(self) -> dict[str, Any]:
+        """Every event key this run set, with its latest value (see :func:`workflows.events.event_values`)."""
+        from .events import event_values
+
+        return event_values(self.run_id)
+
+    def read_stream(self, offset: int = 0) -> Any:
+        """This run's progress stream from ``offset`` (a ``StreamPage``; see :func:`workflows.read_stream`)."""
+        from .events import read_stream
+
+        return read_stream(self.run_id, offset)
+
     def history(self) -> list[EventRecord]:
         """The raw history records, in order."""
         return get_engine().store.read_history(self.run_id)

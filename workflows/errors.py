@@ -17,6 +17,7 @@ Tree::
     │   ├── InvalidDebounce          bad debounce window, key or cap of a start (also ValueError)
     │   ├── InvalidSchedule          bad cron, time zone, interval or policy (also ValueError)
     │   ├── InvalidPriority*         a priority that is not high, normal or low (also ValueError)
+    │   ├── InvalidEventKey          an event key that breaks the rules (also ValueError)
     │   └── InvalidExport*           a run export that cannot be read or replayed
     ├── UnknownWorkflow
     ├── UnknownStep
@@ -52,6 +53,9 @@ Tree::
     ├── NotAwaited                   an async workflow ended with a durable call never awaited
     ├── SuspensionSwallowed          workflow code caught a durable call's suspension
     ├── WaitTimeout                  (also TimeoutError)
+    ├── StreamFull                   a run's progress stream holds its maximum of entries or bytes
+    ├── EventTimeout                 get_event waited its timeout (also TimeoutError)
+    ├── EventNotSet                  the run ended without setting the event key (also LookupError)
     ├── ParallelError                a branch failed
     ├── RunFailed
     ├── RunCancelled
@@ -339,6 +343,22 @@ class SuspensionSwallowed(WorkflowError):
 
 class WaitTimeout(WorkflowError, TimeoutError):
     """A hook or signal wait passed its timeout."""
+
+
+class InvalidEventKey(InvalidInput, ValueError):
+    """An event key (``set_event``, ``get_event``) that breaks the rules of ``workflows.core.events``."""
+
+
+class StreamFull(WorkflowError):
+    """A run's progress stream holds its maximum of entries or bytes; nothing more is appended."""
+
+
+class EventTimeout(WorkflowError, TimeoutError):
+    """``get_event`` waited its whole timeout and the run had not set the key."""
+
+
+class EventNotSet(WorkflowError, LookupError):
+    """The run ended (or continued as a new run) without setting the event key ``get_event`` waits for."""
 
 
 class ParallelError(WorkflowError):

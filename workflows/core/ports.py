@@ -384,6 +384,20 @@ class TagStore(Protocol):
         very request (its response lost) returns True."""
 
 
+class EventStore(Protocol):
+    """Events and progress streams (``core.events``): items in the run's history partition."""
+
+    def set_event(self, event: EventRecord, latest: EventRecord) -> bool:
+        """Record op outcome ``event`` (write-once) and put ``latest``, the key's latest value, in
+        one transaction, only while the run is live. False (nothing written) if the slot is taken
+        or the run has ended (also when an earlier send of this request applied, its response lost:
+        the caller then reads the outcome at the op's position)."""
+
+    def write_stream(self, event: EventRecord, entry: EventRecord) -> bool:
+        """Record op outcome ``event`` and put stream ``entry`` (both write-once), in one transaction,
+        only while the run is live; False (nothing written) otherwise, as :meth:`set_event`."""
+
+
 class RetentionStore(Protocol):
     """Expiry of ended runs: the TTL attribute ``retain_until`` (epoch seconds) on their items."""
 
@@ -555,5 +569,5 @@ class SessionStore(Protocol):
 
 
 class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
-            ScheduleStore, FlowStore, SessionStore, Protocol):
+            ScheduleStore, FlowStore, SessionStore, EventStore, Protocol):
     """Everything the engine, the client and beat store."""

@@ -48,6 +48,8 @@ class OpKind(str, enum.Enum):
     TAGS = "tags"  # set_tags: the run's tags after the call
     PATCH = "patch"  # a ``patched(id)`` marker: this run took the new path of a change
     CHILD_END = "child_end"  # how a child (its chain's last run) ended, written by that end (not an outcome)
+    EVENT = "event"  # set_event(key, value): the value set (the latest is also kept per key, core.events)
+    STREAM = "stream"  # write_stream(value): the entry appended (also kept as a stream item, core.events)
 
     def __str__(self) -> str:
         return self.value

@@ -18,6 +18,7 @@ from beat.cron import ScheduleSpec, next_fire
 from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries, list_runs
 from ..core.deferral import current_deferral
+from ..core.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN
 from ..core.fanout import join_id
 from ..core.join_layout import fan_out_width_at
 from ..core.payloads import describe_payload
@@ -188,7 +189,16 @@ def run_view(run_id: str) -> dict[str, Any]:
         "chain": [h.run_id for h in handle.chain()] if run.continued_from or run.continued_to else [],
         "waiting": {k: waiting[k] for k in ("kind", "name", "due", "since") if waiting.get(k) is not None},
         "deferral": current_deferral(run),  # no worker that met it serves it (docs/versioning.md)
+        "event_values": event_rows(run_id),
     }
+
+
+def event_rows(run_id: str) -> list[tuple[str, str]]:
+    """The run's event keys and latest values (``set_event``), each shown without fetching a large payload."""
+    found = get_engine().store.read_history(run_id, after_seq=EVENT_SEQ_BASE - 1,
+                                            until_seq=EVENT_SEQ_BASE + EVENT_SEQ_SPAN - 1)
+    return [(r.name, pretty_text(describe_payload(r.data))) for r in sorted(found, key=lambda r: r.name or "")
+            if r.name]
 
 
 def upcoming(info: ScheduleInfo, count: int = NEXT_FIRES) -> list[datetime]:

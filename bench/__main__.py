@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import report, targets
+from . import aws_latency, columns, engine_targets, report, targets
 from .scenarios import FULL, QUICK, Plan, Result
 from .session import Session, latency_rounds, once_turns, run_peer
 from .stack import Cluster, Front
@@ -73,7 +73,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, help="runs of each latency scenario (default 3, --quick 2)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="change one size of the plan, e.g. --set seq_runs=3 --set history=100,500 "
-                             "--set prefork=1 --set wide=0 (repeatable)")
+                             "--set prefork=1 --set wide=0 --set fresh=0, or one AWS latency in ms, e.g. "
+                             "--set aws.dynamodb.GetItem=8 (repeatable)")
+    parser.add_argument("--aws-latency", choices=("both", "moto", "aws"), default="both",
+                        help="columns of the repeated scenarios: moto as it is, moto plus AWS's published latency "
+                             "per operation (bench/aws_latency.py), or both side by side (default)")
     parser.add_argument("--skip-peer", action="store_true", help="leave pyworkflow-engine out")
     parser.add_argument("--only", choices=("workflows", "workflows-sent", "celery", "pyworkflow"), action="append",
                         help="run only these systems (repeatable)")
@@ -83,10 +87,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sweep", type=float, default=5.0, help="beat sweep interval, seconds (default 5)")
     parser.add_argument("--profile", action="store_true",
                         help="record this library's worker with py-spy during each scenario (results/profiles/)")
+    parser.add_argument("--idle", action="store_true",
+                        help="with --profile: sample waiting threads too (py-spy --idle), and print where a run's "
+                             "time goes: waiting for an AWS response or running, by engine frame")
     parser.add_argument("--keep-idle", action="store_true",
                         help="leave the other systems' workers running idle during a turn instead of pausing them "
                              "(their requests are counted in each window's other_requests)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes (default bench/results)")
+    parser.add_argument("--report", type=Path, metavar="RESULTS.json",
+                        help="print the tables of a saved run (this code's tables over its measurements); run nothing")
     return parser.parse_args(argv)
 
 
@@ -95,18 +104,27 @@ def plan_of(args: argparse.Namespace) -> Plan:
     plan = QUICK if args.quick else FULL
     changes: dict[str, Any] = {} if args.repeats is None else {"repeats": args.repeats}
     fields = {f.name: f for f in dataclasses.fields(Plan)}
-    for item in args.set:
+    for item in aws_latency.overrides(args.set)[1]:
         name, _, value = item.partition("=")
         if name not in fields:
             raise SystemExit(f"--set {item}: no size {name!r}; sizes: {', '.join(fields)}")
         current = getattr(plan, name)
-        if isinstance(current, tuple):
+        if isinstance(current, bool):
+            changes[name] = value.lower() not in ("0", "false", "no", "off", "")
+        elif isinstance(current, tuple):
             changes[name] = tuple(int(v) for v in value.split(",") if v)
         elif name == "wide":
             changes[name] = int(value) or None
         else:
             changes[name] = type(current)(value)
     return dataclasses.replace(plan, **changes)
+
+
+def columns_of(args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    """The columns of the repeated scenarios: name -> the latency the front adds (ms per operation)."""
+    aws = aws_latency.table(aws_latency.overrides(args.set)[0])
+    return {"moto": {}, "aws": aws} if args.aws_latency == "both" else {args.aws_latency: {} if
+                                                                        args.aws_latency == "moto" else aws}
 
 
 def wanted(args: argparse.Namespace) -> list[str]:
@@ -155,11 +173,13 @@ def profiling(args: argparse.Namespace, system: Any, cluster: Cluster, stamp: st
     outdir = args.out / "profiles" / stamp
     outdir.mkdir(parents=True, exist_ok=True)
     pids = [p.popen.pid for p in cluster.procs if p.name.startswith("wf-worker")]
-    yield lambda scenario: record(py_spy(), pids, outdir / scenario)
-    from .profile import breakdown
+    yield lambda scenario: record(py_spy(), pids, outdir / scenario, idle=args.idle)
+    from .profile import breakdown, waits
 
-    for path in sorted(outdir.glob("*.txt")):
+    for path in sorted(p for p in outdir.glob("*.txt") if any(p.name.endswith(f"-{pid}.txt") for pid in pids)):
         log(f"profile {path.name}: busy worker samples by engine frame\n" + "\n".join(breakdown(path, 8)))
+        if args.idle:
+            log(f"profile {path.name}: task threads' samples, waiting or running\n" + "\n".join(waits(path, 12)))
 
 
 def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
@@ -172,9 +192,13 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
                 f"in alternating order, "
                 f"sizes {'--quick' if args.quick else 'full'}: {plan}")
     phases: dict[str, float] = {}
+    measured_in = columns_of(args)
+    settings += (f"; columns: {', '.join(measured_in)}" + (" (AWS latency added outside the DynamoDB turn-taking)"
+                                                             if "aws" in measured_in else "")
+                 + ("; the system's growing tables emptied before each window" if plan.fresh else ""))
     meta: dict[str, Any] = {"machine": machine(), "settings": settings, "versions": versions(), "started": stamp,
-                            "commit": commit(), "command": "python -m bench" + (" --quick" if args.quick else ""),
-                            "plan": dataclasses.asdict(plan), "phases": phases}
+                            "commit": commit(), "command": "python -m bench " + " ".join(sys.argv[1:]),
+                            "plan": dataclasses.asdict(plan), "phases": phases, "columns": measured_in}
     log(f"logs in {logdir}")
     front = Front(logdir)
     results: list[Result] = []
@@ -189,9 +213,10 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
 
         @contextlib.contextmanager
         def phase(name: str, systems: list[Any], pool: str, processes: int) -> Iterator[Session]:
-            with Session(front, plan, logdir, log, args.sweep, args.poll, args.keep_idle, results) as session:
+            with Session(front, plan, logdir, log, args.sweep, args.poll, args.keep_idle, results,
+                         measured_in) as session:
                 for system in systems:
-                    wrap = None if pool != "threads" or system.name != "workflows" else (
+                    wrap = None if system.name != "workflows" else (
                         lambda cluster, system=system: profiling(args, system, cluster, stamp))
                     session.start(system, pool, processes, wrap)
                 yield session
@@ -217,7 +242,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], dict[str, Any]]:
                 with phase(f"prefork-{n}", prefork_systems(args, n), "prefork", n) as prefork:
                     for turns in latency_rounds(plan, prefork=True):
                         prefork.rounds(turns, plan.repeats)
-            threads.rounds(once_turns(plan), 1)
+            threads.rounds(once_turns(plan), 1, ("moto",) if "moto" in measured_in else None)
             lap("threads: long runs")
         if "pyworkflow" in wanted(args) and not args.skip_peer:
             try:
@@ -245,19 +270,46 @@ def interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def render(results: list[Result], meta: dict[str, Any]) -> tuple[str, list[Any], list[Any]]:
+    """The report (Markdown), the targets rows and issue 26's rows of ``results``."""
+    first = next(iter(columns.split(results).values()))  # moto's column, unless only the AWS one was measured
+    goals = targets.targets(first)
+    engine = engine_targets.engine_targets(results)
+    extra = ["### Issue 26, targets 3-5, both columns", engine_targets.engine_targets_table(engine),
+             "### Both columns side by side (medians of alternating repeats)", columns.side_by_side(results),
+             "### Where the DynamoDB time of a window went", columns.waits_table(results)]
+    return report.render(first, meta, targets.targets_table(goals), extra), goals, engine
+
+
+def load(path: Path) -> tuple[list[Result], dict[str, Any]]:
+    """The results and meta of a saved run (``--report``)."""
+    from .systems import Timing
+
+    data = json.loads(path.read_text())
+    results = []
+    for raw in data["results"]:
+        fields = {k: v for k, v in raw.items() if k in {f.name for f in dataclasses.fields(Result)}}
+        results.append(Result(**{**fields, "timing": Timing(**raw["timing"])}))
+    return results, data["meta"]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.report:  # the tables of a saved run, rendered again by this code
+        results, meta = load(args.report)
+        print(render(results, meta)[0])
+        return 0
     signal.signal(signal.SIGTERM, interrupt)
     results, meta = run(args)
-    goals = targets.targets(results)
-    text = report.render(results, meta, targets.targets_table(goals))
+    text, goals, engine = render(results, meta)
+    by_column = columns.split(results)
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"bench-{meta['started']}{'-quick' if args.quick else ''}.json"
-    payload = {"meta": meta, "results": [r.to_json() for r in results], "targets": goals,
+    payload = {"meta": meta, "results": [r.to_json() for r in results], "targets": goals, "engine_targets": engine,
                "figures": [{"scenario": r.scenario, "system": r.system, "pool": r.pool, "processes": r.processes,
-                            "repeat": r.repeat, **report.figures(r)} for r in results],
-               "summary": report.summary(results), "markdown": text}
+                            "repeat": r.repeat, "column": r.column, **report.figures(r)} for r in results],
+               "summary": {column: report.summary(rs) for column, rs in by_column.items()}, "markdown": text}
     path.write_text(json.dumps(payload, indent=1, default=str))
     log(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path} "
         f"in {meta['seconds']}s total")

@@ -92,6 +92,22 @@ class Sizer:
                 return None
         return self._schemas[table]
 
+    def item_counts(self) -> dict[str, int]:
+        """Items in every table of moto's in-process DynamoDB, by table name."""
+        tables = self._backend(self.region).tables
+        return {name: sum(map(len, list(table.items.values()))) if table.range_key_attr else len(table.items)
+                for name, table in list(tables.items())}
+
+    def clear(self, names: list[str]) -> dict[str, int]:
+        """Empty the named tables (those that exist); return how many items each held. The caller
+        holds the front's DynamoDB turn, so no request sees a table half cleared."""
+        counts = self.item_counts()
+        tables = self._backend(self.region).tables
+        for name in names:
+            if name in tables:
+                tables[name].items.clear()
+        return {name: counts[name] for name in names if name in counts}
+
     def stored(self, table: str | None, key: dict[str, Any] | None) -> int:
         if not table or not key:
             return 0

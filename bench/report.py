@@ -293,8 +293,9 @@ def marginal(results: list[Result], kind: str, system: str = "workflows") -> tup
     return label, {key: (large[key] - small[key]) / span for key in large}
 
 
-def render(results: list[Result], meta: dict[str, Any], target_rows: str) -> str:
-    """Every table, with the run's settings and machine, as Markdown (``target_rows``: the targets table)."""
+def render(results: list[Result], meta: dict[str, Any], target_rows: str, extra: list[str] | None = None) -> str:
+    """Every table, with the run's settings and machine, as Markdown (``target_rows``: the targets table;
+    ``extra``: more sections, after it)."""
     head = [f"- Machine: {meta['machine']}", f"- Settings: {meta['settings']}",
             f"- Command: `{meta['command']}` at commit {meta.get('commit', 'unknown')}, started {meta['started']}",
             f"- Phases (s): {meta.get('phases', {})}"]
@@ -302,7 +303,7 @@ def render(results: list[Result], meta: dict[str, Any], target_rows: str) -> str
         head.append(f"- **Interrupted** {meta['interrupted']}: the tables hold the measurements taken until then")
     head += [f"- **{r.system} ({r.pool}, {r.processes}) did not start**: {r.error}" for r in results
              if r.scenario == "start"]
-    sections = ["\n".join(head), "### Targets", target_rows,
+    sections = ["\n".join(head), "### Targets", target_rows, *(extra or []),
                 "### Speed, requests and cost per step (threads pool; medians over repeats, ratios min-max)",
                 main_table(results), "### Pools: threads and prefork", pool_table(results),
                 "### Requests per step by operation (all processes, every repeat)", ops_table(results),

@@ -41,6 +41,7 @@ class Plan:
     prefork_burst: int = 200
     peer_fan_timeout: float = 45.0
     timeout: float = 300.0
+    fresh: bool = True  # empty the system's growing tables before each measurement (moto's Queries scan them)
 
 
 FULL = Plan()
@@ -59,6 +60,9 @@ class Result:
     of ``processes`` pool processes). ``other_requests``: requests of the other
     systems in this window (their processes are paused: it shows they stayed idle).
     ``hot_keys``: the window's hottest partition keys, where the counting front reports them.
+    ``column``: ``moto`` (the emulator as it is) or ``aws`` (the front adding AWS's latency per
+    operation, :mod:`bench.aws_latency`). ``table_items``: items in the system's tables when the
+    window ended (with ``Plan.fresh``, only the window's own: its tables were emptied before it).
     """
 
     scenario: str
@@ -74,6 +78,8 @@ class Result:
     processes: int = 1
     other_requests: int = 0
     hot_keys: list[dict[str, Any]] | None = None
+    column: str = "moto"
+    table_items: int = 0
 
     @property
     def steps(self) -> int:
@@ -114,6 +120,7 @@ def measure(front: Front, cluster: Cluster, prefix: str, result: Result, action:
     result.cpu = {side: round(after[side] - before[side], 2) for side in after}
     time.sleep(SETTLE_SECONDS)
     rows = proxy.fetch_counts(front.url)
+    result.table_items = sum(n for name, n in proxy.table_items(front.url).items() if name.startswith(f"{prefix}-"))
     result.counts = [row for row in rows if row["system"] == prefix]
     result.other_requests = sum(int(row["requests"]) for row in rows
                                 if row["system"] in SYSTEM_PREFIXES and row["system"] != prefix)

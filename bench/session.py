@@ -58,8 +58,11 @@ class Session:
     """The systems of one phase and the measurements taken on them."""
 
     def __init__(self, front: Front, plan: Plan, logdir: Path, log: Log, sweep: float, poll: int,
-                 keep_idle: bool = False, results: list[Result] | None = None) -> None:
+                 keep_idle: bool = False, results: list[Result] | None = None,
+                 columns: dict[str, dict[str, float]] | None = None) -> None:
         self.front, self.plan, self.logdir, self.log, self.sweep, self.poll = front, plan, logdir, log, sweep, poll
+        # the columns each repeated scenario is measured in: name -> the front's added latency (ms per operation)
+        self.columns = columns if columns is not None else {"moto": {}}
         self.keep_idle = keep_idle  # leave other systems running idle (systems sharing queues are still paused)
         self.entrants: dict[str, Entrant] = {}
         self.active: str | None = None  # the system measured last
@@ -129,27 +132,35 @@ class Session:
                 entrant.system.sequence(self.plan.seq_steps, TURN_WARMUP_RUNS, 1, False, self.plan.timeout)
         return entrant
 
-    def run(self, turn: Turn, repeat: int = 0) -> Result:
-        """Measure one turn."""
+    def run(self, turn: Turn, repeat: int = 0, column: str = "moto") -> Result:
+        """Measure one turn in one column (the front's added latency set for it, the system's growing
+        tables emptied first unless the plan says otherwise)."""
         entrant = self.turn(turn.system)
         system = entrant.system
-        label = f"{system.name} ({entrant.pool}, {entrant.processes}): {turn.scenario} #{repeat + 1}"
+        self.front.set_latency(self.columns.get(column, {}))
+        if self.plan.fresh:
+            self.front.clear(system.prefix, system.fresh_tables)
+        label = f"{system.name} ({entrant.pool}, {entrant.processes}, {column}): {turn.scenario} #{repeat + 1}"
         self.log(f"  {label} ...")
         began = time.monotonic()
         result = Result(turn.scenario, system.name, turn.steps, turn.runs, repeat=repeat, pool=entrant.pool,
-                        processes=entrant.processes)
-        with entrant.wrap(turn.scenario) if entrant.wrap else contextlib.nullcontext():
+                        processes=entrant.processes, column=column)
+        window = f"{turn.scenario}-{entrant.pool}{entrant.processes}-{column}"  # a profile's file name
+        with entrant.wrap(window) if entrant.wrap else contextlib.nullcontext():
             measure(self.front, entrant.cluster, system.prefix, result, functools.partial(turn.action, system))
         self.log(f"  {label} done in {time.monotonic() - began:.1f}s" + (f" ({result.error})" if result.error else ""))
         entrant.cluster.check()
         self.results.append(result)
         return result
 
-    def rounds(self, turns: list[Turn], repeats: int) -> None:
-        """Every turn of systems that started, ``repeats`` times, in alternating order."""
+    def rounds(self, turns: list[Turn], repeats: int, columns: tuple[str, ...] | None = None) -> None:
+        """Every turn of systems that started, ``repeats`` times, in alternating order, each turn in
+        every column (default: the session's) one after the other: a system's two columns are
+        measured back to back, the systems alternate within each repeat."""
         present = [t for t in turns if t.system in self.entrants]
         for repeat, turn in alternation(present, repeats):
-            self.run(turn, repeat)
+            for column in columns or tuple(self.columns):
+                self.run(turn, repeat, column)
 
     def stop_all(self) -> None:
         """Stop every system's processes (paused ones are resumed first)."""

@@ -111,6 +111,7 @@ class Front:
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = Proc("aws", [sys.executable, "-m", "bench.proxy", "--port", str(self.port)],
                          {**os.environ, "PYTHONPATH": str(ROOT)}, logdir)
+        self._latency: dict[str, float] = {}
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -120,6 +121,20 @@ class Front:
                 if not self.proc.alive() or time.monotonic() > deadline:
                     raise RuntimeError(f"the counting AWS front did not start:\n{self.proc.tail()}") from None
                 time.sleep(0.1)
+
+    def set_latency(self, table_ms: dict[str, float]) -> None:
+        """Make the front add ``table_ms`` per operation from now on (``{}``: none); no request if unchanged."""
+        if table_ms != self._latency:
+            from .proxy import set_latency
+
+            set_latency(self.url, table_ms)
+            self._latency = dict(table_ms)
+
+    def clear(self, prefix: str, names: tuple[str, ...]) -> dict[str, int]:
+        """Empty the tables ``<prefix>-<name>``; return how many items each held."""
+        from .proxy import clear_tables
+
+        return clear_tables(self.url, [f"{prefix}-{name}" for name in names]) if names else {}
 
     def env(self, role: str) -> dict[str, str]:
         """Environment of a process of ``role`` (client, worker, beat) pointed at this front."""

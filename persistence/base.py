@@ -197,14 +197,14 @@ def to_json(value: Any) -> str:
 
 
 def plain(item: Any) -> dict[str, Any]:
-    """A model instance as a plain item (a TTL as epoch seconds)."""
+    """A model instance as a plain item, keyed by the stored attribute names (a TTL as epoch seconds)."""
     values = {}
-    for name in item.get_attributes():
+    for name, attribute in item.get_attributes().items():
         value = getattr(item, name)
         if isinstance(value, datetime):
             value = value.timestamp()
         elif isinstance(value, MapAttribute):
             value = value.as_dict()
         if value is not None and not (isinstance(value, set) and not value):
-            values[name] = value
+            values[attribute.attr_name] = value
     return values

@@ -1,4 +1,4 @@
-"""Hooks: found by the hash of their token, resumed once by a conditional update."""
+"""Hooks: found by the hash of their token, completed once by a conditional update."""
 
 from __future__ import annotations
 

@@ -171,7 +171,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         expires_at = NumberAttribute(null=True)
         schema = UnicodeAttribute(null=True)
         payload = UnicodeAttribute(null=True)
-        resumed_at = NumberAttribute(null=True)
+        completed_at = NumberAttribute(null=True, attr_name="resumed_at")  # stored under its old name
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute
         req = UnicodeAttribute(null=True)
         by_run = HooksByRun()
@@ -190,7 +190,8 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         run_id = UnicodeAttribute()
         pos = NumberAttribute(null=True)
         data = UnicodeAttribute(null=True)
-        version = UnicodeAttribute(null=True)  # new on every write: a fired timer deletes only its own version
+        # new on every write (stored as ``version``): a fired timer deletes only its own write
+        write_id = UnicodeAttribute(null=True, attr_name="version")
         claimed_at = NumberAttribute(null=True)  # a sweep took its firing (retry timers), for a lease
         req = UnicodeAttribute(null=True)  # the request id of that claim
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute (never set on this table's items)
@@ -204,7 +205,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         due_at = NumberAttribute(range_key=True)
 
     class SchedulesById(GlobalSecondaryIndex):  # type: ignore[type-arg]
-        """Every schedule, sorted by id, for listings (written on create, delete, pause, resume)."""
+        """Every schedule, sorted by id, for listings (written on create, delete, pause, unpause)."""
 
         Meta = index_meta("by_id", IncludeProjection(["workflow", "state"]))
         kind = UnicodeAttribute(hash_key=True)
@@ -238,18 +239,19 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         created_at = NumberAttribute()
         updated_at = NumberAttribute()
         declared = BooleanAttribute(default=False)
-        version = NumberAttribute(default=0)
+        revision = NumberAttribute(default=0, attr_name="version")  # +1 on every change (optimistic writes)
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute (never set on this table's items)
         by_due = SchedulesByDue()
         by_id = SchedulesById()
 
     class Join(Model):
-        """Branch results (slot >= 0) and the join's counters (slot < 0): counter shard s and its
-        branches' results in partition ``<join id>#<s>``, the root counter in ``<join id>``."""
+        """A join's entries: branch results (entry >= 0) and counters (entry < 0): counter shard s
+        and its branches' results in partition ``<join id>#<s>``, the root counter in ``<join id>``.
+        The entry is stored as ``slot`` (the glossary keeps "slot" for flow control)."""
 
         Meta = meta("joins")
         join_id = UnicodeAttribute(hash_key=True)
-        slot = NumberAttribute(range_key=True)
+        entry = NumberAttribute(range_key=True, attr_name="slot")
         data = UnicodeAttribute(null=True)
         error = UnicodeAttribute(null=True)
         total = NumberAttribute(null=True)
@@ -290,11 +292,13 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
 
 
     class Flow(Model):
-        """Flow control: concurrency slots (slot >= 0) and a rate bucket (slot -1) per limit."""
+        """Flow control, by slot number (the sort key, stored as ``slot``): concurrency slots (number
+        >= 0) and a rate bucket (number -1) per limit, token reservations (< -1), a waiting list's
+        waiters (number: the run's creation time in microseconds) and a debounce window (number 0)."""
 
         Meta = meta("flow")
         limit_id = UnicodeAttribute(hash_key=True)
-        slot = NumberAttribute(range_key=True)
+        number = NumberAttribute(range_key=True, attr_name="slot")
         holder = UnicodeAttribute(null=True)
         expires_at = NumberAttribute(null=True)
         tokens = NumberAttribute(null=True)

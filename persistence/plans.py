@@ -40,7 +40,7 @@ class PlanStore(StoreBase):
     def query_items(self, name: str, table: str, hash_value: Any, low: Any = None, high: Any = None) -> list[p.Item]:
         """A consistent Query of one partition (sort key from ``low`` to ``high``, each if given), paged to the end."""
         model = self.model_of(table)
-        sort = getattr(model, model._range_keyname)
+        sort = getattr(model, model._range_keyname)  # by its Python name
         cond = (sort.between(low, high) if low is not None and high is not None else sort >= low if low is not None
                 else sort <= high if high is not None else None)
         with self.errors(name):
@@ -51,7 +51,7 @@ class PlanStore(StoreBase):
         model = self.model_of(table)
         with self.errors(name):
             items = [plain(item) for item in model.batch_get(list(dict.fromkeys(keys)), consistent_read=True)]
-        names = [n for n in (model._hash_keyname, model._range_keyname) if n]
+        names = [getattr(model, n).attr_name for n in (model._hash_keyname, model._range_keyname) if n]
         return {tuple(item[n] for n in names): item for item in items}
 
     def commit(self, plan: p.Plan) -> p.Committed:
@@ -106,7 +106,8 @@ class PlanStore(StoreBase):
     @staticmethod
     def instance(model: Any, item: p.Item) -> Any:
         """A model instance holding ``item``."""
-        return model(**{name: _stored(model, name, value) for name, value in item.items() if value is not None})
+        return model(**{python_name(model, name): _stored(model, name, value) for name, value in item.items()
+                        if value is not None})
 
     def condition(self, model: Any, cond: p.Cond) -> Any:
         """The PynamoDB condition of a condition tree."""
@@ -116,7 +117,7 @@ class PlanStore(StoreBase):
         if isinstance(cond, p.Not):
             return ~self.condition(model, cond.cond)
         assert isinstance(cond, (p.Exists, p.Missing, p.In, p.Compare, p.Contains))
-        attr = getattr(model, cond.attr)
+        attr = attribute(model, cond.attr)
         if isinstance(cond, p.Exists):
             return attr.exists()
         if isinstance(cond, p.Missing):
@@ -134,7 +135,7 @@ class PlanStore(StoreBase):
         """The PynamoDB update actions of plan actions."""
         built = []
         for action in actions:
-            attr = getattr(model, action.attr)
+            attr = attribute(model, action.attr)
             if isinstance(action, p.Remove) or (isinstance(action, p.Set) and action.value is None):
                 built.append(attr.remove())
             elif isinstance(action, p.Set):
@@ -142,7 +143,7 @@ class PlanStore(StoreBase):
             elif isinstance(action, p.SetIfMissing):
                 built.append(attr.set(attr | _stored(model, action.attr, action.value)))
             elif isinstance(action, p.Copy):
-                built.append(attr.set(getattr(model, action.source)))
+                built.append(attr.set(attribute(model, action.source)))
             elif isinstance(action, p.SetIn):
                 built.append(attr[action.key].set(action.value))
             elif isinstance(action, p.RemoveIn):
@@ -155,8 +156,25 @@ class PlanStore(StoreBase):
         return built
 
 
+@functools.lru_cache(maxsize=256)
+def _python_names(model: Any) -> dict[str, str]:
+    """The Python name of each attribute of ``model`` by its stored name."""
+    return {attr.attr_name: name for name, attr in model.get_attributes().items()}
+
+
+def python_name(model: Any, stored: str) -> str:
+    """The Python name of the attribute stored as ``stored``: plans name attributes as stored,
+    and a model may spell one otherwise (``attr_name=``, e.g. a join's ``entry`` stored as ``slot``)."""
+    return _python_names(model).get(stored, stored)
+
+
+def attribute(model: Any, stored: str) -> Any:
+    """The model's attribute stored as ``stored``."""
+    return getattr(model, python_name(model, stored))
+
+
 def _stored(model: Any, name: str, value: Any) -> Any:
-    """A plain value as its attribute takes it (a TTL is a datetime; a set stays a set)."""
-    if isinstance(getattr(model, name), TTLAttribute) and isinstance(value, (int, float)):
+    """A plain value as its attribute (stored as ``name``) takes it (a TTL is a datetime; a set stays a set)."""
+    if isinstance(attribute(model, name), TTLAttribute) and isinstance(value, (int, float)):
         return datetime.fromtimestamp(value, tz=timezone.utc)
     return set(value) if isinstance(value, frozenset) else value

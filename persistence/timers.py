@@ -16,6 +16,6 @@ class TimerStore(StoreBase):
         items = self.read_shards("query due timers", self.shards, limit, lambda shard: Timer.by_due.query(
             shard, Timer.due_at <= now, page_size=page_size))
         return [TimerRecord(timer_id=item.timer_id, kind=item.kind, run_id=item.run_id, due_at=item.due_at,
-                            pos=None if item.pos is None else int(item.pos), data=item.data, version=item.version)
+                            pos=None if item.pos is None else int(item.pos), data=item.data, write_id=item.write_id)
                 for item in items]
 

@@ -87,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["RunHandle", "apply_async", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
+    **dict.fromkeys(["StreamPage", "get_event", "read_stream"], "workflows.events"),
     **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
     **dict.fromkeys(["now", "random", "uuid4"], "workflows.core.deterministic"),
     "logger": "workflows.core.replay_log",
@@ -94,30 +95,33 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
+    **dict.fromkeys(["EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull"], "workflows.errors"),
     **dict.fromkeys(["FanOutFailed", "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
                      "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags", "NonDeterminismError",
                      "PayloadTooLarge",
                      "RetryableError", "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists",
                      "ScheduleNotFound", "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"],
                     "workflows.errors"),
-    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "set_tags", "sleep", "wait_for_signal"],
-                    "workflows.core.ops"),
+    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "set_event", "set_tags", "sleep",
+                     "wait_for_signal", "write_stream"], "workflows.core.ops"),
     **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
                      "list_schedules", "pause_schedule", "resume_schedule", "trigger_schedule", "update_schedule"],
                     "workflows.schedules"),
 }
 
 __all__ = [
-    "FanOutFailed", "FanOutResult", "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
-    "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags", "NonDeterminismError", "PayloadTooLarge",
-    "RetryPolicy", "RetryableError", "RunCancelled", "RunFailed", "RunHandle", "RunStatus", "RunTimedOut",
-    "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound", "SchedulePolicy", "StartOptions", "Step",
-    "StepCall", "StepFailed", "TimeRange", "Timetable", "UnknownWorkflow", "WaitTimeout", "Workflow",
-    "WorkflowError", "apply_async", "backfill_schedule", "cancel", "cancel_requested", "continue_as_new",
-    "count_runs", "create_schedule", "delete_schedule", "deprecate_patch", "fork_run", "get_run", "get_schedule",
-    "hook", "install", "list_run_summaries", "list_runs", "list_schedules", "logger", "now", "parallel", "patched",
-    "pause_schedule", "random", "rerun", "resume_hook", "resume_schedule", "send_signal", "set_tags", "sleep",
-    "start", "step", "trigger_schedule", "update_schedule", "uuid4", "wait_for_signal", "workflow",
+    "EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull", "StreamPage", "get_event", "read_stream",
+    "set_event", "write_stream", "FanOutFailed", "FanOutResult", "FatalError", "ForkRefused", "HookAlreadyResumed",
+    "HookClosed", "HookExpired", "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags",
+    "NonDeterminismError", "PayloadTooLarge", "RetryPolicy", "RetryableError", "RunCancelled", "RunFailed",
+    "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound",
+    "SchedulePolicy", "StartOptions", "Step", "StepCall", "StepFailed", "TimeRange", "Timetable", "UnknownWorkflow",
+    "WaitTimeout", "Workflow", "WorkflowError", "apply_async", "backfill_schedule", "cancel", "cancel_requested",
+    "continue_as_new", "count_runs", "create_schedule", "delete_schedule", "deprecate_patch", "fork_run", "get_run",
+    "get_schedule", "hook", "install", "list_run_summaries", "list_runs", "list_schedules", "logger", "now",
+    "parallel", "patched", "pause_schedule", "random", "rerun", "resume_hook", "resume_schedule", "send_signal",
+    "set_tags", "sleep", "start", "step", "trigger_schedule", "update_schedule", "uuid4", "wait_for_signal",
+    "workflow",
 ]
 
 
@@ -150,12 +154,24 @@ if TYPE_CHECKING:
     )
     from .core.completion import FanOutResult
     from .core.deterministic import now, random, uuid4
-    from .core.ops import cancel_requested, continue_as_new, hook, parallel, set_tags, sleep, wait_for_signal
+    from .core.ops import (
+        cancel_requested,
+        continue_as_new,
+        hook,
+        parallel,
+        set_event,
+        set_tags,
+        sleep,
+        wait_for_signal,
+        write_stream,
+    )
     from .core.patching import deprecate_patch, patched
     from .core.records import RunStatus
     from .core.replay_log import logger
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
+        EventNotSet,
+        EventTimeout,
         FanOutFailed,
         FatalError,
         ForkRefused,
@@ -163,6 +179,7 @@ if TYPE_CHECKING:
         HookClosed,
         HookExpired,
         HookNotFound,
+        InvalidEventKey,
         InvalidInput,
         InvalidSchedule,
         InvalidTags,
@@ -175,10 +192,12 @@ if TYPE_CHECKING:
         ScheduleAlreadyExists,
         ScheduleNotFound,
         StepFailed,
+        StreamFull,
         UnknownWorkflow,
         WaitTimeout,
         WorkflowError,
     )
+    from .events import StreamPage, get_event, read_stream
     from .forking import fork_run, rerun
     from .options import RetryPolicy, SchedulePolicy, StartOptions, TimeRange, Timetable
     from .schedules import (

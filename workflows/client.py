@@ -1,4 +1,4 @@
-"""The client API: start runs, inspect them, cancel them, resume hooks, send signals."""
+"""The client API: start runs, inspect them, cancel them, complete hooks (``resume_hook``), send signals."""
 
 from __future__ import annotations
 
@@ -146,6 +146,25 @@ class RunHandle:
                 raise TimeoutError(f"run {self.run_id} did not end within {timeout}s (status {run.status})")
             time.sleep(poll)
             poll = min(poll * 1.5, 1.0)
+
+    def get_event(self, key: str, timeout: float | str | None = None, poll: float = 0.1) -> Any:
+        """The latest value this run set for event ``key``, waiting until it is set (see
+        :func:`workflows.get_event`)."""
+        from .events import get_event
+
+        return get_event(self.run_id, key, timeout, poll)
+
+    def event_values(self) -> dict[str, Any]:
+        """Every event key this run set, with its latest value (see :func:`workflows.events.event_values`)."""
+        from .events import event_values
+
+        return event_values(self.run_id)
+
+    def read_stream(self, offset: int = 0) -> Any:
+        """This run's progress stream from ``offset`` (a ``StreamPage``; see :func:`workflows.read_stream`)."""
+        from .events import read_stream
+
+        return read_stream(self.run_id, offset)
 
     def history(self) -> list[EventRecord]:
         """The raw history records, in order."""
@@ -419,7 +438,7 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
 
 
 def resume_hook(token: str, payload: Any = None) -> RunHandle:
-    """Resume the hook with this token once; return its run.
+    """Complete the hook with this token once (deliver its payload, wake its run); return its run.
 
     Raises:
         HookNotFound, HookExpired, HookClosed, HookAlreadyResumed: the token was refused.
@@ -447,7 +466,7 @@ def complete_hook(engine: Engine, token: str, payload: Any = None) -> RunHandle:
                            limit=engine.settings.max_payload_bytes)
     data = engine.payloads.offload(data, "hook payload", hook.run_id)  # the object before the record referencing it
     try:
-        engine.store.resume_hook(token_hash, data)  # the hook resumed and its run woken, in one write
+        engine.store.complete_hook(token_hash, data)  # the hook completed and its run woken, in one write
     except HookClosed:
         engine.store.close_hooks(hook.run_id)
         raise

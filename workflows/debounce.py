@@ -83,7 +83,7 @@ def start_debounced(engine: Engine, definition: WorkflowDef, args: str, options:
     for _ in range(MAX_ROUNDS):
         now = engine.now()
         open_for = next((s.holder for s in store.slot_holders(window)
-                         if s.slot == WINDOW_SLOT_NUMBER and s.holder and (s.expires_at or 0) > now), None)
+                         if s.number == WINDOW_SLOT_NUMBER and s.holder and (s.expires_at or 0) > now), None)
         if open_for is None:
             run_id = str(uuid.uuid4())
             if store.acquire_slot(window, 1, run_id, now + options.window) is None:

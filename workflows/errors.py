@@ -17,6 +17,7 @@ Tree::
     │   ├── InvalidDebounce          bad debounce window, key or cap of a start (also ValueError)
     │   ├── InvalidSchedule          bad cron, time zone, interval or policy (also ValueError)
     │   ├── InvalidPriority*         a priority that is not high, normal or low (also ValueError)
+    │   ├── InvalidEventKey          an event key that breaks the rules (also ValueError)
     │   └── InvalidExport*           a run export that cannot be read or replayed
     ├── UnknownWorkflow
     ├── UnknownStep
@@ -52,6 +53,9 @@ Tree::
     ├── NotAwaited                   an async workflow ended with a durable call never awaited
     ├── SuspensionSwallowed          workflow code caught a durable call's suspension
     ├── WaitTimeout                  (also TimeoutError)
+    ├── StreamFull                   a run's progress stream holds its maximum of entries or bytes
+    ├── EventTimeout                 get_event waited its timeout (also TimeoutError)
+    ├── EventNotSet                  the run ended without setting the event key (also LookupError)
     ├── ParallelError                a branch failed
     │   └── FanOutFailed             a fan-out's completion criteria cannot be met (too many branches failed)
     ├── RunFailed
@@ -215,7 +219,7 @@ class DeploymentError(WorkflowError):
 
 
 class HookError(WorkflowError):
-    """A hook cannot be resumed."""
+    """A hook cannot be completed (its payload delivered: ``resume_hook``)."""
 
 
 class HookNotFound(HookError, NotFound):
@@ -342,6 +346,22 @@ class WaitTimeout(WorkflowError, TimeoutError):
     """A hook or signal wait passed its timeout."""
 
 
+class InvalidEventKey(InvalidInput, ValueError):
+    """An event key (``set_event``, ``get_event``) that breaks the rules of ``workflows.core.events``."""
+
+
+class StreamFull(WorkflowError):
+    """A run's progress stream holds its maximum of entries or bytes; nothing more is appended."""
+
+
+class EventTimeout(WorkflowError, TimeoutError):
+    """``get_event`` waited its whole timeout and the run had not set the key."""
+
+
+class EventNotSet(WorkflowError, LookupError):
+    """The run ended (or continued as a new run) without setting the event key ``get_event`` waits for."""
+
+
 class ParallelError(WorkflowError):
     """A branch of ``parallel`` failed after its retries."""
 
@@ -407,7 +427,7 @@ class InvalidExport(InvalidInput, SerializationError):
 
 class Stalled(WorkflowError):
     """The testing kit cannot make a run go on: it waits for something only the test can do
-    (resume a hook, send a signal) and no timer is due, or it did not settle."""
+    (complete a hook, send a signal) and no timer is due, or it did not settle."""
 
 
 MAX_ERROR_CHARS = 4000  # an error is stored in a history record or a run item: keep it well under 400 KB

@@ -345,7 +345,7 @@ def update_schedule(schedule_id: str, **changes: Unpack[ScheduleChanges]) -> Sch
             old_args, old_kwargs = codec.loads(current.args)
             update["args"] = _encode_args(name, given.get("args", old_args), given.get("kwargs", old_kwargs))
         reschedule = _first_fire(spec, current.schedule_id, get_engine().now()) if "spec" in update else None
-        if store.update_schedule(current.schedule_id, current.version, update, reschedule=reschedule,
+        if store.update_schedule(current.schedule_id, current.revision, update, reschedule=reschedule,
                                  active=current.state == "active", seen_pending=current.pending is not None):
             return get_schedule(current.schedule_id)
     raise InvalidSchedule(f"schedule {schedule_id!r} kept changing under the update; try again")
@@ -376,11 +376,11 @@ def resume_schedule(schedule_id: str) -> ScheduleInfo:
             return schedule_info(current)
         spec = ScheduleSpec.from_dict(current.spec)
         next_fire, next_due = _first_fire(spec, current.schedule_id, engine.now())
-        unpaused = engine.store.resume_schedule(current.schedule_id, next_fire=next_fire, next_due=next_due,
-                                               seen_pending=current.pending is not None)
+        unpaused = engine.store.unpause_schedule(current.schedule_id, next_fire=next_fire, next_due=next_due,
+                                                 seen_pending=current.pending is not None)
         if unpaused is not None:
             return schedule_info(drain(engine, unpaused))
-    raise InvalidSchedule(f"schedule {schedule_id!r} kept changing under the resume; try again")
+    raise InvalidSchedule(f"schedule {schedule_id!r} kept changing under the unpause; try again")
 
 
 def delete_schedule(schedule_id: str) -> None:

@@ -16,7 +16,7 @@ def test_slots_are_taken_up_to_capacity_and_freed_by_their_holder(store, clock) 
     assert store.release_slot(limit, first, "b") is False  # only its holder frees a slot
     assert store.release_slot(limit, first, "a") is True
     assert store.acquire_slot(limit, 2, "c", until) == first
-    assert sorted((s.slot, s.holder) for s in store.slot_holders(limit)) == sorted([(first, "c"), (second, "b")])
+    assert sorted((s.number, s.holder) for s in store.slot_holders(limit)) == sorted([(first, "c"), (second, "b")])
 
 
 def test_a_holder_never_takes_a_second_slot_while_it_holds_one(store, clock) -> None:  # type: ignore[no-untyped-def]
@@ -125,7 +125,7 @@ def test_a_slot_passes_to_a_successor_once_and_only_from_its_holder(store, clock
     assert store.pass_slot(limit, slot, "first", "second") is True
     assert store.pass_slot(limit, slot, "first", "second") is True  # the same pass again (a retried request)
     assert store.pass_slot(limit, slot, "first", "third") is False
-    assert [(s.slot, s.holder) for s in store.slot_holders(limit)] == [(slot, "second")]
+    assert [(s.number, s.holder) for s in store.slot_holders(limit)] == [(slot, "second")]
     assert store.acquire_slot(limit, 1, "third", clock.now() + 10) is None  # the lease went with it
 
 
@@ -139,7 +139,7 @@ def test_waiters_keep_one_place_each_in_order(store, clock) -> None:  # type: ig
     assert [w.holder for w in store.slot_holders(queue)] == ["early", "tied", "late"]
     assert store.release_slot(queue, base + 10, "tied") is False  # only its own place is taken out
     assert store.release_slot(queue, base + 11, "tied") is True
-    assert [(w.slot, w.holder) for w in store.slot_holders(queue)] == [(base + 10, "early"), (base + 20, "late")]
+    assert [(w.number, w.holder) for w in store.slot_holders(queue)] == [(base + 10, "early"), (base + 20, "late")]
 
 
 def test_a_push_into_an_open_window_sets_the_runs_arguments_and_the_windows_end(store, clock) -> None:  # type: ignore[no-untyped-def]

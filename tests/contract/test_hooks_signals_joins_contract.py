@@ -58,16 +58,16 @@ def test_create_hook_replayed_returns_the_recorded_outcome(store, clock) -> None
     assert due_ids(store, run_id) == set()
 
 
-def test_resume_hook_exactly_once(store) -> None:  # type: ignore[no-untyped-def]
+def test_complete_hook_exactly_once(store) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     hook = hook_record(store, run_id, 0, ttl=None)
     store.create_hook(hook, None, run_id, 0, "{}")
-    assert store.resume_hook(hook.token_hash, '"first"').status == "resumed"
+    assert store.complete_hook(hook.token_hash, '"first"').status == "resumed"
     for attempt in range(3):
         with pytest.raises(HookAlreadyResumed):
-            store.resume_hook(hook.token_hash, json.dumps(attempt))
+            store.complete_hook(hook.token_hash, json.dumps(attempt))
     resumed = store.get_hook(hook.token_hash)
-    assert (resumed.status, resumed.resumed_at, resumed.payload) == ("resumed", store.now(), '"first"')
+    assert (resumed.status, resumed.completed_at, resumed.payload) == ("resumed", store.now(), '"first"')
 
 
 def test_hook_expiry_boundary(store, clock) -> None:  # type: ignore[no-untyped-def]
@@ -76,13 +76,13 @@ def test_hook_expiry_boundary(store, clock) -> None:  # type: ignore[no-untyped-
     store.create_hook(hook, None, run_id, 0, "{}")
     clock.time = hook.expires_at  # expired at its expiry time
     with pytest.raises(HookExpired):
-        store.resume_hook(hook.token_hash, "{}")
+        store.complete_hook(hook.token_hash, "{}")
     assert store.get_hook(hook.token_hash).status == "pending"  # refused, not changed
     assert store.expire_hook(hook.token_hash) is True
     assert store.expire_hook(hook.token_hash) is False
     assert store.expire_hook(hash_token(uid("missing"))) is False
     with pytest.raises(HookExpired):
-        store.resume_hook(hook.token_hash, "{}")
+        store.complete_hook(hook.token_hash, "{}")
 
 
 def test_hooks_for_run_and_close_hooks(store) -> None:  # type: ignore[no-untyped-def]
@@ -90,7 +90,7 @@ def test_hooks_for_run_and_close_hooks(store) -> None:  # type: ignore[no-untype
     hooks = {pos: hook_record(store, run_id, pos, name=f"h{pos}") for pos in (3, 1, 0, 2)}
     for pos, hook in hooks.items():
         store.create_hook(hook, None, run_id, pos, "{}")
-    store.resume_hook(hooks[1].token_hash, '{"ok":true}')
+    store.complete_hook(hooks[1].token_hash, '{"ok":true}')
     assert store.expire_hook(hooks[2].token_hash) is True
     assert store.expire_hook(hooks[1].token_hash) is False  # resumed first
     listed = store.hooks_for_run(run_id)
@@ -101,13 +101,13 @@ def test_hooks_for_run_and_close_hooks(store) -> None:  # type: ignore[no-untype
     assert store.close_hooks(run_id) == 0
     assert [h.status for h in store.hooks_for_run(run_id)] == ["closed", "resumed", "expired", "closed"]
     with pytest.raises(HookClosed):
-        store.resume_hook(hooks[0].token_hash, "{}")
+        store.complete_hook(hooks[0].token_hash, "{}")
     with pytest.raises(HookAlreadyResumed):
-        store.resume_hook(hooks[1].token_hash, "{}")
+        store.complete_hook(hooks[1].token_hash, "{}")
     with pytest.raises(HookExpired):
-        store.resume_hook(hooks[2].token_hash, "{}")
+        store.complete_hook(hooks[2].token_hash, "{}")
     with pytest.raises(HookNotFound):
-        store.resume_hook(hash_token(uid("missing")), "{}")
+        store.complete_hook(hash_token(uid("missing")), "{}")
     assert store.hooks_for_run(uid()) == [] and store.close_hooks(uid()) == 0
 
 
@@ -116,7 +116,7 @@ def test_oversize_hook_payload_is_refused(store) -> None:  # type: ignore[no-unt
     hook = hook_record(store, run_id, 0)
     store.create_hook(hook, None, run_id, 0, "{}")
     with pytest.raises(ItemTooLarge):
-        store.resume_hook(hook.token_hash, "x" * 500_000)
+        store.complete_hook(hook.token_hash, "x" * 500_000)
     assert store.get_hook(hook.token_hash).status == "pending"
 
 

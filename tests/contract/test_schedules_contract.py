@@ -15,7 +15,7 @@ from .support import due_schedule_ids, schedule, uid
 
 def test_create_get_and_duplicate(store) -> None:  # type: ignore[no-untyped-def]
     created = schedule(store, catchup_window=30.0, args="[[1],{}]", declared=True, jitter=2.0)
-    assert (created.version, created.fired, created.skipped, created.running, created.buffered, created.heads) == (
+    assert (created.revision, created.fired, created.skipped, created.running, created.buffered, created.heads) == (
         1, 0, 0, [], [], {})
     assert created.due_at == created.next_due_at == created.next_fire_at + 2  # type: ignore[operator]
     assert (created.created_at, created.updated_at, created.pending) == (store.now(), store.now(), None)
@@ -66,7 +66,8 @@ def test_update_schedule_with_version(store, clock) -> None:  # type: ignore[no-
     assert store.update_schedule(sid, 1, {"spec": {"every": 30}, "catchup_window": None, "args": "[[2],{}]"},
                                  reschedule=(fire, fire + 1), active=True, seen_pending=False) is True
     updated = store.get_schedule(sid)
-    assert (updated.version, updated.spec, updated.catchup_window, updated.args) == (2, {"every": 30}, None, "[[2],{}]")
+    assert (updated.revision, updated.spec, updated.catchup_window, updated.args) == (
+        2, {"every": 30}, None, "[[2],{}]")
     assert (updated.next_fire_at, updated.next_due_at, updated.due_at, updated.updated_at) == (
         fire, fire + 1, fire + 1, store.now())
     assert store.update_schedule(sid, 1, {"overlap": "allow"}, reschedule=None, active=True,
@@ -78,7 +79,7 @@ def test_update_schedule_with_version(store, clock) -> None:  # type: ignore[no-
                                  seen_pending=False) is True
     ended = store.get_schedule(sid)
     recheck = store.now() + min(store.settings.lease_seconds, 60.0)  # beat looks after its last runs, then drops it
-    assert (ended.overlap, ended.next_fire_at, ended.due_at, ended.version) == ("allow", None, recheck, 3)
+    assert (ended.overlap, ended.next_fire_at, ended.due_at, ended.revision) == ("allow", None, recheck, 3)
     assert store.recheck_schedule(sid, keep=False) is not None
     assert sid not in due_schedule_ids(store, store.now() + 10_000)
     assert store.update_schedule(uid("s"), 1, {}, reschedule=None, active=True, seen_pending=False) is False
@@ -101,14 +102,14 @@ def test_pause_resume_and_delete(store, clock) -> None:  # type: ignore[no-untyp
     sid = schedule(store, next_fire=store.now() - 1).schedule_id
     assert sid in due_schedule_ids(store)
     paused = store.pause_schedule(sid)
-    assert (paused.state, paused.version) == ("paused", 2)
+    assert (paused.state, paused.revision) == ("paused", 2)
     assert sid not in due_schedule_ids(store)
     with pytest.raises(ScheduleNotFound):
         store.pause_schedule(uid("s"))
     fire = store.now() + 5
-    resumed = store.resume_schedule(sid, next_fire=fire, next_due=fire, seen_pending=False)
-    assert resumed is not None and (resumed.state, resumed.version, resumed.due_at) == ("active", 3, fire)
-    assert store.resume_schedule(sid, next_fire=fire, next_due=fire, seen_pending=False) is None  # not paused
+    unpaused = store.unpause_schedule(sid, next_fire=fire, next_due=fire, seen_pending=False)
+    assert unpaused is not None and (unpaused.state, unpaused.revision, unpaused.due_at) == ("active", 3, fire)
+    assert store.unpause_schedule(sid, next_fire=fire, next_due=fire, seen_pending=False) is None  # not paused
     clock.time = fire
     assert sid in due_schedule_ids(store)
     assert store.delete_schedule(sid) is True

@@ -117,12 +117,12 @@ def test_hook_lookup_by_token_and_single_use(store) -> None:
     assert event.kind == "hook"
     found = store.get_hook(hash_token(token))
     assert found is not None and found.run_id == run_id and found.name == "approve"
-    assert store.resume_hook(hash_token(token), '{"ok": true}').status == "resumed"
+    assert store.complete_hook(hash_token(token), '{"ok": true}').status == "resumed"
     with pytest.raises(HookAlreadyResumed):
-        store.resume_hook(hash_token(token), '{"ok": false}')
+        store.complete_hook(hash_token(token), '{"ok": false}')
     assert store.get_hook(hash_token(token)).payload == '{"ok": true}'
     with pytest.raises(HookNotFound):
-        store.resume_hook(hash_token("nope"), "{}")
+        store.complete_hook(hash_token("nope"), "{}")
 
 
 def test_expired_hook_is_refused(store) -> None:
@@ -131,7 +131,7 @@ def test_expired_hook_is_refused(store) -> None:
                       created_at=store.now(), expires_at=store.now() - 1)
     store.create_hook(hook, None, run_id, 0, "{}")
     with pytest.raises(HookExpired):
-        store.resume_hook(hash_token("t-" + run_id), "{}")
+        store.complete_hook(hash_token("t-" + run_id), "{}")
 
 
 def test_run_lifecycle_conditions(store) -> None:

@@ -210,7 +210,7 @@ def _snapshot(store, world: dict[str, str]) -> dict[str, Any]:  # type: ignore[n
     schedules, cursor = [], None
     while True:
         page = store.list_schedules(limit=1000, cursor=cursor)
-        schedules += [(s.schedule_id, s.version, s.state, s.args, s.spec) for s in page]
+        schedules += [(s.schedule_id, s.revision, s.state, s.args, s.spec) for s in page]
         if not (cursor := page.next_cursor):
             break
     runs = [r.run_id for r in store.list_runs(workflow="scheduled_tick", limit=1000)]
@@ -238,7 +238,7 @@ def world(store) -> Any:  # type: ignore[no-untyped-def]
     closed = _hook(store, ended_run)  # a hook left pending by a run that then ended
     store.finish_run(ended_run, "completed", result="null")
     used = _hook(store, used_run)
-    store.resume_hook(hash_token(used), '"first"')  # it wakes the run (one write): make it quiet again
+    store.complete_hook(hash_token(used), '"first"')  # it wakes the run (one write): make it quiet again
     assert store.suspend_run(used_run, 0, {"kind": "hook_wait"}, store.get_run(used_run).wake_seq)
     schedule = create_schedule(schedule_flows.scheduled_tick, every="1h", args=["bad-cli"], paused=True,
                                schedule_id=f"bad-cli-{uuid.uuid4().hex[:10]}").schedule_id
@@ -283,7 +283,7 @@ def test_cli_rejects(case: Case, outcomes) -> None:  # type: ignore[no-untyped-d
 def test_cli_bad_input_leaves_stored_state_unchanged(world, outcomes) -> None:  # type: ignore[no-untyped-def]
     before, after = outcomes["before"], outcomes["after"]
     closed = after["hooks"].pop("closed")
-    assert (closed.status, closed.payload, closed.resumed_at) == ("closed", None, None)
+    assert (closed.status, closed.payload, closed.completed_at) == ("closed", None, None)
     before["hooks"].pop("closed")
     assert after == before
     assert after["hooks"]["used"].payload == '"first"' and after["hooks"]["token"].status == "pending"

@@ -120,7 +120,7 @@ def test_a_hook_resume_leaves_a_lease_that_covers_a_crash_before_the_resume_is_s
     key = uuid.uuid4().hex
     run_id = start(engine, "await_hook", key)
     engine.transport.clear()
-    engine.store.resume_hook(hash_token(flows.PUBLISHED[key]), '"yes"')  # the fact; the process dies here
+    engine.store.complete_hook(hash_token(flows.PUBLISHED[key]), '"yes"')  # the fact; the process dies here
     expire_leases(engine)
     assert reconcile(engine) == 1
     assert run_id in resumed(engine)

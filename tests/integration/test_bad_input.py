@@ -121,7 +121,7 @@ def make_hook(store, state: str = "pending", schema: str | None = None,  # type:
     if state == "run-ended":  # a hook left pending by a run that then ended
         assert store.finish_run(run_id, "completed", result="null") is not None
     elif state == "resumed":
-        store.resume_hook(record.token_hash, '"first"')
+        store.complete_hook(record.token_hash, '"first"')
     elif state == "expired":
         assert store.expire_hook(record.token_hash)
     elif state == "closed":
@@ -274,9 +274,9 @@ def test_resume_hook_refuses(store, state, schema, token, payload, error, fragme
     expect(error, fragment, lambda: workflows.resume_hook(real if token == "" else token, payload))
     after = store.get_hook(hash_token(real))
     if state == "run-ended":  # the refusal tidies up: the hook of an ended run is closed, with no payload
-        assert (after.status, after.payload, after.resumed_at) == ("closed", None, None)
+        assert (after.status, after.payload, after.completed_at) == ("closed", None, None)
     else:
-        assert after == hook_before  # status, payload ("first" for a used token) and resumed_at unchanged
+        assert after == hook_before  # status, payload ("first" for a used token) and completed_at unchanged
     assert store.get_run(run_id) == run_before
 
 

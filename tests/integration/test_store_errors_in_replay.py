@@ -103,7 +103,7 @@ def test_hook_read_throttled(engine: Engine) -> None:
     run_id = start(engine, flows.hook_echo)
     engine.resume(run_id)
     (hook,) = engine.store.hooks_for_run(run_id)
-    engine.store.resume_hook(hook.token_hash, '"approved"')
+    engine.store.complete_hook(hook.token_hash, '"approved"')
     engine.wake(run_id)  # as the client does: the woken run holds a lease
     fail_next_resume(engine, run_id, "get_hook")
     assert completed(engine, run_id) == '"approved"'

@@ -77,7 +77,7 @@ def test_a_lagging_index_shows_writes_late_and_in_order() -> None:
     table.expire(("a",))
     assert [i["n"] for i in table.query("k", index="by_x")[0]] == [2]  # the delete has not reached it
     now[0] += 2.0
-    assert table.query("k", index="by_x")[0] == [] and not table.lag.versions
+    assert table.query("k", index="by_x")[0] == [] and not table.lag.states
 
 
 def _index() -> Any:

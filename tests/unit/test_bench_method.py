@@ -134,3 +134,63 @@ def test_sizes_come_from_quick_or_full_then_repeats_and_set() -> None:
     full = plan_of(parse_args([]))
     assert (full.repeats, full.history, full.wide, full.prefork) == (3, (100, 10_000), 10_000, (1, 2, 4))
     assert plan_of(parse_args(["--quick"])).repeats == 2
+
+
+def test_fresh_tables_and_aws_latency_come_from_set_and_the_columns_flag() -> None:
+    from bench.__main__ import columns_of, parse_args, plan_of
+
+    args = parse_args(["--quick", "--set", "fresh=0", "--set", "aws.dynamodb.GetItem=9"])
+    assert plan_of(args).fresh is False and plan_of(parse_args(["--quick"])).fresh is True
+    columns = columns_of(args)
+    assert list(columns) == ["moto", "aws"] and columns["moto"] == {}
+    assert columns["aws"]["dynamodb.GetItem"] == 9.0 and columns["aws"]["sqs.SendMessage"] == 16.0
+    assert list(columns_of(parse_args(["--aws-latency", "moto"]))) == ["moto"]
+
+
+def test_each_column_pairs_its_own_repeats_and_both_show_side_by_side() -> None:
+    from bench.columns import side_by_side, split
+    from bench.engine_targets import engine_targets
+
+    results = []
+    for column, ours, theirs in (("moto", 2.0, 1.0), ("aws", 3.0, 2.0)):
+        for repeat in range(2):
+            for system, wall in (("workflows", ours), ("celery", theirs)):
+                r = result("throughput", system, repeat, [wall] * 5, steps=1, wall=wall)
+                r.column = column
+                results.append(r)
+    by = split(results)
+    assert list(by) == ["moto", "aws"]
+    assert ratio(by["moto"], ("throughput", "workflows", "threads", 1)).median == 2.0
+    assert ratio(by["aws"], ("throughput", "workflows", "threads", 1)).median == 1.5
+    table = side_by_side(results)
+    assert "| throughput | workflows | threads | 1 | 2.000 | 2.00x (2.00-2.00) | 3.000 | 1.50x (1.50-1.50) |" in table
+    burst = next(r for r in engine_targets(results) if r["target"].startswith("burst of one-step runs, threads"))
+    assert burst["values"] == {"moto": 2.0, "aws": 1.5} and burst["met"] == {"moto": False, "aws": False}
+
+
+class CountingHandle:
+    """A run handle over a scripted sequence of stored runs, counting reads (as ``RunHandle`` reads the store)."""
+
+    def __init__(self, statuses: list[str]) -> None:
+        from workflows.core.records import RunRecord
+
+        self.run_id, self.reads = "r1", 0
+        self.runs = [RunRecord("r1", "single", status, 0.0, ended_at=9.5 if status == "completed" else None)
+                     for status in statuses]
+
+    def record(self) -> Any:
+        self.reads += 1
+        return self.runs[min(self.reads, len(self.runs)) - 1]
+
+    def result(self, timeout: float | None = None, poll: float = 0.1) -> Any:
+        while self.record().status != "completed":
+            pass
+        return 1
+
+
+def test_the_bench_reads_a_finished_run_once_not_once_more_for_its_end_time() -> None:
+    from bench.systems import Workflows
+
+    handle = CountingHandle(["running", "completed"])
+    assert Workflows._wait(handle, 2.0, timeout=5) == 7.5
+    assert handle.reads == 2  # one read per poll; the read that saw the end gives the end time

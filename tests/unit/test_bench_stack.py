@@ -63,3 +63,30 @@ def test_a_paused_system_is_stopped_with_its_children_until_resumed(tmp_path: Pa
     finally:
         stop(cluster, pids[1:])  # a paused process is resumed so that SIGTERM ends it
     assert not proc.alive()
+
+
+def test_the_front_empties_a_systems_growing_tables_and_counts_items(tmp_path: Path) -> None:
+    import boto3
+
+    from bench.stack import CREDENTIALS, Front
+
+    front = Front(tmp_path)
+    try:
+        client = boto3.client("dynamodb", endpoint_url=front.url, region_name="us-east-1",
+                              aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                              aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"])
+        for name in ("sys-runs", "sys-schedules"):
+            client.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+            for i in range(3):
+                client.put_item(TableName=name, Item={"pk": {"S": f"k{i}"}})
+        from bench.proxy import table_items
+
+        assert table_items(front.url) == {"sys-runs": 3, "sys-schedules": 3}
+        assert front.clear("sys", ("runs", "missing")) == {"sys-runs": 3}
+        assert table_items(front.url) == {"sys-runs": 0, "sys-schedules": 3}  # a kept table keeps its items
+        client.put_item(TableName="sys-runs", Item={"pk": {"S": "again"}})  # the emptied table still works
+        assert client.get_item(TableName="sys-runs", Key={"pk": {"S": "again"}})["Item"]["pk"] == {"S": "again"}
+    finally:
+        front.stop()

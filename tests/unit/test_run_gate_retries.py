@@ -38,7 +38,7 @@ def test_a_retried_enqueue_keeps_its_one_place() -> None:
     assert isinstance(store, MemoryStore)
     applied_twice(store, "enqueue waiter")
     assert store.enqueue_waiter("queue:workflow:w", 100, "a") == 100
-    assert [(w.slot, w.holder) for w in store.slot_holders("queue:workflow:w")] == [(100, "a")]
+    assert [(w.number, w.holder) for w in store.slot_holders("queue:workflow:w")] == [(100, "a")]
 
 
 def test_a_retried_push_sets_the_same_values() -> None:

@@ -78,6 +78,23 @@ class Channel(SQS.Channel):
         super().__init__(*args, **kwargs)
         self._turns = LevelTurns(int(self.transport_options.get("priority_share", DEFAULT_PRIORITY_SHARE)))
 
+    def new_sqs_client(self, region: Any, access_key_id: Any, secret_access_key: Any,
+                       session_token: Any = None) -> Any:
+        key = (region, access_key_id, secret_access_key, session_token, self.endpoint_url, self.is_secure,
+               repr(sorted((self.transport_options.get("client-config") or {}).items())))
+        with _clients_lock:
+            client = _clients.get(key)
+            if client is None:
+                client = _clients[key] = super().new_sqs_client(region, access_key_id, secret_access_key,
+                                                                 session_token)
+            return client
+
+    def _on_messages_ready(self, queue: Any, qname: str, messages: Any) -> int:
+        if not isinstance(messages, dict):
+            log.warning("SQS receive on %s failed with a server error; polling again", qname)
+            return 0
+        return int(super()._on_messages_ready(queue, qname, messages))
+
     def _schedule_queue(self, queue: Any) -> None:
         if queue in self._active_queues:
             if not self.qos.can_consume():
@@ -86,6 +103,7 @@ class Channel(SQS.Channel):
                 self._loop1(queue)  # its turn again after polling_interval
                 return
         super()._schedule_queue(queue)
+
 
 class Transport(SQS.Transport):
     """SQS transport using :class:`Channel`."""

@@ -14,6 +14,7 @@ from ..core.priority import LEVELS
 from ..errors import ConfigurationError, WorkflowError
 from .aws import add_aws_commands
 from .deferred import add_deferred_commands
+from .events import add_event_commands, print_event_values
 from .flow import add_flow_commands
 from .forks import add_fork_commands
 from .payloads import add_payload_commands
@@ -270,6 +271,8 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     children = handle.children()
     if children:
         print("children  " + ", ".join(c.run_id for c in children))
+    print("\nevents:")
+    print_event_values(run.run_id)
     print("\nsteps:")
     for row in handle.steps():
         took = (row["finished_at"] - row["started_at"]) if row["finished_at"] and row["started_at"] else None
@@ -473,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--priority", choices=LEVELS,
                    help="the level the run is served at (default: the workflow's, else normal)")
     add_fork_commands(runs, add)
+    add_event_commands(runs, add)
     add_deferred_commands(runs, add)
 
     hooks = add("hooks", lambda a: EXIT_USAGE, "resume and list hooks").add_subparsers(dest="hooks_cmd", required=True)

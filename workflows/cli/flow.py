@@ -55,7 +55,7 @@ def cmd_flow_slots(args: argparse.Namespace) -> int:
     for slot in engine.store.slot_holders(limit):
         live = slot.holder is not None and (slot.expires_at or 0) > now
         held += live
-        print(f"{slot.slot:<5} {'held' if live else 'expired':8} {_when(slot.expires_at):24} {slot.holder or '-'}")
+        print(f"{slot.number:<5} {'held' if live else 'expired':8} {_when(slot.expires_at):24} {slot.holder or '-'}")
     print(f"{held} of {limits.concurrency} slot(s) held")
     return 0
 
@@ -83,7 +83,7 @@ def cmd_flow_queued(args: argparse.Namespace) -> int:
     for slot in holders:
         print(f"{'running':8} {'-':24} {slot.holder}")
     for waiter in waiters:
-        print(f"{'queued':8} {_when(waiter.slot / 1_000_000):24} {waiter.holder}")
+        print(f"{'queued':8} {_when(waiter.number / 1_000_000):24} {waiter.holder}")
     print(f"{len(holders)} of {limits.concurrency} slot(s) held, {len(waiters)} run(s) waiting")
     return 0
 

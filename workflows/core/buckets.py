@@ -39,7 +39,3 @@ def reservation_slot_number(holder: str) -> int:
     bucket's -1, from 48 bits of a hash of the holder (two waiters of one bucket never meet in practice)."""
     return -2 - int.from_bytes(hashlib.sha256(holder.encode()).digest()[:6], "big")
 
-
-#: The old names, still imported by the store adapters (persistence/flow.py, memory/flow.py)
-#: until their rewrite lands; internal, so no warning.
-BUCKET_SLOT, reservation_slot = BUCKET_SLOT_NUMBER, reservation_slot_number

@@ -62,6 +62,7 @@ class WorkflowContext:
         self.patches: dict[str, bool] = {}  # patched(id) answers of this replay (see patching)
         self.resume_id = resume_id or uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
         self.owns_run = False
+        self.streamed = (0, 0)  # the progress stream's entries and bytes, as this replay passed them (core.events)
 
     # -- bookkeeping --------------------------------------------------------------------
     def activate(self) -> contextvars.Token[WorkflowContext | None]:

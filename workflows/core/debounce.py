@@ -44,7 +44,7 @@ def hold_debounced(engine: Engine, run: RunRecord) -> bool | None:
         return True
     window = window_of(run.workflow, key)
     mine = next((s for s in engine.store.slot_holders(window)
-                 if s.slot == WINDOW_SLOT_NUMBER and s.holder == run.run_id), None)
+                 if s.number == WINDOW_SLOT_NUMBER and s.holder == run.run_id), None)
     if mine is None:  # closed by this run, or a start after its end opened the next window
         return True
     ends = mine.expires_at or 0.0

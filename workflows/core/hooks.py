@@ -7,7 +7,7 @@ from .records import HookRecord
 
 
 def refusal(hook: HookRecord | None, now: float) -> HookError | None:
-    """Why ``hook`` cannot be resumed at ``now`` (None: it can)."""
+    """Why ``hook`` cannot be completed at ``now`` (None: it can)."""
     if hook is None:
         return HookNotFound()
     if hook.status == "resumed":

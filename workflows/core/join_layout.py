@@ -24,8 +24,7 @@ def shard_entry(shard: int) -> int:
     return -2 - shard
 
 
-#: The old names, still imported by the store adapters (persistence/joins.py, memory/joins.py)
-#: until their rewrite lands; internal, so no warning.
+#: The old names, still imported by ``core/writes/joins.py`` until it is renamed too; internal, so no warning.
 ROOT_SLOT, shard_slot = ROOT_ENTRY, shard_entry
 #: The tally of a fan-out with completion criteria (core.completion): the sets of branches that succeeded
 #: and failed, at slot 0 of the root partition (branch results live in the shard partitions).

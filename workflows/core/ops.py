@@ -1,4 +1,5 @@
-"""The durable calls a workflow makes: sleep, hook, wait_for_signal, parallel, continue_as_new, set_tags."""
+"""The durable calls a workflow makes: sleep, hook, wait_for_signal, parallel, continue_as_new, set_tags,
+set_event, write_stream."""
 
 from __future__ import annotations
 
@@ -104,6 +105,32 @@ def set_tags(tags: dict[str, str | None] | None = None, **more: str | None) -> d
     from .tags import set_tags as durable_set_tags
 
     return durable_set_tags(_context("set_tags"), {**(tags or {}), **more})
+
+
+def set_event(key: str, value: Any) -> None:
+    """Publish ``value`` (JSON data) as event ``key`` of this run; clients read the latest value
+    with ``get_event(run_id, key)``. A durable op: recorded once, so a replay writes nothing again.
+
+    Raises:
+        InvalidEventKey: the key breaks the rules (``workflows.core.events``).
+        SerializationError / PayloadTooLarge: the value is not JSON data, or too large.
+    """
+    from .events import set_event as durable_set_event
+
+    durable_set_event(_context("set_event"), key, value)
+
+
+def write_stream(value: Any) -> int:
+    """Append ``value`` (JSON data) to this run's progress stream; return its offset (0, 1, ...).
+    Clients read it with ``read_stream(run_id, offset)``. A durable op: recorded once.
+
+    Raises:
+        StreamFull: the stream holds its maximum of entries or bytes (``workflows.core.events``).
+        SerializationError / PayloadTooLarge: the value is not JSON data, or too large.
+    """
+    from .events import write_stream as durable_write_stream
+
+    return durable_write_stream(_context("write_stream"), value)
 
 
 def cancel_requested() -> bool:

@@ -190,11 +190,11 @@ class RunStore(Protocol):
         store may keep it apart); every read of the run returns it.
 
         ``fence``: the first op position with no outcome. The same transaction writes an
-        ``end`` record in its outcome slot (if the slot is free), so an op still running
+        ``end`` record as its outcome (if it has none yet), so an op still running
         (a sent step, a stalled executor's inline step) records nothing after the end.
 
         Raises:
-            OutcomeRecorded: the run is live and the fence slot has an outcome now.
+            OutcomeRecorded: the run is live and the fence position has an outcome now.
         """
 
     def continue_run(self, run_id: str, successor: RunRecord, timers: list[TimerRecord] = ...) -> RunRecord | None:
@@ -254,16 +254,16 @@ class HistoryStore(Protocol):
         run result kept apart, whose seq is -1)."""
 
     def record_attempt(self, event: EventRecord, while_live: str | None = None) -> bool:
-        """Write a failed-attempt record (key ``attempt_seq(pos, attempt)``) unless its slot
+        """Write a failed-attempt record (key ``attempt_seq(pos, attempt)``) unless its sub-position
         holds this attempt or a later one (``attribute_not_exists(seq) OR attempt < :attempt``);
         True if written (also when the write applied and its response was lost). Attempts past
-        998 share the last slot, which keeps the latest. ``while_live``: a run id; the record
+        998 share sub-position 998, which keeps the latest. ``while_live``: a run id; the record
         is written only while that run is live (one transaction with a check of the run), so
         an attempt that fails after a cancel ended its run records nothing.
 
         Every kind of step records its attempts here. A fan-out branch's attempts are keyed in
         the history of its join: ``run_id`` is the join id (``<run id>#<pos>``, never a run's
-        id) and the position is the branch index, so each branch has its own slots and a read
+        id) and the position is the branch index, so each branch has its own sub-positions and a read
         of the run's history never returns them."""
 
     def copy_history(self, events: list[EventRecord]) -> None:
@@ -290,14 +290,15 @@ class TimerStore(Protocol):
 
     def claim_timer(self, timer_id: str, version: str | None = None) -> bool:
         """Take the firing of a timer for ``lease_seconds``; True for the one caller that
-        took it (a retry of its own request, its response lost, too). ``version`` (as read
-        from ``due_timers``): only that write of it, so a sweep that read a retry timer
-        before the run wrote its next retry under the same id cannot take that one. The
+        took it (a retry of its own request, its response lost, too). ``version``: the timer's
+        write id (``TimerRecord.write_id`` as read from ``due_timers``): only that write of it,
+        so a sweep that read a retry timer before the run wrote its next retry under the same id
+        cannot take that one. The
         claimer deletes the timer once it acted; if it died, a sweep takes it after the lease."""
 
     def delete_timer(self, timer_id: str, version: str | None = None) -> None:
-        """Delete a timer; a missing one is fine. ``version`` (as read from ``due_timers``):
-        only that write of it; a timer written again since (a run that suspended again on
+        """Delete a timer; a missing one is fine. ``version``: the timer's write id (as read from
+        ``due_timers``): only that write of it; a timer written again since (a run that suspended again on
         it, e.g. when clocks disagree on whether it is due) stays."""
 
 
@@ -313,14 +314,14 @@ class HookStore(Protocol):
     def get_hook(self, token_hash: str) -> HookRecord | None:
         """The hook with this token hash."""
 
-    def resume_hook(self, token_hash: str, payload: str) -> HookRecord:
-        """Resume a pending, unexpired hook exactly once and wake its run, in one
+    def complete_hook(self, token_hash: str, payload: str) -> HookRecord:
+        """Complete a pending, unexpired hook exactly once and wake its run, in one
         transaction (a retry of this very request is recognised and succeeds). Raises
         HookNotFound, HookExpired, HookAlreadyResumed, or HookClosed (also when the hook is
         pending but its run has ended)."""
 
     def expire_hook(self, token_hash: str) -> bool:
-        """Mark a pending hook expired; False if it was resumed or closed first (a retry of
+        """Mark a pending hook expired; False if it was completed or closed first (a retry of
         this very request returns True)."""
 
     def hooks_for_run(self, run_id: str) -> list[HookRecord]:
@@ -383,8 +384,22 @@ class TagStore(Protocol):
     def set_tags(self, event: EventRecord, run: RunRecord, before: dict[str, str], after: dict[str, str]) -> bool:
         """Record op outcome ``event`` (write-once), set the run's tags to ``after`` and move its
         index items from ``before``, in one transaction, only while the run is live. False
-        (nothing written) if the outcome slot is taken or the run has ended; a retry of this
+        (nothing written) if the op has an outcome already or the run has ended; a retry of this
         very request (its response lost) returns True."""
+
+
+class EventStore(Protocol):
+    """Events and progress streams (``core.events``): items in the run's history partition."""
+
+    def set_event(self, event: EventRecord, latest: EventRecord) -> bool:
+        """Record op outcome ``event`` (write-once) and put ``latest``, the key's latest value, in
+        one transaction, only while the run is live. False (nothing written) if the slot is taken
+        or the run has ended (also when an earlier send of this request applied, its response lost:
+        the caller then reads the outcome at the op's position)."""
+
+    def write_stream(self, event: EventRecord, entry: EventRecord) -> bool:
+        """Record op outcome ``event`` and put stream ``entry`` (both write-once), in one transaction,
+        only while the run is live; False (nothing written) otherwise, as :meth:`set_event`."""
 
 
 class RetentionStore(Protocol):
@@ -423,16 +438,17 @@ class ScheduleStore(Protocol):
                        cursor: str | None = None) -> Page[ScheduleRecord]:
         """One page of schedules sorted by id."""
 
-    def update_schedule(self, schedule_id: str, seen_version: int, changes: dict[str, Any], *,
+    def update_schedule(self, schedule_id: str, seen_revision: int, changes: dict[str, Any], *,
                         reschedule: tuple[float | None, float | None] | None, active: bool,
                         seen_pending: bool) -> bool:
-        """Change a definition if still at ``seen_version`` (optimistic)."""
+        """Change a definition if still at revision ``seen_revision`` (optimistic: every change
+        adds 1 to ``ScheduleRecord.revision``)."""
 
     def pause_schedule(self, schedule_id: str) -> ScheduleRecord:
         """Pause (leave the due index). Raises ScheduleNotFound."""
 
-    def resume_schedule(self, schedule_id: str, *, next_fire: float | None, next_due: float | None,
-                        seen_pending: bool) -> ScheduleRecord | None:
+    def unpause_schedule(self, schedule_id: str, *, next_fire: float | None, next_due: float | None,
+                         seen_pending: bool) -> ScheduleRecord | None:
         """Make a paused schedule active again; None if its state changed since read."""
 
     def delete_schedule(self, schedule_id: str) -> bool:
@@ -485,7 +501,9 @@ class FlowStore(Protocol):
 
     A limit is named by a string (``limit``, e.g. ``step:charge#cust-1``). A concurrency limit of
     ``capacity`` has slots 0..capacity-1; a slot is held by one ``holder`` until it releases it
-    or its lease passes (then anyone may take it: a dead holder's slot is reclaimed).
+    or its lease passes (then anyone may take it: a dead holder's slot is reclaimed). Every item
+    of a limit is found by its **slot number** (its sort key): a concurrency slot's index, a
+    waiter's place in a waiting list, a debounce window's 0.
     """
 
     def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float, *,
@@ -499,20 +517,21 @@ class FlowStore(Protocol):
         touch this taking only, not a later taking of the slot by the same holder (a second copy
         of the attempt that took it after this one's lease passed)."""
 
-    def renew_slot(self, limit: str, slot: int, holder: str, lease_until: float, *,
+    def renew_slot(self, limit: str, number: int, holder: str, lease_until: float, *,
                    token: str | None = None) -> bool:
-        """Extend ``holder``'s lease on a slot (its taking ``token``, if given); False if the holder
+        """Extend ``holder``'s lease on slot ``number`` (its taking ``token``, if given); False if the holder
         lost it (reclaimed)."""
 
-    def release_slot(self, limit: str, slot: int, holder: str, *, token: str | None = None) -> bool:
-        """Free a slot ``holder`` holds (conditional on the holder, and on its taking ``token`` if
-        given); False if it no longer held it."""
+    def release_slot(self, limit: str, number: int, holder: str, *, token: str | None = None) -> bool:
+        """Free the item at slot ``number`` that ``holder`` holds (a slot, a waiter's place, a
+        window), conditional on the holder, and on its taking ``token`` if given; False if it
+        no longer held it."""
 
     def slot_holders(self, limit: str) -> list[SlotRecord]:
-        """The slots of ``limit`` that are or were held, in slot order (one Query)."""
+        """The items of ``limit`` that are or were held, in slot-number order (one Query)."""
 
-    def pass_slot(self, limit: str, slot: int, holder: str, successor: str) -> bool:
-        """Hand a slot ``holder`` holds to ``successor``, lease kept (conditional on the holder);
+    def pass_slot(self, limit: str, number: int, holder: str, successor: str) -> bool:
+        """Hand slot ``number``, which ``holder`` holds, to ``successor``, lease kept (conditional on the holder);
         False if ``holder`` no longer held it. A retry of a pass that applied (``successor``
         holds the slot) is True."""
 
@@ -524,8 +543,8 @@ class FlowStore(Protocol):
 
     def push_debounce(self, window: str, run_id: str, args: str, ends: float) -> bool:
         """Collapse a start into the open debounce ``window`` of ``run_id``: set the run's
-        arguments to ``args`` and the window's end (slot 0's expiry) to ``ends``, in one
-        transaction. Condition: slot 0 of ``window`` is held by ``run_id`` and has not expired,
+        arguments to ``args`` and the window's end (the expiry of its item, slot number 0) to
+        ``ends``, in one transaction. Condition: the item of ``window`` is held by ``run_id`` and has not expired,
         and the run exists. False: nothing written. Raises PayloadTooLarge for arguments over
         ``inline_payload_bytes``."""
 
@@ -554,5 +573,5 @@ class SessionStore(Protocol):
 
 
 class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
-            ScheduleStore, FlowStore, SessionStore, Protocol):
+            ScheduleStore, FlowStore, SessionStore, EventStore, Protocol):
     """Everything the engine, the client and beat store."""

@@ -49,6 +49,8 @@ class OpKind(str, enum.Enum):
     PATCH = "patch"  # a ``patched(id)`` marker: this run took the new path of a change
     CHILD_END = "child_end"  # how a child (its chain's last run) ended, written by that end (not an outcome)
     VALUE = "value"  # a value taken once and replayed: ``now()``, ``uuid4()``, ``random()`` (core.deterministic)
+    EVENT = "event"  # set_event(key, value): the value set (the latest is also kept per key, core.events)
+    STREAM = "stream"  # write_stream(value): the entry appended (also kept as a stream item, core.events)
 
     def __str__(self) -> str:
         return self.value
@@ -73,7 +75,7 @@ OUTCOME_SUB = 999
 MAX_ATTEMPT_SUB = OUTCOME_SUB - 1
 
 
-#: Sub-slot of the record of how a child started at an op ended (see :func:`child_end_seq`).
+#: Sub-position of the record of how a child started at an op ended (see :func:`child_end_seq`).
 CHILD_END_SUB = 0
 
 #: History key of a run's result when it is kept outside the run item (``read_history`` never returns it).
@@ -83,7 +85,7 @@ RUN_RESULT_SEQ = -1
 def event_seq(pos: int, sub: int = OUTCOME_SUB) -> int:
     """Return the history sort key of op ``pos`` (``sub`` 1..998: attempt records)."""
     if not 0 <= sub <= OUTCOME_SUB:
-        raise ValueError(f"history sub-slot out of range: {sub}")
+        raise ValueError(f"history sub-position out of range: {sub}")
     return pos * 1000 + sub
 
 
@@ -94,7 +96,7 @@ def child_end_seq(pos: int) -> int:
 
 
 def attempt_seq(pos: int, attempt: int) -> int:
-    """The history key of failed attempt ``attempt`` of op ``pos`` (attempts past 998 share the last slot)."""
+    """The history key of failed attempt ``attempt`` of op ``pos`` (attempts past 998 share sub-position 998)."""
     return event_seq(pos, min(max(attempt, 1), MAX_ATTEMPT_SUB))
 
 
@@ -204,7 +206,7 @@ class HookRecord:
     expires_at: float | None = None
     schema: str | None = None
     payload: str | None = None
-    resumed_at: float | None = None
+    completed_at: float | None = None  # stored as ``resumed_at``
 
 
 def op_timer_id(run_id: str, pos: int, kind: str) -> str:
@@ -222,7 +224,7 @@ class TimerRecord:
     due_at: float
     pos: int | None = None
     data: str | None = None
-    version: str | None = field(default=None, compare=False)  # a fresh id each time it is written (as stored)
+    write_id: str | None = field(default=None, compare=False)  # a fresh id each write (stored as ``version``)
 
 
 @dataclass
@@ -247,10 +249,11 @@ class BranchRecord:
 
 @dataclass
 class SlotRecord:
-    """One slot of a concurrency limit: who holds it, until when."""
+    """One item of a limit in the flow table: who holds it, until when. ``number``: its slot number
+    (the sort key): a concurrency slot's index, or a waiter's place (see docs/architecture.md)."""
 
     limit: str
-    slot: int
+    number: int
     holder: str | None
     expires_at: float | None
 
@@ -301,7 +304,7 @@ class ScheduleRecord:
     skipped: int = 0
     last_error: str | None = None
     declared: bool = False
-    version: int = 0
+    revision: int = 0  # +1 on every change: an optimistic write's token (stored as ``version``)
 
 
 def chain_key(fire: float) -> str:
@@ -309,7 +312,8 @@ def chain_key(fire: float) -> str:
     return f"{fire:.6f}"
 
 
-MESSAGE_VERSION = 1
+#: The message format a producer writes (a worker may refuse a format it does not know).
+MESSAGE_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -348,7 +352,7 @@ class StepMessage:
     """Run one attempt of a step at op ``pos`` of a run.
 
     ``resent``: recovery sends it again, so its outcome may already be recorded.
-    ``version`` lets a worker refuse a message shape it does not know.
+    ``format`` lets a worker refuse a message shape it does not know.
     """
 
     step: str
@@ -359,7 +363,7 @@ class StepMessage:
     branch: Branch | None = None
     queue: str | None = None
     resent: bool = False
-    version: int = MESSAGE_VERSION
+    format: int = MESSAGE_FORMAT
     priority: str | None = None  # the level it goes at (the step's, else its run's; core.priority)
 
 
@@ -371,5 +375,5 @@ class ResumeMessage:
     run_id: str
     recovering: bool = False
     fresh: RunRecord | None = None
-    version: int = MESSAGE_VERSION
+    format: int = MESSAGE_FORMAT
     priority: str | None = None  # the run's level (core.priority)

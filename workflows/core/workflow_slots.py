@@ -90,17 +90,18 @@ def admit(engine: Engine, definition: WorkflowDef, run: RunRecord) -> bool | Non
     if any(h.holder == run_id for h in holders):
         return True
     inherited = next((h for h in holders if run.continued_from and h.holder == run.continued_from), None)
-    if inherited is not None and store.pass_slot(limit, inherited.slot, inherited.holder or "", run_id):
+    if inherited is not None and store.pass_slot(limit, inherited.number, inherited.holder or "", run_id):
         return True
     queue = queue_of(limit)
     waiters = store.slot_holders(queue)
-    place = next((w.slot for w in waiters if w.holder == run_id), None)
+    place = next((w.number for w in waiters if w.holder == run_id), None)
     if place is None:
         place = store.enqueue_waiter(queue, place_of(run), run_id)
     # Read after joining the list: a release that missed this waiter in the list freed its slot before.
     held = _live_holders(engine, limit, store.slot_holders(limit), capacity)
     free = capacity - len(held)
-    ahead = _live_waiters(engine, queue, [w for w in waiters if w.slot < place], held, enough=free) if free > 0 else []
+    earlier = [w for w in waiters if w.number < place]
+    ahead = _live_waiters(engine, queue, earlier, held, enough=free) if free > 0 else []
     if free > 0 and len(ahead) < free:
         if store.acquire_slot(limit, capacity, run_id, engine.now() + HELD_UNTIL_THE_END) is not None or \
                 any(h.holder == run_id for h in store.slot_holders(limit)):  # a twin resume took it for us
@@ -142,11 +143,11 @@ def _release(engine: Engine, definition: WorkflowDef, ended: RunRecord) -> None:
     mine = (ended.run_id, ended.continued_from)
     for slot in store.slot_holders(limit):
         if slot.holder is not None and slot.holder in mine:
-            store.release_slot(limit, slot.slot, slot.holder)
+            store.release_slot(limit, slot.number, slot.holder)
     waiters = store.slot_holders(queue)
     for waiter in waiters:
         if waiter.holder == ended.run_id:
-            store.release_slot(queue, waiter.slot, ended.run_id)
+            store.release_slot(queue, waiter.number, ended.run_id)
     capacity = definition.limits.concurrency
     held = _live_holders(engine, limit, store.slot_holders(limit), capacity)
     free = capacity - len(held)
@@ -159,10 +160,10 @@ def _release(engine: Engine, definition: WorkflowDef, ended: RunRecord) -> None:
 
 def _live_holders(engine: Engine, limit: str, holders: list[SlotRecord], capacity: int) -> set[str]:
     """The holders of the slots below ``capacity`` whose runs are live; frees the others' slots."""
-    counted = {h.holder: h for h in holders if h.holder is not None and h.slot < capacity}
+    counted = {h.holder: h for h in holders if h.holder is not None and h.number < capacity}
     ended = _ended(engine, list(counted))
     for run_id in ended:
-        engine.store.release_slot(limit, counted[run_id].slot, run_id)
+        engine.store.release_slot(limit, counted[run_id].number, run_id)
     return set(counted) - ended
 
 
@@ -177,7 +178,7 @@ def _live_waiters(engine: Engine, queue: str, waiters: list[SlotRecord], holders
         gone = _ended(engine, [w.holder for w in page if w.holder]) | {w.holder for w in page} & holders
         for waiter in page:
             if waiter.holder in gone:
-                engine.store.release_slot(queue, waiter.slot, waiter.holder or "")
+                engine.store.release_slot(queue, waiter.number, waiter.holder or "")
             elif len(live) < enough:
                 live.append(waiter.holder or "")
         if len(live) >= enough:

@@ -75,12 +75,12 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, VersionTables, Pla
         self.events = Table("history", "run_id", "seq")
         self.hooks = Table("hooks", "token_hash", indexes={"by_run": Index("run_id", "pos")})
         self.timers = Table("timers", "timer_id", indexes={"by_due": Index("shard", "due_at")})
-        self.joins = Table("joins", "join_id", "slot")
+        self.joins = Table("joins", "join_id", "slot")  # items keep the stored names: a join's entry is "slot"
         self.signal_items = Table("signals", "run_id", "signal_key")
         self.guards = Table("idempotency", "key")
         self.run_tags = Table("tags", "tag", "run_key")
         self._init_schedules()
-        self.flow = Table("flow", "limit_id", "slot")
+        self.flow = Table("flow", "limit_id", "slot")  # a flow item's slot number, stored as "slot"
 
     # -- runs -----------------------------------------------------------------------------------------
     def run_for_key(self, key: str) -> str | None:

@@ -82,22 +82,22 @@ class IndexLag:
     def __init__(self, clock: Callable[[], float], delay: Callable[[], float]) -> None:
         self.clock, self.delay = clock, delay
         #: Per key with writes not yet everywhere in the indexes: (visible from, item or None), oldest first.
-        self.versions: dict[tuple[Any, ...], list[tuple[float, Item | None]]] = {}
+        self.states: dict[tuple[Any, ...], list[tuple[float, Item | None]]] = {}
 
     def wrote(self, key: tuple[Any, ...], before: Item | None, after: Item | None) -> None:
         """A write changed the item at ``key`` from ``before`` to ``after`` (None: absent)."""
         now = self.clock()
-        versions = self.versions.setdefault(key, [(float("-inf"), None if before is None else clean(before))])
-        versions.append((max(now + self.delay(), versions[-1][0]), None if after is None else clean(after)))
+        states = self.states.setdefault(key, [(float("-inf"), None if before is None else clean(before))])
+        states.append((max(now + self.delay(), states[-1][0]), None if after is None else clean(after)))
         self._settle(key, now)
 
     def view(self, items: dict[tuple[Any, ...], Item]) -> dict[tuple[Any, ...], Item]:
         """The items as the indexes show them now."""
         now = self.clock()
         shown = dict(items)
-        for key in list(self.versions):
-            versions = self._settle(key, now)
-            seen = [item for at, item in versions if at <= now][-1]
+        for key in list(self.states):
+            states = self._settle(key, now)
+            seen = [item for at, item in states if at <= now][-1]
             if seen is None:
                 shown.pop(key, None)
             else:
@@ -105,13 +105,13 @@ class IndexLag:
         return shown
 
     def _settle(self, key: tuple[Any, ...], now: float) -> list[tuple[float, Item | None]]:
-        """Forget the versions the indexes no longer show (all of them once the last is visible)."""
-        versions = self.versions[key]
-        while len(versions) > 1 and versions[1][0] <= now:
-            versions.pop(0)
-        if len(versions) == 1:
-            del self.versions[key]
-        return versions
+        """Forget the states of the item the indexes no longer show (all of them once the last is visible)."""
+        states = self.states[key]
+        while len(states) > 1 and states[1][0] <= now:
+            states.pop(0)
+        if len(states) == 1:
+            del self.states[key]
+        return states
 
 
 class Table:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, cast
 
+from ..core.events import published
 from ..core.payloads import Payloads
-from ..core.records import TERMINAL, OpKind, RunRecord, RunStatus, TimerKind
+from ..core.records import RUN_RESULT_SEQ, TERMINAL, OpKind, RunRecord, RunStatus, TimerKind
+from ..core.writes.items import event_record
 
 if TYPE_CHECKING:
     from ..core.ports import Blobs
@@ -186,6 +188,7 @@ def check_ends(world: World) -> None:
                 world.violations.append(f"run {run_id} ({instance.workload.name}{_short(instance.args)}) ended "
                                         f"{run['status']} with {value!r} {run.get('error') or ''}; expected one "
                                         f"of {sorted(map(str, allowed))[:4]}")
+            check_published(world, run_id)
     extra: dict[str, int] = {}
     for key, count in world.executions.items():
         if count > 1:
@@ -196,6 +199,20 @@ def check_ends(world: World) -> None:
         if repeats > explained:
             world.violations.append(f"run {run_id}: steps ran {repeats} extra time(s), explained by {explained} "
                                     "crash(es), redeliveries and recoveries")
+
+
+def check_published(world: World, run_id: str) -> None:
+    """A run's event and stream items are exactly what its op records published (``core.events``)."""
+    items = _history(world, run_id)
+    if any("retain_until" in i for i in items):
+        return  # expiry may already have taken some of them, in any order
+    records = sorted((event_record(i) for i in items if i["seq"] >= 0), key=lambda r: r.seq)
+    expected = sorted((r.seq, r.name, r.data) for r in published(records))
+    actual = sorted((int(i["seq"]), i.get("name"), i.get("data")) for i in items
+                    if i["seq"] < 0 and i["seq"] != RUN_RESULT_SEQ)
+    if actual != expected:
+        world.violations.append(f"run {run_id}: its event and stream items {actual[:4]} are not what its "
+                                f"op records published {expected[:4]}")
 
 
 def final_record(world: World, run_id: str) -> RunRecord:

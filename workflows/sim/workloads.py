@@ -11,7 +11,7 @@ import dataclasses
 import random
 from typing import Any, Callable
 
-from ..core.ops import continue_as_new, hook, parallel, set_tags, sleep, wait_for_signal
+from ..core.ops import continue_as_new, hook, parallel, set_event, set_tags, sleep, wait_for_signal, write_stream
 from ..core.steps import current_step
 from ..decorators import step, workflow
 from ..errors import StepFailed, WaitTimeout
@@ -255,6 +255,21 @@ async def sim_async(n: int) -> int:
     return total + sum(parts)
 
 
+@workflow
+def sim_events(n: int) -> list[int]:
+    """Publish events and a progress stream between steps and a sleep (each recorded once)."""
+    set_event("stage", "started")
+    offsets = []
+    for i in range(n):
+        total = sim_add(i, 500 + i)
+        offsets.append(write_stream({"part": i, "total": total}))
+        set_event("stage", f"part {i}")
+    sleep(5.0)
+    offsets.append(write_stream("end"))
+    set_event("stage", "done")
+    return offsets
+
+
 @dataclasses.dataclass(frozen=True)
 class Workload:
     """A workflow, how to start it, and the ends its runs may reach."""
@@ -290,6 +305,7 @@ CATALOGUE = [
     Workload("sim_one_at_a_time", lambda r, k: [r.randint(1, 3)], lambda a: _ok(a[0])),
     Workload("sim_gated_batch", lambda r, k: [r.randint(2, 3)], lambda a: _ok(list(range(a[0])))),
     Workload("sim_keyed_batch", lambda r, k: [r.randint(1, 4)], lambda a: _ok([10 + i for i in range(a[0])])),
+    Workload("sim_events", lambda r, k: [r.randint(1, 3)], lambda a: _ok(list(range(a[0] + 1)))),
 ]
 
 

@@ -26,9 +26,11 @@ from ..client import (
 )
 from ..core import registry
 from ..core.engine import Engine
+from ..core.events import check_key
 from ..core.timeline import step_rows
 from ..durations import Duration, to_seconds
-from ..errors import Stalled
+from ..errors import EventTimeout, Stalled
+from ..events import StreamPage, lookup_event, read_stream
 from ..memory import ManualClock, MemoryStore
 from ..options import StartOptions, split_start_options
 from ..runtime import use_engine
@@ -66,6 +68,11 @@ class EnvRunHandle(RunHandle):
         """Run the env (skipping time) until this run ends; return its result (see
         :meth:`WorkflowEnv.run_until_complete`). ``timeout`` and ``poll`` are ignored."""
         return self.env.run_until_complete(self)
+
+    def get_event(self, key: str, timeout: float | str | None = None, poll: float = 0.1) -> Any:
+        """Run the env (skipping time) until this run sets event ``key`` (see
+        :meth:`WorkflowEnv.get_event`; ``timeout`` is virtual time, ``poll`` is ignored)."""
+        return self.env.get_event(self, key, timeout)
 
 
 def _run_id(run: RunHandle | str) -> str:
@@ -161,6 +168,38 @@ class WorkflowEnv:
             self.driver.jump_to(due)
         raise Stalled(f"run {run_id} did not end after {MAX_ROUNDS} timers")
 
+    def get_event(self, run: RunHandle | str, key: str, timeout: Duration | None = None) -> Any:
+        """Run the env (skipping time to each next timer) until ``run`` sets event ``key``; return
+        its latest value.
+
+        Raises:
+            EventTimeout: ``timeout`` (virtual time) passed first.
+            EventNotSet: the run ended without setting ``key``.
+            Stalled: the run waits for a hook or a signal and no timer is due.
+        """
+        run_id, limit = _run_id(run), None
+        check_key(key)
+        if timeout is not None:
+            limit = self.clock.now() + to_seconds(timeout, what="get_event timeout")
+        for _ in range(MAX_ROUNDS):
+            self.driver.settle()
+            found, text = lookup_event(self.store, run_id, key)
+            if found:
+                return self.engine.payloads.decode(text)
+            due = self.driver.next_due(schedules=False)
+            if limit is not None and (due is None or due > limit):
+                self.driver.jump_to(max(limit, self.clock.now()))
+                raise EventTimeout(f"run {run_id} did not set event {key!r} within {timeout}")
+            if due is None:
+                raise Stalled(f"run {run_id} has not set event {key!r} and no timer is due: "
+                              "resume its hook or send its signal first")
+            self.driver.jump_to(due)
+        raise Stalled(f"run {run_id} did not set event {key!r} after {MAX_ROUNDS} timers")
+
+    def read_stream(self, run: RunHandle | str, offset: int = 0) -> StreamPage:
+        """The run's progress stream from ``offset``, as stored now (does not run the env)."""
+        return read_stream(_run_id(run), offset)
+
     # -- runs -----------------------------------------------------------------------------
     def start(self, workflow: Any, *args: Any, **kwargs: Any) -> EnvRunHandle:
         """Start a run of ``workflow`` (the object or its name) with these arguments; nothing runs
@@ -191,7 +230,7 @@ class WorkflowEnv:
         cancel_run(self.engine, _run_id(run))
 
     def resume_hook(self, run: RunHandle | str, hook: str, payload: Any = None) -> None:
-        """Resume the run's hook called ``hook`` (or with that token) with ``payload``.
+        """Complete the run's hook called ``hook`` (or with that token) with ``payload``.
 
         Raises:
             HookNotFound, HookExpired, HookClosed, HookAlreadyResumed, HookPayloadInvalid.

@@ -1,4 +1,4 @@
-"""A dependency-free ASGI app that resumes hooks over HTTP.
+"""A dependency-free ASGI app that completes hooks over HTTP (``resume_hook``).
 
 Routes::
 
@@ -165,7 +165,7 @@ def error_response(exc: Exception, token: str) -> HttpError:
             message = str(exc).replace(token, "<token>") if token else str(exc)
             return HttpError(status, type(exc).__name__, message)
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    log.error("resuming a hook failed:\n%s", trace.replace(token, "<token>") if token else trace)
+    log.error("completing a hook failed:\n%s", trace.replace(token, "<token>") if token else trace)
     return HttpError(500, "InternalError", "the hook could not be resumed; see the server log")
 
 

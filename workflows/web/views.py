@@ -18,6 +18,7 @@ from beat.cron import ScheduleSpec, next_fire
 from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries, list_runs
 from ..core.deferral import current_deferral
+from ..core.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN
 from ..core.fanout import join_id
 from ..core.join_layout import fan_out_width_at
 from ..core.payloads import describe_payload
@@ -134,7 +135,7 @@ class HookRow:
     status: str
     created_at: float
     expires_at: float | None
-    resumed_at: float | None
+    completed_at: float | None
 
 
 def _branches(run: RunRecord, history: list[EventRecord]) -> dict[int, tuple[list[EventRecord], list[BranchRecord]]]:
@@ -170,7 +171,7 @@ def run_view(run_id: str) -> dict[str, Any]:
     history = handle.history()
     now = time.time()
     chart: Chart = chart_for(run, history, now, _branches(run, history))
-    hooks = [HookRow(h.pos, h.name, h.status, h.created_at, h.expires_at, h.resumed_at)
+    hooks = [HookRow(h.pos, h.name, h.status, h.created_at, h.expires_at, h.completed_at)
              for h in get_engine().store.hooks_for_run(run_id)]
     children = [json.loads(e.data or "{}").get("run_id") for e in history
                 if e.kind == OpKind.CHILD.value and e.is_outcome]
@@ -188,7 +189,16 @@ def run_view(run_id: str) -> dict[str, Any]:
         "chain": [h.run_id for h in handle.chain()] if run.continued_from or run.continued_to else [],
         "waiting": {k: waiting[k] for k in ("kind", "name", "due", "since") if waiting.get(k) is not None},
         "deferral": current_deferral(run),  # no worker that met it serves it (docs/versioning.md)
+        "event_values": event_rows(run_id),
     }
+
+
+def event_rows(run_id: str) -> list[tuple[str, str]]:
+    """The run's event keys and latest values (``set_event``), each shown without fetching a large payload."""
+    found = get_engine().store.read_history(run_id, after_seq=EVENT_SEQ_BASE - 1,
+                                            until_seq=EVENT_SEQ_BASE + EVENT_SEQ_SPAN - 1)
+    return [(r.name, pretty_text(describe_payload(r.data))) for r in sorted(found, key=lambda r: r.name or "")
+            if r.name]
 
 
 def upcoming(info: ScheduleInfo, count: int = NEXT_FIRES) -> list[datetime]:

@@ -1,8 +1,9 @@
 """Flow control shared by the fleet: concurrency slots and rate buckets (see docs/flow-control.md).
 
-One item per slot of a limit (``limit_id``, ``slot`` >= 0) and one bucket item per rate limit
-(``slot`` = -1), in the ``flow`` table. Every write is conditional and carries a request id, so a
-retry of a write whose response was lost is recognised as our own.
+One item per slot of a limit (``limit_id``, slot number >= 0) and one bucket item per rate limit
+(slot number -1), in the ``flow`` table (the slot number, its sort key, is stored as ``slot``).
+Every write is conditional and carries a request id, so a retry of a write whose response was
+lost is recognised as our own.
 """
 
 from __future__ import annotations
@@ -11,18 +12,19 @@ import random
 
 from ...errors import StorageError
 from ..buckets import (
-    BUCKET_SLOT,
+    BUCKET_SLOT_NUMBER,
     QUEUE_PROBES,
     TOKEN_ATTEMPTS,
     TOKEN_TOLERANCE,
     refill,
-    reservation_slot,
+    reservation_slot_number,
     wait_for_token,
 )
 from ..plans import A, Check, Cond, Delete, Put, Set, Update, plan
 from ..records import SlotRecord
 from ..storage import check_inline_args, new_request
 from .base import WritesBase, carries
+from .items import SLOT_NUMBER
 
 #: Seconds after its due time that a token reservation nobody came back for expires (TTL).
 ABANDONED_RESERVATION = 86400.0
@@ -39,10 +41,10 @@ class FlowWrites(WritesBase):
 
     def _slots(self, limit: str, capacity: int | None = None) -> list[SlotRecord]:
         items = self.query_items("query slots", "flow", limit, 0, None if capacity is None else capacity - 1)
-        return [SlotRecord(limit, int(i["slot"]), i.get("holder"), i.get("expires_at")) for i in items]
+        return [SlotRecord(limit, int(i[SLOT_NUMBER]), i.get("holder"), i.get("expires_at")) for i in items]
 
     def slot_holders(self, limit: str) -> list[SlotRecord]:
-        """The slot items of ``limit`` in slot order (one Query)."""
+        """The items of ``limit`` in slot-number order (one Query)."""
         return self._slots(limit)
 
     def acquire_slot(self, limit: str, capacity: int, holder: str, lease_until: float, *,
@@ -53,7 +55,7 @@ class FlowWrites(WritesBase):
         live = [s for s in self._slots(limit, capacity) if s.holder is not None and (s.expires_at or 0) > now]
         if any(s.holder == holder for s in live):
             return None  # another copy of this attempt holds a slot
-        free = [slot for slot in range(capacity) if slot not in {s.slot for s in live}]
+        free = [slot for slot in range(capacity) if slot not in {s.number for s in live}]
         random.shuffle(free)  # takers racing for the same free slot would lose to each other
         for slot in free:
             req = token or new_request()
@@ -63,25 +65,26 @@ class FlowWrites(WritesBase):
                 return slot
         return None
 
-    def renew_slot(self, limit: str, slot: int, holder: str, lease_until: float, *, token: str | None = None) -> bool:
-        """Extend ``holder``'s lease on ``slot`` (its taking ``token``, if given); False if it lost the slot."""
-        return self.commit(plan("renew slot", Update("flow", (limit, slot), (Set("expires_at", lease_until),),
+    def renew_slot(self, limit: str, number: int, holder: str, lease_until: float, *,
+                   token: str | None = None) -> bool:
+        """Extend ``holder``'s lease on slot ``number`` (its taking ``token``, if given); False if it lost it."""
+        return self.commit(plan("renew slot", Update("flow", (limit, number), (Set("expires_at", lease_until),),
                                                      _held_by(holder, token)))).applied
 
-    def release_slot(self, limit: str, slot: int, holder: str, *, token: str | None = None) -> bool:
-        """Free ``slot`` if ``holder`` still holds it (by its taking ``token``, if given)."""
-        return self.commit(plan("release slot", Delete("flow", (limit, slot), _held_by(holder, token)))).applied
+    def release_slot(self, limit: str, number: int, holder: str, *, token: str | None = None) -> bool:
+        """Free slot ``number`` if ``holder`` still holds it (by its taking ``token``, if given)."""
+        return self.commit(plan("release slot", Delete("flow", (limit, number), _held_by(holder, token)))).applied
 
-    def pass_slot(self, limit: str, slot: int, holder: str, successor: str) -> bool:
-        """Hand ``holder``'s slot to ``successor`` (a retry of a pass that applied is True)."""
-        return self.commit(plan("pass slot", Update("flow", (limit, slot), (Set("holder", successor),),
+    def pass_slot(self, limit: str, number: int, holder: str, successor: str) -> bool:
+        """Hand ``holder``'s slot ``number`` to ``successor`` (a retry of a pass that applied is True)."""
+        return self.commit(plan("pass slot", Update("flow", (limit, number), (Set("holder", successor),),
                                                     _held_by(holder)),
-                                own=Check("flow", (limit, slot), A("holder") == successor))).applied
+                                own=Check("flow", (limit, number), A("holder") == successor))).applied
 
     def enqueue_waiter(self, queue: str, place: int, holder: str) -> int:
         """Put ``holder`` in ``queue`` at ``place`` or the first place after it no one else has."""
         for at in range(place, place + QUEUE_PROBES):
-            if self.commit(plan("enqueue waiter", Put("flow", {"limit_id": queue, "slot": at, "holder": holder},
+            if self.commit(plan("enqueue waiter", Put("flow", {"limit_id": queue, SLOT_NUMBER: at, "holder": holder},
                                                       A("holder").missing() | (A("holder") == holder)))):
                 return at
         raise StorageError(f"enqueue waiter failed: {QUEUE_PROBES} places from {place} of {queue} are taken")
@@ -97,28 +100,29 @@ class FlowWrites(WritesBase):
 
     def take_token(self, bucket: str, rate: float, burst: float, holder: str) -> float:
         """Take a token of ``bucket`` for ``holder``: 0.0, or the seconds until its reserved token is due."""
-        mine = reservation_slot(holder)
+        mine = reservation_slot_number(holder)
         for _ in range(TOKEN_ATTEMPTS):
             now = self.now()
-            found = self.batch_items("read bucket", "flow", [(bucket, BUCKET_SLOT), (bucket, mine)])
+            found = self.batch_items("read bucket", "flow", [(bucket, BUCKET_SLOT_NUMBER), (bucket, mine)])
             reserved = found.get((bucket, mine))
             if reserved is not None and reserved.get("holder") == holder:
                 if (early := float(reserved["at"]) - now) * rate > TOKEN_TOLERANCE:
                     return early
                 self.commit(plan("use reservation", Delete("flow", (bucket, mine), A("holder") == holder)))
                 return 0.0
-            item = found.get((bucket, BUCKET_SLOT))
+            item = found.get((bucket, BUCKET_SLOT_NUMBER))
             tokens, at = refill(None if item is None else (item.get("tokens"), item.get("at")), now, rate, burst)
             seen, req = (None if item is None else item.get("req")), new_request()
-            spend = Update("flow", (bucket, BUCKET_SLOT), (Set("tokens", tokens - 1), Set("at", at), Set("req", req)),
+            spend = Update("flow", (bucket, BUCKET_SLOT_NUMBER),
+                           (Set("tokens", tokens - 1), Set("at", at), Set("req", req)),
                            A("req").missing() if seen is None else A("req") == seen)
             if wait_for_token(tokens, rate) == 0:
-                if self.commit(plan("take token", spend, own=carries("flow", (bucket, BUCKET_SLOT), req))):
+                if self.commit(plan("take token", spend, own=carries("flow", (bucket, BUCKET_SLOT_NUMBER), req))):
                     return 0.0
                 continue
             due = at + (1 - tokens) / rate
             if self.commit(plan("reserve token", spend, Put("flow", {  # expires if its step never comes
-                    "limit_id": bucket, "slot": mine, "holder": holder, "at": due,
-                    "retain_until": due + ABANDONED_RESERVATION}, A("slot").missing()))):
+                    "limit_id": bucket, SLOT_NUMBER: mine, "holder": holder, "at": due,
+                    "retain_until": due + ABANDONED_RESERVATION}, A(SLOT_NUMBER).missing()))):
                 return due - now
         return 1 / rate  # the bucket kept changing under us: try again when a token is due

@@ -1,4 +1,4 @@
-"""The writes of hooks: creation with the op's outcome, a resume that wakes the run, expiry, closing."""
+"""The writes of hooks: creation with the op's outcome, its completion (which wakes the run), expiry, closing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ..plans import A, Check, Put, Set, Update, plan
 from ..records import EventRecord, HookRecord, RunRecord, TimerRecord, event_seq
 from ..storage import check_item_size, new_request
 from .base import LIVE_COND, WritesBase, carries
-from .items import hook_item
+from .items import COMPLETED_AT, hook_item
 
 
 class HookWrites(WritesBase):
@@ -44,8 +44,8 @@ class HookWrites(WritesBase):
             raise StorageError(f"hook of run {run_id} at {pos} could not be created")
         return existing
 
-    def resume_hook(self, token_hash: str, payload: str) -> HookRecord:
-        """Resume a pending, unexpired hook exactly once and wake its run, in one transaction.
+    def complete_hook(self, token_hash: str, payload: str) -> HookRecord:
+        """Complete a pending, unexpired hook exactly once and wake its run, in one transaction.
 
         Raises:
             HookNotFound, HookExpired, HookClosed, HookAlreadyResumed: why it was refused.
@@ -58,8 +58,8 @@ class HookWrites(WritesBase):
         req = new_request()
         cond = A("token_hash").exists() & (A("status") == "pending") & (
             A("expires_at").missing() | (A("expires_at") > now))
-        done = self.commit(plan("resume hook", Update("hooks", (token_hash,), (
-            Set("status", "resumed"), Set("payload", payload), Set("resumed_at", now), Set("req", req)), cond),
+        done = self.commit(plan("complete hook", Update("hooks", (token_hash,), (
+            Set("status", "resumed"), Set("payload", payload), Set(COMPLETED_AT, now), Set("req", req)), cond),
             Update("runs", (hook.run_id,), self.wake_actions(), LIVE_COND), token=req,
             own=carries("hooks", (token_hash,), req)))
         after = self.get_hook(token_hash)
@@ -70,7 +70,7 @@ class HookWrites(WritesBase):
         raise refusal(after, now) or HookExpired("hook expired")
 
     def expire_hook(self, token_hash: str) -> bool:
-        """Mark a pending hook expired; False if it was resumed or closed first (a retry is True)."""
+        """Mark a pending hook expired; False if it was completed or closed first (a retry is True)."""
         req = new_request()
         return self.commit(plan("expire hook", Update("hooks", (token_hash,), (Set("status", "expired"),
                                                                               Set("req", req)),

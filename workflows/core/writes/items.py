@@ -33,12 +33,21 @@ def run_item(run: RunRecord, now: float, settings: Settings) -> Item:
             "chain_head": run.chain_head, "priority": run.priority}
 
 
+#: Stored attribute names that differ from the code's words (existing tables hold them; see
+#: docs/architecture.md, glossary): a timer's write id, a schedule's revision, when a hook was completed,
+#: a flow item's slot number (its sort key; a join's entry is stored as "slot" too).
+WRITE_ID = "version"
+REVISION = "version"
+COMPLETED_AT = "resumed_at"
+SLOT_NUMBER = "slot"
+
+
 def timer_item(timer: TimerRecord, shards: int) -> Item:
-    """The item of a timer (a new ``version`` on every write)."""
+    """The item of a timer (a new write id on every write)."""
     check_item_size({"data": timer.data})
     return {"timer_id": timer.timer_id, "shard": shard_of(timer.timer_id, shards), "due_at": timer.due_at,
             "kind": timer.kind, "run_id": timer.run_id, "pos": timer.pos, "data": timer.data,
-            "version": new_request()}
+            WRITE_ID: new_request()}
 
 
 def event_item(event: EventRecord, now: float) -> Item:
@@ -105,10 +114,10 @@ def hook_record(item: Item) -> HookRecord:
     return HookRecord(token_hash=item["token_hash"], run_id=item["run_id"], pos=int(item["pos"]),
                       name=item["name"], status=item["status"], created_at=item["created_at"],
                       expires_at=item.get("expires_at"), schema=item.get("schema"), payload=item.get("payload"),
-                      resumed_at=item.get("resumed_at"))
+                      completed_at=item.get(COMPLETED_AT))
 
 
 def timer_record(item: Item) -> TimerRecord:
     """The timer of a timers item."""
     return TimerRecord(timer_id=item["timer_id"], kind=item["kind"], run_id=item["run_id"], due_at=item["due_at"],
-                       pos=_int(item.get("pos")), data=item.get("data"), version=item.get("version"))
+                       pos=_int(item.get("pos")), data=item.get("data"), write_id=item.get(WRITE_ID))

@@ -37,7 +37,7 @@ from ..plans import (
 from ..records import ScheduleRecord, chain_key
 from ..storage import SCHEDULE_SHARDS, check_item_size, shard_of
 from .base import WritesBase
-from .items import to_json
+from .items import REVISION, to_json
 
 #: The hash key of the listing index (every schedule).
 LISTING = "schedule"
@@ -54,7 +54,7 @@ def schedule_record(item: Item) -> ScheduleRecord:
         heads=dict(item.get("heads") or {}), last_fire_at=item.get("last_fire_at"),
         last_run_id=item.get("last_run_id"), fired=int(item.get("fired") or 0),
         skipped=int(item.get("skipped") or 0), last_error=item.get("last_error"),
-        declared=bool(item.get("declared")), version=int(item.get("version") or 0),
+        declared=bool(item.get("declared")), revision=int(item.get(REVISION) or 0),
     )
 
 
@@ -82,20 +82,20 @@ class ScheduleWrites(WritesBase):
                       "next_fire_at": record.next_fire_at, "next_due_at": record.next_due_at,
                       "due_at": record.next_due_at, "fired": 0, "skipped": 0, "created_at": now, "updated_at": now,
                       "active_shard": shard_of(record.schedule_id, SCHEDULE_SHARDS) if active else None,
-                      "declared": record.declared, "version": 1}
+                      "declared": record.declared, REVISION: 1}
         if not self.commit(plan("create schedule", Put("schedules", item, A("schedule_id").missing()))):
             raise ScheduleAlreadyExists(record.schedule_id)
         return schedule_record({k: v for k, v in item.items() if v is not None})
 
-    def update_schedule(self, schedule_id: str, seen_version: int, changes: dict[str, Any], *,
+    def update_schedule(self, schedule_id: str, seen_revision: int, changes: dict[str, Any], *,
                         reschedule: tuple[float | None, float | None] | None, active: bool,
                         seen_pending: bool) -> bool:
-        """Change a definition if still at ``seen_version`` (optimistic); ``reschedule``: the new
+        """Change a definition if still at revision ``seen_revision`` (optimistic); ``reschedule``: the new
         ``(next_fire, next_due)``; ``seen_pending``: a claim was open (its lease is cut short)."""
         now = self.now()
         if "args" in changes:
             check_item_size({"args": changes["args"]})
-        actions: list[Action] = [Add("version", 1), Set("updated_at", now)]
+        actions: list[Action] = [Add(REVISION, 1), Set("updated_at", now)]
         actions += [Set(name, to_json(value) if name == "spec" else value) for name, value in changes.items()]
         if reschedule is not None:
             next_fire, next_due = reschedule
@@ -104,29 +104,29 @@ class ScheduleWrites(WritesBase):
                 actions.append(Set("due_at", now))
             if active and (seen_pending or next_due is not None):
                 actions.append(Set("active_shard", shard_of(schedule_id, SCHEDULE_SHARDS)))
-        cond = (A("version") == seen_version) & _pending(seen_pending)
+        cond = (A(REVISION) == seen_revision) & _pending(seen_pending)
         return self.commit(plan("update schedule", Update("schedules", (schedule_id,), tuple(actions), cond))).applied
 
     def pause_schedule(self, schedule_id: str) -> ScheduleRecord:
         """Pause (leave the due index; running runs go on). Raises ScheduleNotFound."""
         paused = self._apply("pause schedule", schedule_id, [Set("state", "paused"), Remove("active_shard"),
-                                                             Add("version", 1), Set("updated_at", self.now())],
+                                                             Add(REVISION, 1), Set("updated_at", self.now())],
                              A("schedule_id").exists())
         if paused is None:
             raise ScheduleNotFound(schedule_id)
         return paused
 
-    def resume_schedule(self, schedule_id: str, *, next_fire: float | None, next_due: float | None,
-                        seen_pending: bool) -> ScheduleRecord | None:
+    def unpause_schedule(self, schedule_id: str, *, next_fire: float | None, next_due: float | None,
+                         seen_pending: bool) -> ScheduleRecord | None:
         """Make a paused schedule active again (no backfill); None if its state changed since read."""
         now = self.now()
-        actions = [Set("state", "active"), Add("version", 1), Set("updated_at", now),
+        actions = [Set("state", "active"), Add(REVISION, 1), Set("updated_at", now),
                    *self._next_actions(next_fire, next_due, keep_due=seen_pending)]
         if next_due is not None or seen_pending:
             actions.append(Set("active_shard", shard_of(schedule_id, SCHEDULE_SHARDS)))
         if seen_pending:
             actions.append(Set("due_at", now))
-        return self._apply("resume schedule", schedule_id, actions, (A("state") == "paused") & _pending(seen_pending))
+        return self._apply("unpause schedule", schedule_id, actions, (A("state") == "paused") & _pending(seen_pending))
 
     def delete_schedule(self, schedule_id: str) -> bool:
         """Delete; False if there was none (its running runs go on)."""

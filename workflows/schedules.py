@@ -152,9 +152,8 @@ def _first_fire(spec: ScheduleSpec, schedule_id: str, now: float) -> tuple[float
     return next_after(spec, schedule_id, now)
 
 
-class ScheduleKeywords(TypedDict, total=False):
-    """The simple keywords of :func:`create_schedule`: the fields of a :class:`Timetable` and of a
-    :class:`SchedulePolicy`, each given alone."""
+class _TimetableAndPolicy(TypedDict, total=False):
+    """The fields of a :class:`Timetable` and of a :class:`SchedulePolicy` (but ``paused``)."""
 
     cron: str | None
     every: Duration | None
@@ -164,6 +163,12 @@ class ScheduleKeywords(TypedDict, total=False):
     jitter: Duration | None
     overlap: str
     catchup_window: Duration | None
+
+
+class ScheduleKeywords(_TimetableAndPolicy, total=False):
+    """The simple keywords of :func:`create_schedule`: the fields of a :class:`Timetable` and of a
+    :class:`SchedulePolicy`, each given alone."""
+
     paused: bool
 
 
@@ -282,21 +287,13 @@ def list_schedules(workflow: Any = None, state: str | None = None, limit: int = 
     return Page([schedule_info(r) for r in page.items], page.next_cursor)
 
 
-class ScheduleChanges(TypedDict, total=False):
+class ScheduleChanges(_TimetableAndPolicy, total=False):
     """What :func:`update_schedule` may change: the workflow, its arguments, the timetable's fields
     and the policy's (but ``paused``: see :func:`pause_schedule`)."""
 
     workflow: Any
     args: list[Any] | tuple[Any, ...]
     kwargs: dict[str, Any] | None
-    cron: str | None
-    every: Duration | None
-    timezone: str
-    start_at: datetime | None
-    end_at: datetime | None
-    jitter: Duration | None
-    overlap: str
-    catchup_window: Duration | None
 
 
 UPDATABLE = frozenset(ScheduleChanges.__annotations__)

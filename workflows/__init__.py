@@ -92,6 +92,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["now", "random", "uuid4"], "workflows.core.deterministic"),
     "logger": "workflows.core.replay_log",
     "FanOutResult": "workflows.core.completion",
+    **dict.fromkeys(["Failure", "declare_error"], "workflows.core.failures"),
     **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
@@ -111,7 +112,8 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull", "StreamPage", "get_event", "read_stream",
-    "set_event", "write_stream", "FanOutFailed", "FanOutResult", "FatalError", "ForkRefused", "HookAlreadyResumed",
+    "set_event", "write_stream", "Failure", "declare_error", "FanOutFailed", "FanOutResult", "FatalError",
+    "ForkRefused", "HookAlreadyResumed",
     "HookClosed", "HookExpired", "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags",
     "NonDeterminismError", "PayloadTooLarge", "RetryPolicy", "RetryableError", "RunCancelled", "RunFailed",
     "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound",
@@ -154,6 +156,7 @@ if TYPE_CHECKING:
     )
     from .core.completion import FanOutResult
     from .core.deterministic import now, random, uuid4
+    from .core.failures import Failure, declare_error
     from .core.ops import (
         cancel_requested,
         continue_as_new,

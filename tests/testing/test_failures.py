@@ -121,3 +121,26 @@ def test_a_declaration_must_be_an_exception_class() -> None:
 
 def test_a_step_failed_repr_keeps_todays_text() -> None:
     assert str(step_failure("charge", "KeyError: 'x'", None)) == "step 'charge' failed: KeyError: 'x'"
+
+
+def test_the_cli_and_the_run_page_show_the_chain(workflow_env: WorkflowEnv, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from workflows.cli import commands as cli
+
+    run = workflow_env.start(flows.fail_uncaught, "chained")
+    workflow_env.run_until_idle()
+    capsys.readouterr()
+    assert cli.main(["runs", "show", run.run_id]) == 0
+    out = capsys.readouterr().out
+    assert "error=Undeclared: lookup failed\n        tests.testing.failure_flows.Undeclared: lookup failed\n" in out
+    assert "        caused by:\n        builtins.KeyError: 'missing'\n" in out and "in _charge" in out
+    pytest.importorskip("starlette", reason="SKIPPED LOUDLY: starlette is not installed (pip install -e '.[dev]')")
+    from tests.unit.test_web_tags import TOKEN, get
+    from workflows.web import create_app
+
+    monkeypatch.setenv("WORKFLOWS_DASHBOARD_TOKEN", TOKEN)
+    status, body = get(create_app(TOKEN), f"/runs/{run.run_id}")
+    assert status == 200 and 'id="failure-chain"' in body
+    chain = body[body.index('id="failure-chain"'):body.index("</pre>", body.index('id="failure-chain"'))]
+    assert "Undeclared: lookup failed\n" in chain and "\ncaused by:\nbuiltins.KeyError: &#39;missing&#39;" in chain
+    assert 'class="failure-chain"' in body  # the steps table's chain too

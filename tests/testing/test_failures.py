@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests.testing import failure_flows as flows
+from tests.testing.guide_blocks import guide_example
 from workflows import StepFailed, declare_error, step
 from workflows.core.failures import MAX_FAILURE_CHARS, Failure, capture, parse, rebuild, step_failure
 from workflows.core.records import OpKind
@@ -144,3 +145,14 @@ def test_the_cli_and_the_run_page_show_the_chain(workflow_env: WorkflowEnv, caps
     chain = body[body.index('id="failure-chain"'):body.index("</pre>", body.index('id="failure-chain"'))]
     assert "Undeclared: lookup failed\n" in chain and "\ncaused by:\nbuiltins.KeyError: &#39;missing&#39;" in chain
     assert 'class="failure-chain"' in body  # the steps table's chain too
+
+
+def test_the_guide_example_runs() -> None:
+    with WorkflowEnv() as env:
+        example = guide_example("Failures keep their type")
+        checkout = example["checkout"]
+        assert env.start(checkout, "empty", 500).result() == {"declined": "insufficient funds", "balance": 12}
+        name = example["__name__"]
+        assert env.start(checkout, "offline", 500).result() == {
+            "failed": "GatewayDown", "chain": [f"{name}.GatewayDown", "builtins.ConnectionError"]}
+        assert env.start(checkout, "visa", 500).result() == {"receipt": "receipt-visa"}

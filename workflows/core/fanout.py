@@ -105,6 +105,11 @@ def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, err
     """Count a recorded branch in the join (idempotently); the write of the parent's
     outcome that completes (or, failing fast, fails) the fan-out resumes it, once."""
     pos, name = branch.pos, f"{branch.total} branches"
+    if branch.race:  # a step candidate of first_of: wake the run, whose replay decides the race (core.first)
+        woken = engine.store.wake_run(run.run_id)
+        if woken is not None and woken.status == "suspended" and woken.cursor == pos:
+            engine.resume(run.run_id, run=woken)
+        return
     if branch.criteria is not None:  # a fan-out with completion criteria: the tally decides (core.completion)
         if (decided := settled(engine, run.run_id, branch, name, error is not None)) is None:
             return

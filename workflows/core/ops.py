@@ -1,5 +1,5 @@
-"""The durable calls a workflow makes: sleep, hook, wait_for_signal, parallel, continue_as_new, set_tags,
-set_event, write_stream."""
+"""The durable calls a workflow makes: sleep, hook, wait_for_signal, first_of, parallel, continue_as_new,
+set_tags, set_event, write_stream."""
 
 from __future__ import annotations
 
@@ -60,6 +60,24 @@ def wait_for_signal(name: str, timeout: Duration | None = None) -> Any:
 
     ctx = _context("wait_for_signal")
     return awaitable(f"wait_for_signal({name!r})", lambda: durable_wait(ctx, name, timeout))
+
+
+def first_of(*candidates: Any, **named: Any) -> Any:
+    """Wait for whichever candidate happens first; return a :class:`~workflows.core.first.First`
+    (``key``, ``index``, ``kind``, ``value``). The winner is recorded once: replays never race again.
+
+    Candidates: ``signal(name)``, ``timer(duration)``, a hook's handle, a step call
+    (``step.s(...)``) or a child's handle, positional (keyed by position) or by keyword.
+    In an async workflow it returns an awaitable: ``await first_of(...)``.
+
+    Raises:
+        StepFailed (or its declared type), ChildFailed, WaitTimeout: the winner was a step that
+            failed, a child that did not complete, or a hook that expired.
+    """
+    from .first import first_of as race
+
+    ctx = _context("first_of")
+    return awaitable("first_of", lambda: race(ctx, candidates, named))
 
 
 def parallel(*calls: StepCall, return_exceptions: bool = False, min_successful: int | None = None,

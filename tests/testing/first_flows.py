@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import workflows
@@ -126,3 +127,35 @@ async def race_async() -> dict[str, Any]:
     won = await first_of(signal("go"), timer("1h"))
     doubled = first_double(3)  # a sync step: its value at once
     return {**_won(won), "doubled": doubled}
+
+
+@step
+async def first_async_double(x: int) -> int:
+    return 2 * x
+
+
+@workflow
+async def race_asyncio_wait() -> dict[str, Any]:
+    """asyncio.wait(FIRST_COMPLETED) of a signal wait and a sleep: one first_of op."""
+    go, nap = wait_for_signal("go"), sleep("1h")
+    done, pending = await asyncio.wait({go, nap}, return_when=asyncio.FIRST_COMPLETED)
+    return {"winner": "signal" if go in done else "sleep", "value": go.result() if go in done else None,
+            "pending": len(pending)}
+
+
+@workflow
+async def race_asyncio_wait_timeout() -> list[Any]:
+    """asyncio.wait of a step call and a signal wait with a timeout: the step wins."""
+    step_call, go = first_async_double(5), wait_for_signal("go")
+    done, _ = await asyncio.wait([step_call, go], timeout=3600, return_when=asyncio.FIRST_COMPLETED)
+    return [step_call in done, step_call.result(), go in done]
+
+
+@workflow
+async def race_wait_for(seconds: float) -> str:
+    """asyncio.wait_for of a signal wait: the signal, or TimeoutError after ``seconds`` (durably)."""
+    try:
+        value = await asyncio.wait_for(wait_for_signal("go"), timeout=seconds)
+    except asyncio.TimeoutError:
+        return "timed out"
+    return f"got {value}"

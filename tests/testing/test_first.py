@@ -113,3 +113,29 @@ def test_first_of_refuses_what_cannot_race(workflow_env: WorkflowEnv) -> None:
         record = workflow_env.store.get_run(run.run_id)
         assert record.status == "failed" and "InvalidArguments" in (record.error or "")
     assert issubclass(InvalidInput, Exception)
+
+
+def test_asyncio_wait_first_completed_is_a_race(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.race_asyncio_wait)
+    workflow_env.advance("5m")
+    workflow_env.signal(run, "go", "yes")
+    assert run.result() == {"winner": "signal", "value": "yes", "pending": 1}
+    assert _races(workflow_env, run.run_id) == ["signal:go | timer:3600s"]
+    slept = workflow_env.start(flows.race_asyncio_wait)
+    assert slept.result() == {"winner": "sleep", "value": None, "pending": 1}
+
+
+def test_asyncio_wait_with_a_timeout_races_a_step(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.race_asyncio_wait_timeout)
+    assert run.result() == [True, 10, False]
+    assert _races(workflow_env, run.run_id) == ["step:first_async_double | signal:go | timer:3600s"]
+
+
+def test_asyncio_wait_for_times_out_durably(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.race_wait_for, 600)
+    workflow_env.advance("1m")
+    workflow_env.signal(run, "go", "soon")
+    assert run.result() == "got soon"
+    late = workflow_env.start(flows.race_wait_for, 600)
+    assert late.result() == "timed out"
+    assert _races(workflow_env, late.run_id) == ["signal:go | timer:600s"]

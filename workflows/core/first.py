@@ -144,6 +144,16 @@ def first_of(ctx: WorkflowContext, candidates: tuple[Any, ...], named: dict[str,
         ChildFailed: the winning child failed, was cancelled or timed out.
         WaitTimeout: the winning hook expired.
     """
+    won, error = race(ctx, candidates, named)
+    if error is not None:
+        raise error
+    return won
+
+
+def race(ctx: WorkflowContext, candidates: tuple[Any, ...],
+         named: dict[str, Any]) -> tuple[First, BaseException | None]:
+    """:func:`first_of`, returning the winner and, if it failed (a step, a child, an expired hook), its
+    error instead of raising it (``asyncio.wait`` settles the winning call with it)."""
     keys: list[str | int] = [*range(len(candidates)), *named]
     every = [*candidates, *named.values()]
     if not every:
@@ -264,19 +274,20 @@ def _calls(race: _Race) -> list[StepMessage]:
     return messages
 
 
-def _winner(race: _Race, data: str) -> First:
-    """The recorded winner (the same on every replay): returned, or its failure raised."""
+def _winner(race: _Race, data: str) -> tuple[First, BaseException | None]:
+    """The recorded winner (the same on every replay), and its failure, if it failed."""
     meta, payload = unembed(data, "payload")
     index = int(meta["index"])
     kind, status = str(meta["kind"]), str(meta.get("status"))
+    won = First(race.keys[index], index, kind)
     if kind == "signal":
         race.ctx.consumed_signals.add(str(meta.get("signal", "")))
     if kind == "step" and status == "failed":
-        raise step_failure(race.kinds[index][1], meta.get("error"), meta.get("failure"))
+        return won, step_failure(race.kinds[index][1], meta.get("error"), meta.get("failure"))
     if kind == "child" and status != "completed":
-        raise ChildFailed(str(meta.get("child")), status, meta.get("error"))
+        return won, ChildFailed(str(meta.get("child")), status, meta.get("error"))
     if kind == "hook" and status == "timed_out":
-        raise WaitTimeout(f"hook {race.kinds[index][1]!r} timed out")
+        return won, WaitTimeout(f"hook {race.kinds[index][1]!r} timed out")
     value = None if kind == "timer" else race.ctx.decode(payload)
-    return First(race.keys[index], index, kind, value)
+    return First(race.keys[index], index, kind, value), None
 

@@ -17,6 +17,18 @@ if TYPE_CHECKING:
     from .waits import HookHandle
 
 
+def _timer(duration: Duration) -> Any:
+    from .first import timer
+
+    return timer(duration)
+
+
+def _signal(name: str) -> Any:
+    from .first import signal
+
+    return signal(name)
+
+
 def _context(call: str) -> WorkflowContext:
     ctx = current_workflow()
     if ctx is None:
@@ -32,7 +44,7 @@ def sleep(duration: Duration) -> Any:
     from .waits import sleep as durable_sleep
 
     ctx = _context("sleep")
-    return awaitable("sleep", lambda: durable_sleep(ctx, duration))
+    return awaitable("sleep", lambda: durable_sleep(ctx, duration), _timer(duration))
 
 
 def hook(name: str, timeout: Duration | None = None, schema: Any = None) -> HookHandle:
@@ -59,7 +71,8 @@ def wait_for_signal(name: str, timeout: Duration | None = None) -> Any:
     from .waits import wait_for_signal as durable_wait
 
     ctx = _context("wait_for_signal")
-    return awaitable(f"wait_for_signal({name!r})", lambda: durable_wait(ctx, name, timeout))
+    return awaitable(f"wait_for_signal({name!r})", lambda: durable_wait(ctx, name, timeout),
+                     _signal(name) if timeout is None else None)
 
 
 def first_of(*candidates: Any, **named: Any) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.testing import first_flows as flows
+from tests.testing.guide_blocks import guide_example
 from workflows import InvalidInput, first_of, workflow
 from workflows.core.records import OpKind
 from workflows.export import export_run
@@ -139,3 +140,16 @@ def test_asyncio_wait_for_times_out_durably(workflow_env: WorkflowEnv) -> None:
     late = workflow_env.start(flows.race_wait_for, 600)
     assert late.result() == "timed out"
     assert _races(workflow_env, late.run_id) == ["signal:go | timer:600s"]
+
+
+def test_the_guide_example_runs() -> None:
+    with WorkflowEnv() as env:
+        example = guide_example("The first of several")
+        approve = example["approve_order"]
+        assert env.start(approve, "vip-7").result() == {"decided_by": "credit", "decision": "approved"}
+        cancelled = env.start(approve, "someone")
+        env.signal(cancelled, "cancel", "changed my mind")  # pending before the race begins: it wins
+        assert cancelled.result() == {"cancelled": "changed my mind"}
+        manual = env.start(approve, "someone")
+        env.advance("1h")
+        assert manual.result() == {"decided_by": "credit", "decision": "manual review"}

@@ -150,7 +150,7 @@ def test_the_cli_and_the_run_page_show_the_chain(workflow_env: WorkflowEnv, caps
 def test_the_guide_example_runs() -> None:
     with WorkflowEnv() as env:
         example = guide_example("Failures keep their type")
-        checkout = example["checkout"]
+        checkout = example["pay_order"]
         assert env.start(checkout, "empty", 500).result() == {"declined": "insufficient funds", "balance": 12}
         name = example["__name__"]
         assert env.start(checkout, "offline", 500).result() == {

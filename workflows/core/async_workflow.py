@@ -145,11 +145,10 @@ class StepAwaitable(DurableAwaitable):
     """An async step's call in an async workflow (``asyncio.gather`` of them is one fan-out)."""
 
     def __init__(self, driver: Driver, step: Step[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        from ..decorators import StepCall
-
-        super().__init__(driver, f"step {step.name!r}", lambda: step.call_in_workflow(driver.ctx, args, kwargs),
-                         StepCall(step, args, kwargs))
+        # It is its own race candidate: it has what a StepCall has (step, args, kwargs).
+        super().__init__(driver, f"step {step.name!r}", lambda: step.call_in_workflow(driver.ctx, args, kwargs))
         self.step, self.args, self.kwargs = step, args, kwargs
+        self.candidate = self
 
 
 class TimerHandle:

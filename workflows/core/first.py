@@ -88,7 +88,6 @@ class First:
 
 def _kind(candidate: Any) -> tuple[str, str]:
     """A candidate's kind and label (its name in the op's name)."""
-    from ..decorators import StepCall
     from .waits import ChildHandle, HookHandle
 
     if isinstance(candidate, SignalCandidate):
@@ -97,7 +96,7 @@ def _kind(candidate: Any) -> tuple[str, str]:
         return "timer", f"{candidate.seconds:g}s"
     if isinstance(candidate, HookHandle):
         return "hook", candidate.name
-    if isinstance(candidate, StepCall):
+    if hasattr(getattr(candidate, "step", None), "definition") and hasattr(candidate, "args"):  # a StepCall
         return "step", candidate.step.name
     if isinstance(candidate, ChildHandle):
         return "child", candidate.workflow

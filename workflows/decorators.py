@@ -123,7 +123,8 @@ class Workflow(Generic[P, R]):
 
     def options(self, **options: Any) -> BoundStart:
         """These start options (:class:`~workflows.options.StartOptions`: ``idempotency_key``,
-        ``tags``, ``debounce``, ``debounce_key``, ``debounce_max``, ``priority``) for a ``.start(*args, **kwargs)``."""
+        ``tags``, ``debounce``, ``debounce_key``, ``debounce_max``, ``priority``, ``delay``, ``start_at``;
+        inside a workflow ``detached`` and ``parent_close_policy``) for a ``.start(*args, **kwargs)``."""
         return BoundStart(self, StartOptions(**options))
 
     def apply_async(self, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
@@ -142,7 +143,7 @@ class Workflow(Generic[P, R]):
             return start_with_options(self.definition, args, kwargs, options)
         if options.debounce is not None or options.debounce_key is not None or options.debounce_max is not None:
             raise InvalidDebounce("a child run cannot be debounced (start it from outside a workflow)")
-        return ctx.start_child(self.definition, args, kwargs)  # type: ignore[no-any-return]
+        return ctx.start_child(self.definition, args, kwargs, options)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"<workflow {self.name}>"

@@ -59,3 +59,20 @@ def sleepy_parent(policy: str) -> str:
     child = long_child.options(parent_close_policy=policy).start(1)
     sleep("1h")
     return child.run_id
+
+
+@step(name="delay_slow_step")
+def slow_step() -> str:
+    return "stepped"
+
+
+@workflow(name="delay_stepping_child")
+def stepping_child() -> str:
+    return str(slow_step())
+
+
+@workflow(name="delay_parent_of_stepping")
+def parent_of_stepping(policy: str) -> str:
+    child = stepping_child.options(parent_close_policy=policy).start()
+    sleep("1h")
+    return child.run_id

@@ -85,6 +85,11 @@ class ChildLink:
         info = json.loads(data or "{}")
         return cls(str(info["run_id"]), info.get("policy"), bool(info.get("detached")))
 
+    def describe(self) -> str:
+        """The child as ``runs show`` lists it: its id, and how it is linked if not by default."""
+        how = "detached" if self.detached else self.policy
+        return self.run_id if how is None else f"{self.run_id} ({how})"
+
     def closing(self, status: str) -> str | None:
         """What a parent's end with ``status`` does to this child: CANCEL, REQUEST_CANCEL or None."""
         if self.detached or self.policy == ABANDON:

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidChildOptions
-from .records import OpKind, RunRecord, RunStatus, TimerKind, TimerRecord
+from .records import OpKind, RunStatus, TimerKind, TimerRecord
 
 if TYPE_CHECKING:
     from .engine import Engine
+    from .history_cache import RunHistory
 
 CANCEL, REQUEST_CANCEL, ABANDON = "cancel", "request_cancel", "abandon"
 #: The parent-close policies a child start takes.
@@ -104,9 +105,8 @@ def to_close(children: list[ChildLink], status: str) -> list[tuple[str, str]]:
     return [(child.run_id, how) for child in children if (how := child.closing(status)) is not None]
 
 
-def links_in_history(engine: Engine, run_id: str) -> list[ChildLink]:
-    """The children a run started, from its history (the cached one if this process holds it)."""
-    history = engine.cache.load(run_id)
+def links_of(history: RunHistory) -> list[ChildLink]:
+    """The children a run started, from its history, in start order."""
     return [ChildLink.from_data(e.data) for _, e in sorted(history.outcomes.items()) if e.kind == OpKind.CHILD]
 
 
@@ -132,9 +132,4 @@ def close_children(engine: Engine, closing: list[tuple[str, str]]) -> None:
 def fire_close(engine: Engine, timer: TimerRecord) -> None:
     """A ``parent_close`` timer: close the ended parent's children (its process died before it did)."""
     status = json.loads(timer.data or "{}").get("status", "")
-    close_children(engine, to_close(links_in_history(engine, timer.run_id), status))
-
-
-def children_of(engine: Engine, run: RunRecord, links: list[ChildLink] | None) -> list[ChildLink]:
-    """The children of ``run``: ``links`` (a replay's) or, without a replay, its history's."""
-    return links if links is not None else links_in_history(engine, run.run_id)
+    close_children(engine, to_close(links_of(engine.cache.load(timer.run_id)), status))

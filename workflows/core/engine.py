@@ -15,7 +15,7 @@ from ..errors import NonDeterminismError, PayloadUnavailable, UnknownWorkflow, d
 from ..settings import Settings
 from .async_workflow import call_workflow
 from .chains import follow
-from .children import children_of, close_children, close_timer, close_timer_id, to_close
+from .children import close_children, close_timer, close_timer_id, links_of, to_close
 from .commands import Command, Defer, Fail, Halt, Reload, RunEnd, decide
 from .commit import commit
 from .context import WorkflowContext
@@ -201,13 +201,14 @@ class Engine:
         parent = run.parent_run_id if status != RunStatus.CONTINUED else None
         owner = ctx.resume_id if ctx is not None else ending.owner
         notice = self._child_end(run, status, ending.result, ending.error) if parent is not None else None
-        # Its children to close by their policies: a timer in the end's write closes them if this process
-        # dies before it does (core.children).
-        closing = to_close(children_of(self, run, ctx.children if ctx is not None else None), status.value)
-        timers = [close_timer(run.run_id, status.value, self.now())] if closing else []
         ended: RunRecord | None = None
         for _ in range(MAX_CONTENDED_REPLAYS):
-            fence = None if ctx is not None else self.cache.load(run.run_id).complete_below
+            history = None if ctx is not None else self.cache.load(run.run_id)
+            fence = None if history is None else history.complete_below
+            # Its children to close by their policies (a replay's, or from the history the fence was read
+            # with): a timer in the end's write closes them if this process dies before it does (core.children).
+            closing = to_close(links_of(history) if history is not None else ctx.children if ctx else [], status.value)
+            timers = [close_timer(run.run_id, status.value, self.now())] if closing else []
             try:
                 ended = self.store.finish_run(run.run_id, status.value, result=ending.result, error=ending.error,
                                               continued_to=ending.continued_to, wake=parent, owner=owner,

@@ -148,3 +148,16 @@ def cancel_during_a_step(env: WorkflowEnv, policy: str) -> None:
         env.transport.send_step(message)
     env.run_until_idle()
     assert child.status() == RunStatus.CANCELLED
+
+
+def test_the_guide_example_runs(env: WorkflowEnv) -> None:
+    from tests.testing.guide_blocks import guide_example
+
+    example = guide_example("Detached children and parent-close policies")
+    run = env.start(example["checkout"], "o-1")
+    tracking = env.run_until_complete(run)["tracking"]
+    assert env.store.get_run(tracking).status == "cancelled"
+    audit = RunHandle(f"{run.run_id}.0")
+    assert audit.parent() is None and audit.status() == RunStatus.SUSPENDED
+    env.run_until_idle()
+    assert env.result(audit) == "archived o-1"

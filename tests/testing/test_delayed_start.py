@@ -3,6 +3,7 @@ its timer when due (the virtual clock skips to it), cancellable before it starts
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -111,3 +112,15 @@ def test_bad_start_times_are_refused_before_anything_is_stored(env: WorkflowEnv,
     with pytest.raises(error):
         flows.report.options(**options).start("x")
     assert len(env.store.runs.items) == 0
+
+
+def test_the_guide_example_runs() -> None:
+    from tests.testing.guide_blocks import guide_example
+
+    with WorkflowEnv(start=time.time()) as env:  # the example takes the real time for its start_at
+        example = guide_example("Delayed start")
+        assert example["later"].status() == RunStatus.DELAYED and example["in_two_hours"].status() == RunStatus.DELAYED
+        assert set(example["waiting"]) == {example["later"].run_id, example["in_two_hours"].run_id}
+        env.run_until_idle()
+        assert env.result(example["later"]) == "reminded u-1"
+        assert example["in_two_hours"].status() == RunStatus.CANCELLED

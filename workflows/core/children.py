@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..durations import Duration
 from ..errors import InvalidChildOptions
 from .records import OpKind, RunStatus, TimerKind, TimerRecord
 
@@ -55,6 +57,23 @@ def check_child_options(detached: Any, policy: Any) -> tuple[bool, str | None]:
         raise InvalidChildOptions(f"a detached child outlives its parent: parent_close_policy={policy!r} "
                                   "does not apply to it")
     return detached, None if detached else policy
+
+
+@dataclass(frozen=True)
+class ChildStart:
+    """The start options of a child run that the core acts on (``StartOptions``' fields of these names).
+
+    Attributes:
+        delay: start it this long from the parent's now (a duration).
+        start_at: start it at this aware datetime.
+        detached: start it detached.
+        parent_close_policy: what its parent's end does to it.
+    """
+
+    delay: Duration | None = None
+    start_at: datetime | None = None
+    detached: bool = False
+    parent_close_policy: str | None = None
 
 
 @dataclass(frozen=True)

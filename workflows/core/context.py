@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
 from ..errors import NonDeterminismError, StepFailed, describe
-from .children import ChildLink
+from .children import ChildLink, ChildStart
 from .commands import Dispatch, InFlight, RecordOutcome
 from .commit import write_outcome
 from .control import ReplayAborted, ReplayStopped, StaleHistory, Suspend
@@ -271,11 +271,11 @@ class WorkflowContext:
             _current.reset(token)
 
     def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    options: Any = None) -> Any:
+                    start: ChildStart | None = None) -> Any:
         """Start a child run (idempotent on replay) with its start options; return its handle."""
         from .waits import start_child
 
-        return start_child(self, workflow, args, kwargs, options)
+        return start_child(self, workflow, args, kwargs, start)
 
 
 def step_value(ctx: WorkflowContext, event: EventRecord) -> Any:

@@ -10,10 +10,9 @@ from pydantic import BaseModel
 
 from ..durations import Duration, to_seconds
 from ..errors import ChildDetached, ChildFailed, ConfigurationError, RegistrationError, WaitTimeout
-from ..options import StartOptions
 from .async_workflow import awaitable
 from .chains import chain_anchor, current_run
-from .children import ChildLink, check_child_options
+from .children import ChildLink, ChildStart, check_child_options
 from .commands import Wait
 from .context import WorkflowContext
 from .control import Suspend
@@ -209,15 +208,15 @@ class ChildHandle:
 
 
 def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ...],
-                kwargs: dict[str, Any], options: StartOptions | None = None) -> ChildHandle:
-    """Start a child run, linked unless ``options.detached`` (``core.children``), at once or at its
+                kwargs: dict[str, Any], start: ChildStart | None = None) -> ChildHandle:
+    """Start a child run, linked unless ``start.detached`` (``core.children``), at once or at its
     ``delay`` / ``start_at``; its id is derived from the parent, so replays start nothing new.
 
     Raises:
         InvalidChildOptions: a bad ``parent_close_policy`` or ``detached``.
         InvalidStartTime, InvalidDuration: a bad ``delay`` or ``start_at``.
     """
-    options = options or StartOptions()
+    options = start or ChildStart()
     detached, policy = check_child_options(options.detached, options.parent_close_policy)
     pos, event = ctx.next_op(OpKind.CHILD, workflow.name)
     if event is None:

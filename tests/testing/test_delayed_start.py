@@ -124,3 +124,18 @@ def test_the_guide_example_runs() -> None:
         env.run_until_idle()
         assert env.result(example["later"]) == "reminded u-1"
         assert example["in_two_hours"].status() == RunStatus.CANCELLED
+
+
+def test_a_delayed_run_of_a_limited_workflow_holds_up_no_one_before_its_start(env: WorkflowEnv) -> None:
+    from tests.testing import workflow_limit_flows as limited
+
+    limited.EVENTS.clear()
+    begin = env.clock.now()
+    late = env.apply_async(limited.two_at_a_time, ["late"], delay="1h")
+    runs = [env.start(limited.two_at_a_time, label) for label in ("a", "b")]
+    for run in runs:
+        env.run_until_complete(run)  # both ran at once: the delayed run took no slot
+    assert [(e, label) for e, label, _ in limited.EVENTS][:2] == [("began", "a"), ("began", "b")]
+    assert late.status() == RunStatus.DELAYED
+    assert env.run_until_complete(late) == "late"
+    assert [t for e, label, t in limited.EVENTS if (e, label) == ("began", "late")] == [begin + 3600]

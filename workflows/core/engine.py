@@ -203,11 +203,14 @@ class Engine:
         notice = self._child_end(run, status, ending.result, ending.error) if parent is not None else None
         ended: RunRecord | None = None
         for _ in range(MAX_CONTENDED_REPLAYS):
-            history = None if ctx is not None else self.cache.load(run.run_id)
-            fence = None if history is None else history.complete_below
             # Its children to close by their policies (a replay's, or from the history the fence was read
             # with): a timer in the end's write closes them if this process dies before it does (core.children).
-            closing = to_close(links_of(history) if history is not None else ctx.children if ctx else [], status.value)
+            if ctx is not None:
+                fence, links = None, ctx.children
+            else:
+                history = self.cache.load(run.run_id)
+                fence, links = history.complete_below, links_of(history)
+            closing = to_close(links, status.value)
             timers = [close_timer(run.run_id, status.value, self.now())] if closing else []
             try:
                 ended = self.store.finish_run(run.run_id, status.value, result=ending.result, error=ending.error,

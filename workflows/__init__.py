@@ -98,6 +98,7 @@ _EXPORTS: dict[str, str] = {
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
     **dict.fromkeys(["EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull"], "workflows.errors"),
+    **dict.fromkeys(["ChildDetached", "InvalidChildOptions", "InvalidStartTime"], "workflows.errors"),
     **dict.fromkeys(["FanOutFailed", "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
                      "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags", "NonDeterminismError",
                      "PayloadTooLarge",
@@ -112,6 +113,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "ChildDetached", "InvalidChildOptions", "InvalidStartTime",
     "EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull", "StreamPage", "get_event", "read_stream",
     "set_event", "write_stream", "Failure", "declare_error", "First", "first_of", "signal", "timer", "FanOutFailed",
     "FanOutResult", "FatalError",
@@ -177,6 +179,7 @@ if TYPE_CHECKING:
     from .core.replay_log import logger
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
+        ChildDetached,
         EventNotSet,
         EventTimeout,
         FanOutFailed,
@@ -186,9 +189,11 @@ if TYPE_CHECKING:
         HookClosed,
         HookExpired,
         HookNotFound,
+        InvalidChildOptions,
         InvalidEventKey,
         InvalidInput,
         InvalidSchedule,
+        InvalidStartTime,
         InvalidTags,
         NonDeterminismError,
         PayloadTooLarge,

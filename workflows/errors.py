@@ -16,6 +16,8 @@ Tree::
     │   ├── InvalidDuration          (also ValueError)
     │   ├── InvalidDebounce          bad debounce window, key or cap of a start (also ValueError)
     │   ├── InvalidSchedule          bad cron, time zone, interval or policy (also ValueError)
+    │   ├── InvalidStartTime         a bad delay or start time of a start (also ValueError)
+    │   ├── InvalidChildOptions      a bad parent-close policy, or child options outside a workflow (also ValueError)
     │   ├── InvalidPriority*         a priority that is not high, normal or low (also ValueError)
     │   ├── InvalidEventKey          an event key that breaks the rules (also ValueError)
     │   └── InvalidExport*           a run export that cannot be read or replayed
@@ -63,6 +65,7 @@ Tree::
     ├── RunTimedOut
     ├── RunEnded                     a signal or cancel sent to an ended run
     ├── ChildFailed
+    ├── ChildDetached                result() of a detached child (its end is no business of its parent)
     └── Stalled                      the testing kit cannot make a run go on
 
 ``*``: an error with two parents, drawn under each (``tests/unit/test_error_tree.py`` checks
@@ -154,6 +157,16 @@ class InvalidDebounce(InvalidInput, ValueError):
 
 class InvalidSchedule(InvalidInput, ValueError):
     """A schedule has a bad cron expression, time zone, interval or option."""
+
+
+class InvalidStartTime(InvalidInput, ValueError):
+    """A bad delayed start: a ``delay`` that is not a duration, a ``start_at`` that is not an aware
+    datetime, or both given."""
+
+
+class InvalidChildOptions(InvalidInput, ValueError):
+    """A bad child start: a ``parent_close_policy`` that is not ``cancel``, ``request_cancel`` or
+    ``abandon``, a detached child with another policy, or these options outside a workflow."""
 
 
 class InvalidPriority(InvalidInput, RegistrationError, ValueError):
@@ -428,6 +441,15 @@ class ChildFailed(WorkflowError):
     def __init__(self, run_id: str, status: str, error: str | None) -> None:
         super().__init__(f"child run {run_id} ended {status}: {error}")
         self.run_id, self.status, self.error = run_id, status, error
+
+
+class ChildDetached(WorkflowError):
+    """``result()`` of a child started detached: its parent never waits for it (its end writes
+    nothing into the parent; read it with ``get_run(run_id)`` from outside a workflow)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"child run {run_id} was started detached: its parent cannot wait for its result")
+        self.run_id = run_id
 
 
 class InvalidExport(InvalidInput, SerializationError):

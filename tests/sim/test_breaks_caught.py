@@ -54,3 +54,27 @@ def test_a_timed_out_step_that_frees_its_slot_is_caught(monkeypatch: pytest.Monk
     monkeypatch.setattr(flow, "_after_all", at_once)
     found = first_violation()
     assert found is not None and "ran at once" in found[1], found
+
+
+def test_an_end_that_leaves_its_children_to_run_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 5: a parent's end closes none of its children (no policy is applied, the timer does nothing).
+    from workflows.core import children, commit, engine
+
+    for module in (children, commit, engine):
+        monkeypatch.setattr(module, "to_close", lambda links, status: [])
+    found = first_violation()
+    assert found is not None and "expected cancelled" in found[1], found
+
+
+def test_a_delayed_run_that_starts_early_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 6: a delayed run is stored leased, as a run that starts at once, and its start-time gate lets it
+    # through: the reconciler starts it when the lease expires, before its time.
+    from workflows.core import gates
+    from workflows.core.writes import items
+
+    stored = items.run_item
+    monkeypatch.setattr(gates, "hold_delayed", lambda engine, run: True)
+    monkeypatch.setattr(items, "run_item", lambda run, now, settings: {
+        **stored(run, now, settings), "status": "pending", "lease_expires_at": now + settings.lease_seconds})
+    found = first_violation()
+    assert found is not None and "before its start time" in found[1], found

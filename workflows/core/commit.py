@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .. import codec
 from ..errors import describe
 from .chains import chain_anchor
+from .children import close_timer, to_close
 from .commands import (
     Command,
     Complete,
@@ -31,6 +32,7 @@ from .commands import (
     Wait,
 )
 from .deferral import defer
+from .records import RunStatus
 from .registry import get_workflow
 from .tags import current_tags
 
@@ -153,9 +155,12 @@ def _continue_as_new(engine: Engine, ctx: WorkflowContext, command: Continue) ->
         engine.store.delete_signals(chain_anchor(run), taken)
     # The end, the anchor's pointer and the successor are one write: a run cancelled meanwhile gets no
     # successor.
-    ended = engine.store.continue_run(run.run_id, record, record_timers(record))
+    # Its children are closed by their policies, as at any end (core.children).
+    closing = to_close(ctx.children, RunStatus.CONTINUED.value)
+    closer = [close_timer(run.run_id, RunStatus.CONTINUED.value, engine.now())] if closing else []
+    ended = engine.store.continue_run(run.run_id, record, [*record_timers(record), *closer])
     if ended is not None:
         engine.cache.forget(run.run_id)
-        engine.after_end(ended, run, ctx)
+        engine.after_end(ended, run, ctx, closing)
         engine.send_leased_resume(new_id, priority=run.priority)
     return True

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
 from ..errors import NonDeterminismError, describe
+from .children import ChildLink, ChildStart
 from .commands import Dispatch, InFlight, RecordOutcome
 from .commit import write_outcome
 from .control import ReplayAborted, ReplayStopped, StaleHistory, Suspend
@@ -58,7 +59,7 @@ class WorkflowContext:
         self.halted: BaseException | None = None  # the first signal that stopped the function
         self.halted_at: tuple[int, str, str | None] = (-1, "", None)
         self.consumed_signals: set[str] = set()
-        self.children: list[str] = []
+        self.children: list[ChildLink] = []  # the children this replay met, and how they are linked
         self.has_hooks = False
         self.patches: dict[str, bool] = {}  # patched(id) answers of this replay (see patching)
         self.resume_id = resume_id or uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
@@ -270,11 +271,12 @@ class WorkflowContext:
         finally:
             _current.reset(token)
 
-    def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Start a linked child run (idempotent on replay); return its handle."""
+    def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    start: ChildStart | None = None) -> Any:
+        """Start a child run (idempotent on replay) with its start options; return its handle."""
         from .waits import start_child
 
-        return start_child(self, workflow, args, kwargs)
+        return start_child(self, workflow, args, kwargs, start)
 
 
 def step_value(ctx: WorkflowContext, event: EventRecord) -> Any:

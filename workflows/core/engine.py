@@ -11,16 +11,17 @@ import logging
 import uuid
 from typing import Any, Callable
 
-from .. import codec
 from ..errors import NonDeterminismError, PayloadUnavailable, UnknownWorkflow, describe
 from ..settings import Settings
 from .async_workflow import call_workflow
 from .chains import follow
+from .children import close_children, close_timer, close_timer_id, links_of, to_close
 from .commands import Command, Defer, Fail, Halt, Reload, RunEnd, decide
 from .commit import commit
 from .context import WorkflowContext
 from .control import ContinueAsNew, OutcomeRecorded, ReplayAborted, ReplayStopped, StaleHistory, Suspend
 from .deferral import refusal
+from .delayed import start_timer, start_timer_id
 from .gates import pass_gates
 from .history_cache import HistoryCache
 from .in_place import InPlace
@@ -44,6 +45,8 @@ from .workflow_slots import enqueue_new, release
 log = logging.getLogger("workflows.engine")
 
 MAX_CONTENDED_REPLAYS = 8
+#: Statuses of a run that nothing runs: a wake must send it a resume.
+PARKED = (RunStatus.SUSPENDED, RunStatus.DELAYED)
 
 RunEndListener = Callable[[RunRecord], None]
 
@@ -80,15 +83,19 @@ class Engine:
                    idempotency_key: str | None = None, **fields: Any) -> tuple[str, bool]:
         """Store a new run and queue its first resume; return ``(run_id, created)``.
 
-        The run is stored leased, so a resume lost in the send is recovered.
+        The run is stored leased, so a resume lost in the send is recovered. A ``start_at`` in
+        ``fields`` (epoch seconds) stores it ``delayed`` instead, with the timer that starts it
+        (``core.delayed``); its ``max_duration`` counts from then.
         """
-        deadline = self.now() + definition.max_duration if definition.max_duration else None
+        begins = max(self.now(), fields.get("start_at") or 0.0)
+        deadline = begins + definition.max_duration if definition.max_duration else None
         fields.setdefault("priority", definition.priority)
         record = self.new_run_record(run_id or str(uuid.uuid4()), definition.name, args, deadline=deadline,
                                      idempotency_key=idempotency_key, **fields)
-        enqueue_new(self, definition, record)  # a limited workflow's run waits its turn in creation order
+        if record.start_at is None:  # a delayed run joins its workflow's limit when it starts (gates)
+            enqueue_new(self, definition, record)  # a limited workflow's run waits its turn in creation order
         run_id, created = self.store.create_run(record, timers=record_timers(record))
-        if created:  # a fork has copied history: its first resume must read it
+        if created and record.start_at is None:  # a fork has copied history: its first resume must read it
             self.send_leased_resume(run_id, fresh=None if record.forked_from else record, priority=record.priority)
         return run_id, created
 
@@ -196,18 +203,26 @@ class Engine:
         notice = self._child_end(run, status, ending.result, ending.error) if parent is not None else None
         ended: RunRecord | None = None
         for _ in range(MAX_CONTENDED_REPLAYS):
-            fence = None if ctx is not None else self.cache.load(run.run_id).complete_below
+            # Its children to close by their policies (a replay's, or from the history the fence was read
+            # with): a timer in the end's write closes them if this process dies before it does (core.children).
+            if ctx is not None:
+                fence, links = None, ctx.children
+            else:
+                history = self.cache.load(run.run_id)
+                fence, links = history.complete_below, links_of(history)
+            closing = to_close(links, status.value)
+            timers = [close_timer(run.run_id, status.value, self.now())] if closing else []
             try:
                 ended = self.store.finish_run(run.run_id, status.value, result=ending.result, error=ending.error,
                                               continued_to=ending.continued_to, wake=parent, owner=owner,
-                                              fence=fence, wake_record=notice)
+                                              fence=fence, wake_record=notice, timers=timers)
                 break
             except OutcomeRecorded:
                 continue  # the op just recorded its outcome: read it, take the next position
         if ended is None:
             return False
         self.cache.forget(run.run_id)
-        self.after_end(ended, run, ctx)
+        self.after_end(ended, run, ctx, closing)
         return True
 
     def _child_end(self, run: RunRecord, status: RunStatus, result: str | None,
@@ -222,28 +237,28 @@ class Engine:
         return EventRecord(run_id=run.parent_run_id, seq=child_end_seq(run.parent_pos), kind=OpKind.CHILD_END.value,
                            status=status.value, at=self.now(), name=run.workflow, data=data, error=failed)
 
-    def after_end(self, ended: RunRecord, before: RunRecord, ctx: WorkflowContext | None) -> None:
-        """Tidy up after a run's end: its timers, hooks, children to cancel, parent, workflow slot."""
+    def after_end(self, ended: RunRecord, before: RunRecord, ctx: WorkflowContext | None,
+                  closing: list[tuple[str, str]] | None = None) -> None:
+        """Tidy up after a run's end: its timers, hooks, children to close (``closing``, whose
+        ``parent_close`` timer the end wrote), parent, workflow slot."""
         timers = [f"{ended.run_id}#deadline"] if ended.deadline is not None else []
         if before.waiting and before.waiting.get("timer"):
             timers.append(before.waiting["timer"])
-        for timer_id in timers:
-            self.store.delete_timer(timer_id)
+        if before.status == RunStatus.DELAYED:  # ended before its start time (cancelled)
+            timers.append(start_timer_id(ended.run_id))
         if ctx is None or ctx.has_hooks:
             self.store.close_hooks(ended.run_id)
-        if ended.status in (RunStatus.CANCELLED, RunStatus.TIMED_OUT):
-            for child in (ctx.children if ctx is not None else self._children(ended.run_id)):
-                self.request_cancel(child)
+        if closing:
+            close_children(self, closing)
+            timers.append(close_timer_id(ended.run_id))
+        for timer_id in timers:
+            self.store.delete_timer(timer_id)
         if ended.parent_run_id and ended.status != RunStatus.CONTINUED:
             self.resume_if_suspended(ended.parent_run_id)  # the end woke it (one transaction)
         release(self, ended)  # its workflow slot, if it is limited
         for listener in self.run_end_listeners:
             listener(ended)
         self.observer.run_ended(ended)
-
-    def _children(self, run_id: str) -> list[str]:
-        history = self.cache.load(run_id)
-        return [codec.loads(e.data)["run_id"] for e in history.outcomes.values() if e.kind == OpKind.CHILD]
 
     def cancel_now(self, run: RunRecord, owner: str | None = None) -> None:
         """End a run whose cancellation was requested (unless another resume runs it: it will)."""
@@ -263,22 +278,23 @@ class Engine:
             if current is None or current.run_id == run_id or current.is_terminal:
                 return None
             return self.request_cancel(current.run_id)
-        if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING):
+        if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING, RunStatus.DELAYED):
             self.send_leased_resume(run_id, priority=woken.priority)
         return woken
 
     def wake(self, run_id: str) -> None:
-        """Tell a run something arrived; resume it if it is suspended."""
+        """Tell a run something arrived (its start time too); resume it if it is suspended or delayed."""
         woken = self.store.wake_run(run_id)
-        if woken is not None and woken.status == RunStatus.SUSPENDED:
+        if woken is not None and woken.status in PARKED:
             self.send_leased_resume(run_id, priority=woken.priority)
 
     def resume_if_suspended(self, run_id: str) -> None:
-        """Queue a resume of a run just woken (by a write that leased it) if it is suspended.
+        """Queue a resume of a run just woken (by a write that leased it) if it is suspended (or
+        delayed: a signal to a delayed run makes it park again at once, see ``core.delayed``).
 
         Best effort: the wake's lease already guarantees the run resumes."""
         run = self.store.find_run(run_id)
-        if run is not None and run.status == RunStatus.SUSPENDED:
+        if run is not None and run.status in PARKED:
             self.send_leased_resume(run_id, priority=run.priority)
 
     def send_leased_resume(self, run_id: str, fresh: RunRecord | None = None, priority: str | None = None) -> None:
@@ -302,11 +318,12 @@ def as_created(run: RunRecord | None) -> bool:
 
 
 def record_timers(record: RunRecord) -> list[TimerRecord]:
-    """The timers a new run starts with (its deadline)."""
+    """The timers a new run starts with (its deadline, its start time if it is delayed)."""
+    timers = [] if (start := start_timer(record)) is None else [start]
     if record.deadline is None:
-        return []
-    return [TimerRecord(timer_id=f"{record.run_id}#deadline", kind=TimerKind.DEADLINE.value, run_id=record.run_id,
-                        due_at=record.deadline)]
+        return timers
+    return [*timers, TimerRecord(timer_id=f"{record.run_id}#deadline", kind=TimerKind.DEADLINE.value,
+                                 run_id=record.run_id, due_at=record.deadline)]
 
 
 __all__ = ["Engine", "NonDeterminismError", "record_timers"]

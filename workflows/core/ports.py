@@ -174,7 +174,7 @@ class RunStore(Protocol):
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
                    owner: str | None = None, fence: int | None = None,
-                   wake_record: EventRecord | None = None) -> RunRecord | None:
+                   wake_record: EventRecord | None = None, timers: list[TimerRecord] = ...) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request, its
         response lost, still wins). Returns the ended run, or None.
 
@@ -194,6 +194,8 @@ class RunStore(Protocol):
         ``end`` record as its outcome (if it has none yet), so an op still running
         (a sent step, a stalled executor's inline step) records nothing after the end.
 
+        ``timers``: stored in the same write (a parent's ``parent_close`` timer, ``core.children``).
+
         Raises:
             OutcomeRecorded: the run is live and the fence position has an outcome now.
         """
@@ -208,11 +210,12 @@ class RunStore(Protocol):
         transaction sets ``chain_last`` on the anchor (condition: it exists)."""
 
     def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord,
-                  deferral: dict[str, Any] | None = None) -> bool:
+                  deferral: dict[str, Any] | None = None, status: str = "suspended") -> bool:
         """Leave a run this worker cannot serve (unknown workflow, code version not served) to
-        another: status ``suspended`` with its cursor and ``waiting`` kept, lease and claim
-        removed, ``deferral`` (if given: why, since when, how many tries; ``core.deferral``)
-        set on the run, and ``timer`` (a ``wake``) stored, in one transaction. Condition: the
+        another, or park it until ``timer`` (a gate: a debounce window, a workflow limit, a start
+        time, whose runs are parked as ``delayed``): ``status`` with its cursor and ``waiting``
+        kept, lease and claim removed, ``deferral`` (if given: why, since when, how many tries;
+        ``core.deferral``) set on the run, and ``timer`` stored, in one transaction. Condition: the
         run is live, ``wake_seq`` still equals ``seen_wake``, and no resume claims it with a
         live lease. False: nothing written. No recovery is counted."""
 

@@ -13,6 +13,7 @@ class RunStatus(str, enum.Enum):
     """The states of a run."""
 
     PENDING = "pending"
+    DELAYED = "delayed"  # created with a later start time: a ``start`` timer starts it (core.delayed)
     RUNNING = "running"
     SUSPENDED = "suspended"
     COMPLETED = "completed"
@@ -66,6 +67,8 @@ class TimerKind(str, enum.Enum):
     RETRY = "retry"  # send a step's next attempt
     WAKE = "wake"  # an inline step's backoff passed: wake the run
     DEADLINE = "deadline"  # the run's max_duration
+    START = "start"  # a delayed run's start time: wake it to start (core.delayed)
+    PARENT_CLOSE = "parent_close"  # an ended parent's children to close by their policy (core.children)
 
     def __str__(self) -> str:
         return self.value
@@ -143,6 +146,7 @@ class RunRecord:
     chain_last: str | None = None
     deferral: dict[str, Any] | None = None  # the last deferral to a worker that serves it (see core.deferral)
     priority: str | None = None  # the level its messages go at: "high", "low" or None for normal (core.priority)
+    start_at: float | None = None  # a delayed run's start time, epoch seconds (core.delayed)
 
     @property
     def is_terminal(self) -> bool:

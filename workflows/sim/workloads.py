@@ -279,6 +279,8 @@ class Workload:
     ends: Callable[[list[Any]], list[tuple[str, Any]]]
     needs: str | None = None  # "hook", "signal", "signals", "handle" or "fork": the client has to act
     act_after: float = 0.0  # the client acts this long (simulated seconds) after the scenario began, or later
+    delay: Callable[[list[Any]], float] | None = None  # start the run this long after the client asks (its args)
+    check: Callable[[Any, Any], None] | None = None  # a check of its own at the end: (world, instance)
 
 
 def _ok(value: Any) -> list[tuple[str, Any]]:
@@ -311,4 +313,4 @@ CATALOGUE = [
 
 # -- waits past the retention, limits under deletion and timeouts; deterministic helpers and completion
 # criteria (modules of their own, which build on the definitions above and add to CATALOGUE)
-from . import determinism, long_waits, races  # noqa: E402,F401
+from . import determinism, long_waits, races, starts  # noqa: E402,F401

@@ -352,6 +352,9 @@ class World:
         if any(i.workload.needs in ("fork", "handle") and not i.acted for i in self.instances):
             return False
         ended = [r for i in self.instances for r in (i.run_id, *i.forks)]
+        if any(item["status"] not in TERMINAL and run_id.partition(".")[0] in ended  # a child left by its parent
+               for (run_id,), item in self.store.runs.items.items()):
+            return False
         return all((run := final_item(self, r)) is not None and run["status"] in TERMINAL
                    for r in ended) and (self.schedule is None or scheduled.finished(self, self.schedule))
 
@@ -437,8 +440,10 @@ class World:
         try:
             if not instance.started:
                 definition = get_workflow(instance.workload.name)
+                delay = instance.workload.delay
+                later: dict[str, Any] = {} if delay is None else {"start_at": engine.now() + delay(instance.args)}
                 engine.create_run(definition, engine.payloads.encode([instance.args, {}], "arguments"),
-                                  run_id=instance.run_id)
+                                  run_id=instance.run_id, **later)
                 instance.started = True
             elif instance.cancel_at is not None and not instance.cancelled and self.time >= instance.cancel_at:
                 instance.cancel_sent = True  # from here the run may end cancelled (the client may die after the write)

@@ -147,17 +147,18 @@ class RunWrites(WritesBase):
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
                    owner: str | None = None, fence: int | None = None,
-                   wake_record: EventRecord | None = None) -> RunRecord | None:
+                   wake_record: EventRecord | None = None,
+                   timers: list[TimerRecord] = ()) -> RunRecord | None:  # type: ignore[assignment]
         """End a live run; exactly one caller wins (see the RunStore port)."""
         with flush(run_id) as counts:
             ended = self._finish_run(run_id, status, result, error, continued_to, (wake, wake_record), owner, fence,
-                                     count_actions(counts.tally))
+                                     count_actions(counts.tally), timers)
             counts.applied = ended is not None
         return ended
 
     def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
                     continued_to: str | None, waking: tuple[str | None, EventRecord | None], owner: str | None,
-                    fence: int | None, counted: list[Action]) -> RunRecord | None:
+                    fence: int | None, counted: list[Action], timers: list[TimerRecord]) -> RunRecord | None:
         wake, wake_record = waking
         now, req = self.now(), new_request()
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
@@ -165,7 +166,7 @@ class RunWrites(WritesBase):
                                    continued_to=continued_to)
         end = Update("runs", (run_id,), (*actions, *counted), LIVE_COND & free(now, owner))
         own = carries("runs", (run_id,), req)
-        kept: list[Op] = []
+        kept: list[Op] = [*self.timer_puts(timers)]
         if outside:
             kept.append(Put("history", {"run_id": run_id, "seq": RUN_RESULT_SEQ, "kind": "run", "status": status,
                                         "at": now, "data": result}))
@@ -219,11 +220,11 @@ class RunWrites(WritesBase):
         return run_record(done.item) if done.item is not None else self.find_run(run_id)
 
     def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord,
-                  deferral: dict[str, Any] | None = None) -> bool:
-        """Leave a run this worker cannot serve to another: suspended, no lease, no claim, its
-        ``deferral``, and a ``wake`` timer, in one transaction."""
+                  deferral: dict[str, Any] | None = None, status: str = "suspended") -> bool:
+        """Leave a run this worker cannot serve to another, or park it: ``status``, no lease, no
+        claim, its ``deferral``, and its timer, in one transaction."""
         now = self.now()
-        actions = [*self.status_actions(run_id, "suspended"), Remove("lease_expires_at"), Remove("owner"),
+        actions = [*self.status_actions(run_id, status), Remove("lease_expires_at"), Remove("owner"),
                    Set("updated_at", now), *([] if deferral is None else [Set("deferral", to_json(deferral))])]
         cond = (A("wake_seq") == seen_wake) & LIVE_COND & free(now)
         return self.commit(plan("defer run", Update("runs", (run_id,), tuple(actions), cond),

@@ -18,6 +18,7 @@ Tree::
     │   ├── InvalidSchedule          bad cron, time zone, interval or policy (also ValueError)
     │   ├── InvalidPriority*         a priority that is not high, normal or low (also ValueError)
     │   ├── InvalidEventKey          an event key that breaks the rules (also ValueError)
+    │   ├── InvalidBatch             a batch operation, filter or parameter that breaks the rules (also ValueError)
     │   └── InvalidExport*           a run export that cannot be read or replayed
     ├── UnknownWorkflow
     ├── UnknownStep
@@ -28,6 +29,7 @@ Tree::
     ├── NotFound                     (also LookupError)
     │   ├── RunNotFound
     │   ├── ScheduleNotFound
+    │   ├── BatchNotFound
     │   └── HookNotFound*
     ├── Duplicate                    a conditional write lost (already recorded)
     │   └── ScheduleAlreadyExists
@@ -178,6 +180,18 @@ class ScheduleNotFound(NotFound):
     def __init__(self, schedule_id: str) -> None:
         super().__init__(f"no schedule with id {schedule_id!r}")
         self.schedule_id = schedule_id
+
+
+class BatchNotFound(NotFound):
+    """No batch has this id (or it expired, the retention after its end)."""
+
+    def __init__(self, batch_id: str) -> None:
+        super().__init__(f"no batch with id {batch_id!r}")
+        self.batch_id = batch_id
+
+
+class InvalidBatch(InvalidInput, ValueError):
+    """A batch operation, filter or parameter that breaks the rules (the message names which)."""
 
 
 class Duplicate(WorkflowError):

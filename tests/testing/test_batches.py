@@ -90,7 +90,7 @@ def test_batch_rerun_starts_one_rerun_per_failed_run_even_when_a_chunk_is_taken_
     batch = store.get_batch(batch_id)
     # a driver claims the batch, applies its chunk and dies before advancing the cursor
     claimed = store.claim_batch(batch, "dead driver", env.clock.now() + 5)
-    from workflows.batches import apply_page, select_page
+    from workflows.batches.driver import apply_page, select_page
 
     apply_page(env.engine, claimed, select_page(env.engine, claimed.selection, None, 100))
     assert drive_due_batches(env.engine) == 0  # its lease holds the batch

@@ -13,6 +13,7 @@ import json
 import math
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 #: The operations a batch applies to each run it selects.
@@ -67,9 +68,14 @@ class Selection:
         """The filter in words (``status=suspended workflow=order``)."""
         parts = [f"status={self.status}" if self.status else "", f"workflow={self.workflow}" if self.workflow else "",
                  f"tag={self.tag[0]}={self.tag[1]}" if self.tag else "",
-                 f"since={self.since:.0f}" if self.since is not None else "",
-                 f"until={self.until:.0f}" if self.until is not None else ""]
+                 f"since={_utc(self.since)}" if self.since is not None else "",
+                 f"until={_utc(self.until)}" if self.until is not None else ""]
         return " ".join(p for p in parts if p) or "every run"
+
+
+def _utc(epoch: float) -> str:
+    """Epoch seconds as a UTC time to the second (``2026-12-05T04:34:57Z``)."""
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass

@@ -14,7 +14,7 @@ from .support import start, uid
 def new_batch(store: Any) -> BatchRecord:  # type: ignore[no-untyped-def]
     now = store.now()
     batch = BatchRecord(new_batch_id(now), "cancel", Selection(status="suspended", workflow=uid("wf")),
-                        {"reason": "r"}, 5.0, created_at=now, updated_at=now, due_at=now)
+                        {"reason": "r"}, 5.0, created_at=now, updated_at=now, due_at=now)  # due at once
     store.create_batch(batch)
     return batch
 

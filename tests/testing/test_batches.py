@@ -44,8 +44,8 @@ def _start(env: WorkflowEnv, wf: Any, n: int) -> list[Any]:
 def test_batch_cancel_runs_to_its_end_throttled_under_the_virtual_clock(env: WorkflowEnv) -> None:
     waiting = _start(env, flows.batch_waiter, 5)
     done = _start(env, flows.batch_quick, 2)
-    started = env.clock.now()
     batch_id = batch_cancel(RunFilter(workflow=flows.batch_waiter), reason="bad deploy")
+    started = env.clock.now() + 5  # its first chunk waits for the listing index to settle
     batch = get_batch(batch_id)
     assert (batch.state, batch.params, batch.counts()) == ("running", {"reason": "bad deploy"},
                                                           {"selected": 0, "done": 0, "failed": 0, "skipped": 0})
@@ -67,7 +67,7 @@ def test_ended_runs_are_skipped_and_later_runs_never_selected(env: WorkflowEnv) 
     env.clock.advance(0.001)
     late = env.start(flows.batch_waiter, 9)  # after the batch: not selected
     env.driver.settle()
-    env.advance("1s")
+    env.advance("6s")  # the first chunk waits for the listing index to settle (5 s)
     assert get_batch(batch_id).counts() == {"selected": 2, "done": 1, "failed": 0, "skipped": 1}
     assert late.status() == "suspended"
 
@@ -86,7 +86,7 @@ def test_batch_rerun_starts_one_rerun_per_failed_run_even_when_a_chunk_is_taken_
     _start(env, flows.batch_quick, 1)
     store = env.store
     batch_id = batch_rerun(RunFilter(status="failed"), rate=100)
-    env.clock.advance(0.001)  # the reruns are created after the batch (which never selects them)
+    env.clock.advance(5)  # the index settles; the reruns are created after the batch (never selected)
     batch = store.get_batch(batch_id)
     # a driver claims the batch, applies its chunk and dies before advancing the cursor
     claimed = store.claim_batch(batch, "dead driver", env.clock.now() + 5)
@@ -123,6 +123,7 @@ def test_a_failed_operation_is_counted_with_its_error(env: WorkflowEnv) -> None:
 def test_stop_batch_and_listing(env: WorkflowEnv) -> None:
     _start(env, flows.batch_waiter, 6)
     first = batch_cancel(RunFilter(workflow="batch_waiter"), rate=1)
+    env.clock.advance(5)  # the index settles
     env.driver.tick()  # one chunk
     stopped = stop_batch(first)
     assert stopped.state == STOPPED and stopped.done == 1
@@ -149,6 +150,7 @@ def test_bad_input_stores_nothing(env: WorkflowEnv) -> None:
 def test_two_drivers_never_both_advance_a_batch(env: WorkflowEnv) -> None:
     _start(env, flows.batch_waiter, 3)
     batch = env.store.get_batch(batch_cancel(RunFilter(workflow="batch_waiter"), rate=100))
+    env.clock.advance(5)  # its first chunk's time
     one = env.store.claim_batch(batch, "one", env.clock.now() + 10)
     assert one is not None and env.store.claim_batch(batch, "two", env.clock.now() + 10) is None
     assert run_chunk(env.engine, batch, "three") is None  # the version it read is gone
@@ -159,6 +161,7 @@ def test_two_drivers_never_both_advance_a_batch(env: WorkflowEnv) -> None:
 def test_a_lost_response_to_a_claim_is_recognised(env: WorkflowEnv) -> None:
     _start(env, flows.batch_waiter, 1)
     batch = env.store.get_batch(batch_cancel(RunFilter(workflow="batch_waiter")))
+    env.clock.advance(5)  # its first chunk's time
 
     def twice(name: str, apply: Callable[[], Any]) -> Any:
         if name in ("claim batch", "advance batch"):
@@ -181,6 +184,7 @@ def test_a_storage_error_leaves_the_chunk_to_the_next_driver(env: WorkflowEnv) -
         return apply()
 
     env.store.interceptor = failing
+    env.clock.advance(5)  # its first chunk's time
     with pytest.raises(StorageError):
         drive_due_batches(env.engine)
     env.store.interceptor = None

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import codec
 from ..client import _check_status, _check_text, _check_time
-from ..core.batches import OPERATIONS, STOPPED, BatchRecord, Selection, new_batch_id
+from ..core.batches import INDEX_SETTLE_SECONDS, OPERATIONS, STOPPED, BatchRecord, Selection, new_batch_id
 from ..core.engine import Engine
 from ..core.tags import check_tags, parse_filter
 from ..errors import BatchNotFound, InvalidBatch
@@ -94,7 +94,7 @@ def create_batch(engine: Engine, operation: str, filter: RunFilter, *, rate: flo
     checked = _params(operation, params, engine.settings.max_payload_bytes)
     now = engine.now()
     batch = BatchRecord(new_batch_id(now), operation, selection_of(filter, now), checked, float(rate),
-                        created_at=now, updated_at=now, due_at=now)
+                        created_at=now, updated_at=now, due_at=now + INDEX_SETTLE_SECONDS)
     engine.store.create_batch(batch)
     return batch
 

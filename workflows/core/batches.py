@@ -23,6 +23,10 @@ OPERATIONS = ("cancel", "signal", "rerun", "tag")
 RUNNING, COMPLETED, STOPPED = "running", "completed", "stopped"
 #: The partitions of the ``batches`` table: live batches (what beat Queries) and ended ones.
 LIVE_PART, ENDED_PART = "live", "ended"
+#: A batch's first chunk waits this long after its creation: the listing indexes are eventually
+#: consistent (DynamoDB's GSIs lag their table by up to a second or so), and the batch selects every
+#: run created before it, so it reads them once they show every such run.
+INDEX_SETTLE_SECONDS = 5.0
 #: The most runs one chunk (one listing page, one cursor advance) takes.
 MAX_CHUNK = 100
 #: The failures a batch keeps (the latest), each a run id and its error text.

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 
 from workflows.core.firing import ensure_listener, fire_due_schedules
 
+from ..batches import drive_due_batches
 from ..client import cancel_run, complete_hook, last_of_chain, signal_run
 from ..core import forks
 from ..core.engine import Engine
@@ -19,7 +20,6 @@ from ..core.registry import get_workflow
 from ..core.retention import retain_ended_runs
 from ..core.steps import current_step, execute_step, run_worker_task
 from ..core.storage import read_fairly
-from ..batches import drive_due_batches
 from ..core.sweeper import fire_due_timers, reconcile
 from ..errors import StorageError, Throttled, WorkflowError
 from ..memory import MemoryStore
@@ -40,6 +40,7 @@ from .invariants import (
     final_item,
 )
 from .keep import check_deleting, check_kept
+from .readers import read_and_check
 from .retention import check_retention
 
 START = 1_800_000_000.0
@@ -471,6 +472,8 @@ class World:
                     signal_run(engine, instance.run_id, "item", payload)
                     instance.progress += 1
                 instance.acted = True
+            elif instance.workload.needs == "events":  # reads its events and stream while it runs
+                instance.acted = read_and_check(self, engine, instance)
             elif instance.workload.needs == "handle":  # a handle of the chain's first run, used weeks later
                 last_of_chain(engine.store, instance.run_id)
                 instance.acted = True

@@ -190,3 +190,14 @@ def test_a_storage_error_leaves_the_chunk_to_the_next_driver(env: WorkflowEnv) -
     env.store.interceptor = None
     env.run_until_idle()
     assert get_batch(batch_id).counts() == {"selected": 2, "done": 2, "failed": 0, "skipped": 0}
+
+
+def test_the_guide_example_runs_to_its_end_under_the_virtual_clock(env: WorkflowEnv, capsys) -> None:  # type: ignore[no-untyped-def]
+    from tests.testing.guide_blocks import guide_example
+
+    namespace = guide_example("Batch operations")
+    assert "running {'selected': 0, 'done': 0, 'failed': 0, 'skipped': 0}" in capsys.readouterr().out
+    env.run_until_idle()
+    batch = get_batch(namespace["batch_id"])
+    assert (batch.state, batch.counts()) == ("completed", {"selected": 3, "done": 3, "failed": 0, "skipped": 0})
+    assert {r.status for r in list_runs(workflow="reminders")} == {"cancelled"}

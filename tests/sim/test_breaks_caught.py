@@ -54,3 +54,30 @@ def test_a_timed_out_step_that_frees_its_slot_is_caught(monkeypatch: pytest.Monk
     monkeypatch.setattr(flow, "_after_all", at_once)
     found = first_violation()
     assert found is not None and "ran at once" in found[1], found
+
+
+def test_a_batch_cancel_that_does_not_cancel_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 5: a batch counts a run done without asking it to cancel: a run asleep for days ends completed.
+    from workflows.batches import driver
+
+    real = driver.apply_to_run
+    monkeypatch.setattr(driver, "apply_to_run",
+                        lambda engine, batch, run_id: True if batch.operation == "cancel" else real(engine, batch, run_id))
+    found = first_violation()
+    assert found is not None and "not cancelled" in found[1], found
+
+
+def test_a_client_reading_events_out_of_order_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 6: the stream a client reads lists its entries newest first.
+    from workflows import events
+    from workflows.sim import readers
+
+    real = events.stream_page
+
+    def reversed_page(engine: Any, run_id: str, offset: int) -> Any:
+        page = real(engine, run_id, offset)
+        return events.StreamPage(page.entries[::-1], page.next_offset, page.ended)
+
+    monkeypatch.setattr(readers, "stream_page", reversed_page)
+    found = first_violation()
+    assert found is not None and "is not a prefix of" in found[1], found

@@ -372,7 +372,8 @@ def test_a_batch_started_from_the_page_cancels_the_runs_its_filter_selects(serve
     browser.find_element(By.ID, "rate").send_keys("2")
     submit(browser, "start-batch")  # the confirmation page: the filter and the runs it selects
     detail = browser.find_element(By.CSS_SELECTOR, "pre.detail").text
-    assert all(run.run_id in detail for run in runs) and f"tag=batch={tag}" in browser.find_element(By.TAG_NAME, "h1").text
+    assert all(run.run_id in detail for run in runs)
+    assert f"tag=batch={tag}" in browser.find_element(By.TAG_NAME, "h1").text
     shot(browser, "batch-confirm")
     assert {run.status() for run in runs} == {RunStatus.SUSPENDED}  # nothing happened yet
     submit(browser, "confirm")
@@ -383,7 +384,8 @@ def test_a_batch_started_from_the_page_cancels_the_runs_its_filter_selects(serve
         return browser.find_element(By.ID, "state").text == "completed"
 
     wait_for(completed, 60, poll=0.5, what="the batch to complete")
-    assert [browser.find_element(By.ID, k).text for k in ("selected", "done", "failed", "skipped")] == ["3", "3", "0", "0"]
+    counts = [browser.find_element(By.ID, k).text for k in ("selected", "done", "failed", "skipped")]
+    assert counts == ["3", "3", "0", "0"]
     shot(browser, "batch", doc=True)
     for run in runs:
         wait_status(run, RunStatus.CANCELLED)

@@ -1,4 +1,5 @@
-"""The deleting world catches the data-loss bugs it was built for, re-introduced one at a time.
+"""The deleting world catches the data-loss bugs it was built for, and the batch and events scenarios
+catch broken operations, re-introduced one at a time.
 
 Each test puts a fixed bug back (with pytest's monkeypatch, in this process) and plays seeds
 until one fails: the first failing seed must come within the first 200 (500 for forks), with the violation
@@ -61,8 +62,11 @@ def test_a_batch_cancel_that_does_not_cancel_is_caught(monkeypatch: pytest.Monke
     from workflows.batches import driver
 
     real = driver.apply_to_run
-    monkeypatch.setattr(driver, "apply_to_run",
-                        lambda engine, batch, run_id: True if batch.operation == "cancel" else real(engine, batch, run_id))
+
+    def counted_only(engine: Any, batch: Any, run_id: str) -> bool:
+        return True if batch.operation == "cancel" else real(engine, batch, run_id)
+
+    monkeypatch.setattr(driver, "apply_to_run", counted_only)
     found = first_violation()
     assert found is not None and "not cancelled" in found[1], found
 

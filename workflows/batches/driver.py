@@ -10,6 +10,7 @@ the batch id and the run id).
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
@@ -24,6 +25,8 @@ from ..core.tags import limit_count
 from ..errors import InvalidBatch, RunEnded, RunNotFound, StorageError, WorkflowError
 from ..runtime import get_engine
 from .api import get_batch
+
+log = logging.getLogger("workflows.batches")
 
 
 def drive_batch(batch_id: str, *, on_chunk: Any = None, budget: float | None = None) -> BatchRecord:
@@ -51,13 +54,25 @@ def drive_batch(batch_id: str, *, on_chunk: Any = None, budget: float | None = N
 
 def drive_due_batches(engine: Engine, budget: float | None = None) -> int:
     """One chunk of each live batch whose time has come (beat's sweep, the testing kit, the
-    simulator's beats), within ``budget`` seconds if given; return how many chunks ran."""
+    simulator's beats), within ``budget`` seconds if given; return how many chunks ran.
+
+    A storage error is logged, never raised: the batch's claim expires and a later tick takes
+    its chunk again, and beat's other work (retention after this) goes on."""
     started, ran = time.monotonic(), 0
-    for batch in engine.store.live_batches():
+    try:
+        batches = engine.store.live_batches()
+    except StorageError:
+        log.exception("the batches table cannot be read; batches wait (run 'workflows init-aws' after an upgrade)")
+        return 0
+    for batch in batches:
         if budget is not None and time.monotonic() - started >= budget:
             break
-        if (batch.due_at or 0.0) <= engine.now() and run_chunk(engine, batch, uuid.uuid4().hex) is not None:
-            ran += 1
+        if (batch.due_at or 0.0) > engine.now():
+            continue
+        try:
+            ran += run_chunk(engine, batch, uuid.uuid4().hex) is not None
+        except StorageError:
+            log.exception("batch %s: a chunk failed; it is taken again once its claim expires", batch.batch_id)
     return ran
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 from ..client import signal_run
 from ..core import forks
@@ -29,7 +29,8 @@ from .api import get_batch
 log = logging.getLogger("workflows.batches")
 
 
-def drive_batch(batch_id: str, *, on_chunk: Any = None, budget: float | None = None) -> BatchRecord:
+def drive_batch(batch_id: str, *, on_chunk: Callable[[BatchRecord], None] | None = None,
+                budget: float | None = None) -> BatchRecord:
     """Drive a batch in this process until it ends (or ``budget`` seconds pass), sleeping
     between chunks as its rate asks; ``on_chunk(batch)`` is called after each chunk. Another
     driver (beat) may take chunks meanwhile; a crash here leaves the rest to them.

@@ -332,6 +332,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         owner = UnicodeAttribute(null=True)
         version = NumberAttribute(default=0)
         req = UnicodeAttribute(null=True)
+        run_seconds = NumberAttribute(null=True)  # the last chunk's seconds per run (sizes a budgeted chunk)
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute: set when the batch ends
 
     return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard, Tag, Flow, Batch)

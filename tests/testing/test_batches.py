@@ -201,3 +201,21 @@ def test_the_guide_example_runs_to_its_end_under_the_virtual_clock(env: Workflow
     batch = get_batch(namespace["batch_id"])
     assert (batch.state, batch.counts()) == ("completed", {"selected": 3, "done": 3, "failed": 0, "skipped": 0})
     assert {r.status for r in list_runs(workflow="reminders")} == {"cancelled"}
+
+
+def test_a_chunk_is_sized_by_the_rate_and_by_beats_budget() -> None:
+    from workflows.core.batches import MAX_CHUNK, chunk_size
+
+    assert chunk_size(20, 5) == MAX_CHUNK and chunk_size(2, 1) == 2 and chunk_size(0.1, 1) == 1
+    assert chunk_size(20, 5, budget=2.5, run_seconds=0.1) == 25  # what its last chunk says fits in the budget
+    assert chunk_size(20, 5, budget=2.5) == MAX_CHUNK  # not measured yet
+    assert chunk_size(20, 5, budget=0.01, run_seconds=1.0) == 1
+
+
+def test_a_chunk_records_its_seconds_per_run(env: WorkflowEnv) -> None:
+    _start(env, flows.batch_waiter, 3)
+    batch_id = batch_cancel(RunFilter(workflow="batch_waiter"))
+    env.clock.advance(5)
+    assert drive_due_batches(env.engine, budget=10.0) == 1
+    batch = get_batch(batch_id)
+    assert batch.selected == 2 and batch.run_seconds is not None and batch.run_seconds > 0

@@ -10,6 +10,7 @@ the batch id and the run id).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -66,29 +67,31 @@ def drive_due_batches(engine: Engine, budget: float | None = None) -> int:
         log.exception("the batches table cannot be read; batches wait (run 'workflows init-aws' after an upgrade)")
         return 0
     for batch in batches:
-        if budget is not None and time.monotonic() - started >= budget:
+        left = None if budget is None else budget - (time.monotonic() - started)
+        if left is not None and left <= 0:
             break
         if (batch.due_at or 0.0) > engine.now():
             continue
         try:
-            ran += run_chunk(engine, batch, uuid.uuid4().hex) is not None
+            ran += run_chunk(engine, batch, uuid.uuid4().hex, budget=left) is not None
         except StorageError:
             log.exception("batch %s: a chunk failed; it is taken again once its claim expires", batch.batch_id)
     return ran
 
 
-def run_chunk(engine: Engine, batch: BatchRecord, owner: str) -> BatchRecord | None:
+def run_chunk(engine: Engine, batch: BatchRecord, owner: str, *, budget: float | None = None) -> BatchRecord | None:
     """Claim a live batch, apply its operation to its next page of runs and advance its cursor
     (or end it after its last page). The batch after, or None if another driver or a stop moved
-    it first (this driver lets it be)."""
+    it first (this driver lets it be). With a ``budget`` (seconds; beat's), the page holds no
+    more runs than the batch's last chunk says fit in it."""
     store = engine.store
     claimed = store.claim_batch(batch, owner, engine.now() + engine.settings.lease_seconds)
     if claimed is None:
         return None
-    started = engine.now()
-    page = select_page(engine, claimed.selection, claimed.cursor,
-                       chunk_size(claimed.rate, engine.settings.sweep_interval))
-    progress = apply_page(engine, claimed, page)
+    started, timer = engine.now(), time.monotonic()
+    size = chunk_size(claimed.rate, engine.settings.sweep_interval, budget, claimed.run_seconds)
+    page = select_page(engine, claimed.selection, claimed.cursor, size)
+    progress = dataclasses.replace(apply_page(engine, claimed, page), seconds=time.monotonic() - timer)
     if page.next_cursor is None:
         return store.end_batch(claimed, COMPLETED, progress)
     return store.advance_batch(claimed, page.next_cursor, progress, next_chunk_at(started, len(page), claimed.rate))

@@ -98,6 +98,8 @@ class BatchRecord:
             failed; left alone (ended already, not failed for a rerun, expired).
         errors: the latest failures, ``[run_id, error]`` pairs.
         due_at: when a driver may take the batch (its next chunk's time, or its driver's lease).
+        run_seconds: how long its last chunk took per run (what a driver with a time budget sizes
+            its chunk by).
         owner: the driver holding it, if any.
         version: +1 on every write (each write is conditioned on the version read).
     """
@@ -121,6 +123,7 @@ class BatchRecord:
     owner: str | None = None
     version: int = 0
     retain_until: float | None = None
+    run_seconds: float | None = None
 
     @property
     def is_live(self) -> bool:
@@ -141,13 +144,18 @@ class BatchRecord:
 
 @dataclass(frozen=True)
 class Progress:
-    """What one chunk did: its counts and failures."""
+    """What one chunk did: its counts and failures, and how long it took (seconds)."""
 
     selected: int = 0
     done: int = 0
     failed: int = 0
     skipped: int = 0
     errors: tuple[tuple[str, str], ...] = ()
+    seconds: float = 0.0
+
+    def run_seconds(self, before: float | None) -> float | None:
+        """Seconds per run of this chunk (``before`` if it had no run)."""
+        return self.seconds / self.selected if self.selected else before
 
 
 def new_batch_id(now: float) -> str:
@@ -155,9 +163,13 @@ def new_batch_id(now: float) -> str:
     return f"{int(now * 1000):013d}-{uuid.uuid4().hex[:8]}"
 
 
-def chunk_size(rate: float, interval: float) -> int:
-    """Runs per chunk: a driver's interval's worth at ``rate``, 1 to :data:`MAX_CHUNK`."""
-    return max(1, min(MAX_CHUNK, math.floor(rate * interval)))
+def chunk_size(rate: float, interval: float, budget: float | None = None, run_seconds: float | None = None) -> int:
+    """Runs per chunk: a driver's interval's worth at ``rate``, 1 to :data:`MAX_CHUNK`; with a
+    ``budget`` (seconds) and the batch's measured ``run_seconds`` per run, no more than fit in it."""
+    size = max(1, min(MAX_CHUNK, math.floor(rate * interval)))
+    if budget is not None and run_seconds:
+        size = max(1, min(size, math.floor(budget / run_seconds)))
+    return size
 
 
 def next_chunk_at(started: float, runs: int, rate: float) -> float:

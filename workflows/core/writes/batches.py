@@ -29,7 +29,8 @@ def batch_item(batch: BatchRecord, part: str, req: str) -> Item:
             "done": batch.done, "failed": batch.failed, "skipped": batch.skipped,
             "errors": json.dumps(batch.errors, separators=(",", ":")), "created_at": batch.created_at,
             "updated_at": batch.updated_at, "ended_at": batch.ended_at, "due_at": batch.due_at,
-            "owner": batch.owner, "version": batch.version, "req": req, "retain_until": batch.retain_until}
+            "owner": batch.owner, "version": batch.version, "req": req, "retain_until": batch.retain_until,
+            "run_seconds": batch.run_seconds}
 
 
 def batch_record(item: Item) -> BatchRecord:
@@ -46,7 +47,7 @@ def batch_record(item: Item) -> BatchRecord:
                        errors=json.loads(item.get("errors") or "[]"), created_at=float(item["created_at"]),
                        updated_at=float(item.get("updated_at") or item["created_at"]), ended_at=num("ended_at"),
                        due_at=num("due_at"), owner=item.get("owner"), version=int(item.get("version") or 0),
-                       retain_until=num("retain_until"))
+                       retain_until=num("retain_until"), run_seconds=num("run_seconds"))
 
 
 class BatchWrites(WritesBase):
@@ -95,7 +96,8 @@ class BatchWrites(WritesBase):
         actions = (Set("cursor", cursor), Add("selected", progress.selected), Add("done", progress.done),
                    Add("failed", progress.failed), Add("skipped", progress.skipped),
                    Set("errors", json.dumps(errors, separators=(",", ":"))), Set("updated_at", now),
-                   Set("due_at", due_at), Remove("owner"), Set("version", batch.version + 1), Set("req", req))
+                   Set("due_at", due_at), Remove("owner"), Set("version", batch.version + 1), Set("req", req),
+                   Set("run_seconds", progress.run_seconds(batch.run_seconds)))
         committed = self.commit(plan("advance batch", Update(TABLE, key, actions, A("version") == batch.version),
                                      own=carries(TABLE, key, req)))
         if not committed.applied:
@@ -103,7 +105,7 @@ class BatchWrites(WritesBase):
         return _replace(batch, cursor=cursor, selected=batch.selected + progress.selected,
                         done=batch.done + progress.done, failed=batch.failed + progress.failed,
                         skipped=batch.skipped + progress.skipped, errors=errors, updated_at=now, due_at=due_at,
-                        owner=None, version=batch.version + 1)
+                        owner=None, version=batch.version + 1, run_seconds=progress.run_seconds(batch.run_seconds))
 
     def end_batch(self, batch: BatchRecord, state: str, progress: Progress = Progress()) -> BatchRecord | None:
         """End a live batch at the version read (its last chunk's ``progress`` counted): the live
@@ -114,7 +116,8 @@ class BatchWrites(WritesBase):
                          done=batch.done + progress.done, failed=batch.failed + progress.failed,
                          skipped=batch.skipped + progress.skipped, errors=kept_errors(batch.errors, progress.errors),
                          updated_at=now, ended_at=now, due_at=None, owner=None, version=batch.version + 1,
-                         retain_until=retain_until(now, self.settings))
+                         retain_until=retain_until(now, self.settings),
+                         run_seconds=progress.run_seconds(batch.run_seconds))
         req = new_request()
         committed = self.commit(plan("end batch", Delete(TABLE, (LIVE_PART, batch.batch_id),
                                                          A("version") == batch.version),

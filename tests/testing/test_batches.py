@@ -219,3 +219,17 @@ def test_a_chunk_records_its_seconds_per_run(env: WorkflowEnv) -> None:
     assert drive_due_batches(env.engine, budget=10.0) == 1
     batch = get_batch(batch_id)
     assert batch.selected == 2 and batch.run_seconds is not None and batch.run_seconds > 0
+
+
+def test_runs_created_just_before_a_batch_are_selected_though_the_listing_index_lags(env: WorkflowEnv) -> None:
+    # The simulator's seed 182 (before the fix): the listing index, eventually consistent, did not yet
+    # show a run created just before the batch, whose first chunk read it at once: that run was never
+    # cancelled. The first chunk now waits INDEX_SETTLE_SECONDS.
+    from workflows.memory.tables import IndexLag
+
+    env.store.runs.lag = IndexLag(env.clock.now, lambda: 3.0)
+    runs = _start(env, flows.batch_waiter, 3)
+    batch_id = batch_cancel(RunFilter(workflow="batch_waiter"), rate=100)
+    env.run_until_idle()
+    assert get_batch(batch_id).counts() == {"selected": 3, "done": 3, "failed": 0, "skipped": 0}
+    assert {r.status() for r in runs} == {"cancelled"}

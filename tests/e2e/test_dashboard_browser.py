@@ -391,3 +391,23 @@ def test_a_batch_started_from_the_page_cancels_the_runs_its_filter_selects(serve
         wait_status(run, RunStatus.CANCELLED)
     browser.get(f"{server}/batches")
     assert browser.find_elements(By.CSS_SELECTOR, "tr.batch")
+
+
+def test_a_batch_is_stopped_from_its_page_after_a_confirmation(server: str, browser: Any) -> None:
+    from tests.e2e import batch_flows
+    from workflows import RunFilter, batch_cancel, get_batch
+
+    tag = f"stop-{time.time_ns()}"
+    runs = [batch_flows.waiter.options(tags={"batch": tag}).start(i) for i in range(4)]
+    for run in runs:
+        wait_status(run, RunStatus.SUSPENDED)
+    batch_id = batch_cancel(RunFilter(tag=f"batch={tag}"), rate=0.1)  # one run every ten seconds
+    wait_for(lambda: get_batch(batch_id).done >= 1, 60, poll=0.5, what="the batch's first chunk")
+    browser.get(f"{server}/batches/{batch_id}")
+    submit(browser, "stop")
+    assert batch_id in browser.find_element(By.TAG_NAME, "h1").text  # the confirmation page
+    assert get_batch(batch_id).is_live  # nothing happened yet
+    submit(browser, "confirm")
+    assert "Batch stopped" in browser.find_element(By.CLASS_NAME, "notice").text
+    assert browser.find_element(By.ID, "state").text == "stopped" and not browser.find_elements(By.ID, "stop")
+    assert get_batch(batch_id).done < len(runs)

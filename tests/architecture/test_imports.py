@@ -45,7 +45,8 @@ def loaded_after(statement: str) -> set[str]:
 #: module spent ~20 s loading them again): none of them imports the project.
 PRELOADED = ["celery", "kombu", "boto3", "botocore", "pynamodb", "pydantic", "croniter", "starlette", "jinja2"]
 #: One interpreter loads the libraries, then imports each project module in a forked child that
-#: starts with no project module loaded: what a fresh interpreter would see of the project.
+#: starts with no project module loaded: what a fresh interpreter would see of the project. As many
+#: children at once as there are cores.
 IMPORT_EACH_IN_A_FORK = """
 import importlib, json, os, sys
 for library in LIBRARIES:
@@ -54,25 +55,34 @@ for library in LIBRARIES:
     except ImportError:
         pass
 assert not [m for m in sys.modules if m.split(".")[0] in ("workflows", "persistence", "beat")]
-failures = {}
-for name in MODULES:
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        try:
-            importlib.import_module(name)
-            message = ""
-        except BaseException as exc:
-            message = f"{type(exc).__name__}: {exc}"
-        os.write(write, message.encode()[:4000])
-        os._exit(0)
-    os.close(write)
+failures, running, waiting = {}, {}, list(reversed(MODULES))
+
+def collect():
+    pid, _ = os.waitpid(-1, 0)
+    name, read = running.pop(pid)
     with os.fdopen(read, "rb") as answer:
         message = answer.read().decode()
-    os.waitpid(pid, 0)
     if message:
         failures[name] = message
+
+while waiting or running:
+    if waiting and len(running) < (os.cpu_count() or 1):
+        name = waiting.pop()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            try:
+                importlib.import_module(name)
+                message = ""
+            except BaseException as exc:
+                message = f"{type(exc).__name__}: {exc}"
+            os.write(write, message.encode()[:4000])
+            os._exit(0)
+        os.close(write)
+        running[pid] = (name, read)
+    else:
+        collect()
 print(json.dumps(failures))
 """
 

@@ -143,12 +143,12 @@ def test_a_timer_is_claimed_only_as_the_version_read(store, clock) -> None:  # t
     read = store.due_timers(limit=500)
     old = next(t for t in read if t.run_id == run_id)
     store.put_timer(timer(run_id, 0, store.now()))  # the run's next retry, same id
-    assert store.claim_timer(old.timer_id, version=old.write_id) is False
+    assert store.claim_timer(old.timer_id, write_id=old.write_id) is False
     assert due_ids(store, run_id) == {old.timer_id}
     new = next(t for t in store.due_timers(limit=500) if t.run_id == run_id)
-    assert store.claim_timer(new.timer_id, version=new.write_id) is True
-    assert store.claim_timer(new.timer_id, version=new.write_id) is False
-    store.delete_timer(new.timer_id, version=new.write_id)
+    assert store.claim_timer(new.timer_id, write_id=new.write_id) is True
+    assert store.claim_timer(new.timer_id, write_id=new.write_id) is False
+    store.delete_timer(new.timer_id, write_id=new.write_id)
     assert due_ids(store, run_id) == set()
 
 

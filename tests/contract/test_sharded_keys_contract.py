@@ -182,7 +182,7 @@ def test_a_250_branch_join_writes_three_partitions_and_the_root(store) -> None: 
     results, complete = store.settle_join(join, total)
     assert complete and [r.index for r in results] == list(range(total))
     counters = store.join_items(join)
-    assert [(c.slot, len(c.done)) for c in counters] == [(-1, 3), (-2, 100), (-3, 100), (-4, 50)]
+    assert [(c.entry, len(c.done)) for c in counters] == [(-1, 3), (-2, 100), (-3, 100), (-4, 50)]
 
 
 def test_branch_results_of_a_join_in_flight_need_its_width(store) -> None:  # type: ignore[no-untyped-def]

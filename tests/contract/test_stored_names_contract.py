@@ -38,7 +38,7 @@ def test_a_timers_write_id_is_stored_as_version(store) -> None:  # type: ignore[
     assert "version" in item and "write_id" not in item
     (due,) = [t for t in store.due_timers() if t.run_id == run_id]
     assert due.write_id is not None
-    assert store.claim_timer(due.timer_id, version=due.write_id) is True  # the read write id matches the stored one
+    assert store.claim_timer(due.timer_id, write_id=due.write_id) is True  # the read write id matches the stored one
 
 
 def test_a_schedules_revision_is_stored_as_version(store) -> None:  # type: ignore[no-untyped-def]

@@ -2,7 +2,7 @@
 catch broken operations, re-introduced one at a time.
 
 Each test puts a fixed bug back (with pytest's monkeypatch, in this process) and plays seeds
-until one fails: the first failing seed must come within the first 200 (500 for forks), with the violation
+until one fails: the first failing seed must come within the first 200, with the violation
 the bug causes. Seeds play in this process (one job), so the patch applies to them.
 """
 
@@ -43,7 +43,7 @@ def test_a_fork_that_references_its_sources_objects_is_caught(monkeypatch: pytes
         return text
 
     monkeypatch.setattr(Payloads, "adopt", keep)
-    found = first_violation(500)  # the catalogue grew (values, quorums): seed 483 is the first fork to catch it
+    found = first_violation()  # caught by the state invariant (keep.py) when the object expires, before any read
     assert found is not None and "payload object" in found[1], found
 
 

@@ -187,7 +187,7 @@ class Engine:
         claim is not ended.
 
         An end without a replay (a cancel, a timeout, recovery given up) may come while an
-        op runs: it takes that op's outcome slot (the first without an outcome), so the op
+        op runs: it takes that op's outcome (the first position without one), so the op
         records nothing after the end.
         """
         status = ending.status
@@ -203,7 +203,7 @@ class Engine:
                                               fence=fence, wake_record=notice)
                 break
             except OutcomeRecorded:
-                continue  # the op just recorded its outcome: read it, take the next slot
+                continue  # the op just recorded its outcome: read it, take the next position
         if ended is None:
             return False
         self.cache.forget(run.run_id)

@@ -24,11 +24,9 @@ def shard_entry(shard: int) -> int:
     return -2 - shard
 
 
-#: The old names, still imported by ``core/writes/joins.py`` until it is renamed too; internal, so no warning.
-ROOT_SLOT, shard_slot = ROOT_ENTRY, shard_entry
 #: The tally of a fan-out with completion criteria (core.completion): the sets of branches that succeeded
-#: and failed, at slot 0 of the root partition (branch results live in the shard partitions).
-TALLY_SLOT = 0
+#: and failed, at entry 0 of the root partition (branch results live in the shard partitions).
+TALLY_ENTRY = 0
 
 
 def shard_count(total: int) -> int:

@@ -154,8 +154,9 @@ class RunStore(Protocol):
         A retry of this very request (its response lost) returns True."""
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
-                    timers: list[TimerRecord] = ...) -> bool:
-        """Suspend at ``pos`` (lease removed) and store the timers, in one transaction.
+                    timers: list[TimerRecord] = ..., *, lease: bool = False) -> bool:
+        """Suspend at ``pos`` (lease removed; renewed instead if ``lease``: a race's step messages
+        are in flight) and store the timers, in one transaction.
         Condition: ``wake_seq`` still equals ``seen_wake`` and the run is live."""
 
     def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
@@ -289,16 +290,16 @@ class TimerStore(Protocol):
         """Timers due now (``due_at <= now``: never early), at most ``limit``, a fair
         share from every shard."""
 
-    def claim_timer(self, timer_id: str, version: str | None = None) -> bool:
+    def claim_timer(self, timer_id: str, write_id: str | None = None) -> bool:
         """Take the firing of a timer for ``lease_seconds``; True for the one caller that
-        took it (a retry of its own request, its response lost, too). ``version``: the timer's
+        took it (a retry of its own request, its response lost, too). ``write_id``: the timer's
         write id (``TimerRecord.write_id`` as read from ``due_timers``): only that write of it,
         so a sweep that read a retry timer before the run wrote its next retry under the same id
         cannot take that one. The
         claimer deletes the timer once it acted; if it died, a sweep takes it after the lease."""
 
-    def delete_timer(self, timer_id: str, version: str | None = None) -> None:
-        """Delete a timer; a missing one is fine. ``version``: the timer's write id (as read from
+    def delete_timer(self, timer_id: str, write_id: str | None = None) -> None:
+        """Delete a timer; a missing one is fine. ``write_id``: the timer's write id (as read from
         ``due_timers``): only that write of it; a timer written again since (a run that suspended again on
         it, e.g. when clocks disagree on whether it is due) stays."""
 

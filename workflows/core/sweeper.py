@@ -41,9 +41,9 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
     """Apply one due timer, then delete it (a crash before the delete repeats a no-op)."""
     store, kind, run_id, pos = engine.store, timer.kind, timer.run_id, timer.pos
     if kind == TimerKind.RETRY:
-        if store.claim_timer(timer.timer_id, version=timer.write_id):
+        if store.claim_timer(timer.timer_id, write_id=timer.write_id):
             _send_retry(engine, timer, *unembed(timer.data or "{}", "args"))
-            store.delete_timer(timer.timer_id, version=timer.write_id)
+            store.delete_timer(timer.timer_id, write_id=timer.write_id)
         return
     data = json.loads(timer.data) if timer.data else {}
     if kind == TimerKind.SLEEP and pos is not None:
@@ -66,7 +66,7 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
             engine.time_out(run)
     else:  # "wake": an inline step's retry backoff has passed
         engine.wake(run_id)
-    store.delete_timer(timer.timer_id, version=timer.write_id)  # not the timer written again since it was read
+    store.delete_timer(timer.timer_id, write_id=timer.write_id)  # not the timer written again since it was read
 
 
 def _send_retry(engine: Engine, timer: TimerRecord, data: dict[str, Any], args: str | None) -> None:

@@ -26,7 +26,8 @@ from .watch import chain_live
 if TYPE_CHECKING:
     from .world import World
 
-OBJECT = re.compile(r"payloads/[0-9a-f]{64}")
+#: A payload object's key: ``payloads/<run id>/<sha256>`` (or the older, never-expiring ``payloads/<sha256>``).
+OBJECT = re.compile(r"payloads/(?:[^/\"\\\s]+/)?[0-9a-f]{64}")
 
 
 def _day(world: World, at: float) -> str:

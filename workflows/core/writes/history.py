@@ -6,6 +6,7 @@ from ..plans import A, Check, Cond, Delete, Put, Set, Update, plan
 from ..records import EventRecord, TimerRecord, event_seq
 from ..storage import new_request
 from .base import LIVE_COND, WritesBase, carries
+from .items import WRITE_ID
 
 
 class HistoryWrites(WritesBase):
@@ -32,7 +33,7 @@ class HistoryWrites(WritesBase):
                                 Check("runs", (event.run_id,), LIVE_COND))).applied
 
     def record_attempt(self, event: EventRecord, while_live: str | None = None) -> bool:
-        """Write a failed-attempt record unless its slot holds this attempt or a later one, only
+        """Write a failed-attempt record unless its sub-position holds this attempt or a later one, only
         while run ``while_live`` (if given) is live. True if written (a retry too)."""
         if event.attempt is None:
             raise ValueError("an attempt record needs its attempt number")
@@ -59,17 +60,17 @@ class TimerWrites(WritesBase):
         """Store or replace a timer."""
         self.commit(plan("put timer", Put("timers", self.timer_item(timer))))
 
-    def claim_timer(self, timer_id: str, version: str | None = None) -> bool:
-        """Take the firing of a timer for a lease (version ``version``, if given): True for the one
-        caller that took it (a retry of its own lost request too)."""
+    def claim_timer(self, timer_id: str, write_id: str | None = None) -> bool:
+        """Take the firing of a timer for a lease (only its write ``write_id``, if given): True for
+        the one caller that took it (a retry of its own lost request too)."""
         now, req = self.now(), new_request()
-        cond: Cond = A("timer_id").exists() if version is None else A("version") == version
+        cond: Cond = A("timer_id").exists() if write_id is None else A(WRITE_ID) == write_id
         cond = cond & (A("claimed_at").missing() | (A("claimed_at") < now - self.settings.lease_seconds))
         return self.commit(plan("claim timer", Update("timers", (timer_id,), (Set("claimed_at", now),
                                                                              Set("req", req)), cond),
                                 own=carries("timers", (timer_id,), req))).applied
 
-    def delete_timer(self, timer_id: str, version: str | None = None) -> None:
-        """Delete a timer; a missing one is fine. ``version``: only that write of it."""
+    def delete_timer(self, timer_id: str, write_id: str | None = None) -> None:
+        """Delete a timer; a missing one is fine. ``write_id``: only that write of it."""
         self.commit(plan("delete timer", Delete("timers", (timer_id,),
-                                                None if version is None else A("version") == version)))
+                                                None if write_id is None else A(WRITE_ID) == write_id)))

@@ -40,6 +40,7 @@ WRITE_ID = "version"
 REVISION = "version"
 COMPLETED_AT = "resumed_at"
 SLOT_NUMBER = "slot"
+ENTRY = "slot"
 
 
 def timer_item(timer: TimerRecord, shards: int) -> Item:

@@ -13,57 +13,58 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..join_layout import (
-    ROOT_SLOT,
+    ROOT_ENTRY,
     SHARD_SIZE,
-    TALLY_SLOT,
+    TALLY_ENTRY,
     branch_shard,
     read_by_shard,
     shard_count,
+    shard_entry,
     shard_partition,
     shard_size,
-    shard_slot,
 )
 from ..plans import A, Add, Item, Put, Set, Update, plan
 from ..records import BranchRecord
 from ..storage import check_item_size
 from .base import WritesBase
+from .items import ENTRY
 
 
 @dataclass
 class JoinCounter:
-    """One counter item of a join: the members counted in a shard (slot -2 - n) or the root (-1)."""
+    """One counter item of a join: the members counted in a shard (entry -2 - n) or the root (-1)."""
 
     join_id: str
-    slot: int
+    entry: int
     total: int | None
     done: set[int]
 
 
 def _branch(item: Item) -> BranchRecord:
-    return BranchRecord(index=int(item["slot"]), data=item.get("data"), error=item.get("error"))
+    return BranchRecord(index=int(item[ENTRY]), data=item.get("data"), error=item.get("error"))
 
 
 def _counter(item: Item) -> JoinCounter:
-    return JoinCounter(item["join_id"], int(item["slot"]), item.get("total"), {int(n) for n in item.get("done") or ()})
+    return JoinCounter(item["join_id"], int(item[ENTRY]), item.get("total"), {int(n) for n in item.get("done") or ()})
 
 
 class JoinWrites(WritesBase):
-    """Branch results (slot >= 0) and counters (slot < 0) of a join (see the JoinStore port)."""
+    """Branch results (entry >= 0) and counters (entry < 0) of a join (see the JoinStore port)."""
 
     def record_branch(self, join_id: str, index: int, data: str | None, error: str | None) -> bool:
         """Record branch ``index``'s outcome once; False if it was recorded already."""
         check_item_size({"data": data, "error": error})
-        item = {"join_id": shard_partition(join_id, branch_shard(index)), "slot": index, "data": data, "error": error}
-        return self.commit(plan("record branch", Put("joins", item, A("slot").missing()))).applied
+        item = {"join_id": shard_partition(join_id, branch_shard(index)), ENTRY: index, "data": data, "error": error}
+        return self.commit(plan("record branch", Put("joins", item, A(ENTRY).missing()))).applied
 
-    def _count(self, partition: str, slot: int, member: int, size: int) -> bool | None:
-        """Add ``member`` to the set at ``slot``: True if this filled it, False if not yet, None if a repeat."""
-        done = self.commit(plan("join", Update("joins", (partition, slot), (
+    def _count(self, partition: str, entry: int, member: int, size: int) -> bool | None:
+        """Add ``member`` to the set at ``entry``: True if this filled it, False if not yet, None if a repeat."""
+        done = self.commit(plan("join", Update("joins", (partition, entry), (
             Add("done", frozenset({member})), Set("total", size)), A("done").missing() | ~A("done").contains(member))))
         return len((done.item or {}).get("done") or ()) == size if done.applied else None
 
-    def _is_full(self, partition: str, slot: int, size: int) -> bool:
-        item = self.read_item("joins", (partition, slot), "read join")
+    def _is_full(self, partition: str, entry: int, size: int) -> bool:
+        item = self.read_item("joins", (partition, entry), "read join")
         return item is not None and len(item.get("done") or ()) == size
 
     def join_branch(self, join_id: str, index: int, total: int) -> bool:
@@ -71,22 +72,22 @@ class JoinWrites(WritesBase):
         reports completion); True when the join is complete."""
         shard, shards = branch_shard(index), shard_count(total)
         size, partition = shard_size(shard, total), shard_partition(join_id, shard)
-        filled = self._count(partition, shard_slot(shard), index, size)
-        if filled is False or (filled is None and not self._is_full(partition, shard_slot(shard), size)):
+        filled = self._count(partition, shard_entry(shard), index, size)
+        if filled is False or (filled is None and not self._is_full(partition, shard_entry(shard), size)):
             return False
         if shards == 1:
             return True
-        root = self._count(join_id, ROOT_SLOT, shard, shards)
-        return root is True or (root is None and self._is_full(join_id, ROOT_SLOT, shards))
+        root = self._count(join_id, ROOT_ENTRY, shard, shards)
+        return root is True or (root is None and self._is_full(join_id, ROOT_ENTRY, shards))
 
     def tally_branch(self, join_id: str, index: int, failed: bool) -> tuple[set[int], set[int]]:
         """Add branch ``index`` to the succeeded (or failed) set of a fan-out with completion criteria,
         once (a repeat adds nothing and reads the sets); the two sets after."""
         member, other = ("failed", "ok") if failed else ("ok", "failed")
         cond = (A(member).missing() | ~A(member).contains(index)) & (A(other).missing() | ~A(other).contains(index))
-        done = self.commit(plan("tally branch", Update("joins", (join_id, TALLY_SLOT),
+        done = self.commit(plan("tally branch", Update("joins", (join_id, TALLY_ENTRY),
                                                        (Add(member, frozenset({index})),), cond)))
-        item = done.item if done.applied else self.read_item("joins", (join_id, TALLY_SLOT), "read tally")
+        item = done.item if done.applied else self.read_item("joins", (join_id, TALLY_ENTRY), "read tally")
         return {int(n) for n in (item or {}).get("ok") or ()}, {int(n) for n in (item or {}).get("failed") or ()}
 
     def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
@@ -102,8 +103,8 @@ class JoinWrites(WritesBase):
         """Count every recorded branch the join has not counted (its worker died between recording and
         counting); the recorded outcomes in index order and whether the join is complete."""
         items = [item for shard in range(shard_count(total)) for item in self._shard_items(join_id, shard)]
-        results = sorted((_branch(i) for i in items if i["slot"] >= 0), key=lambda r: r.index)
-        counted = {int(n) for i in items if i["slot"] <= shard_slot(0) for n in i.get("done") or ()}
+        results = sorted((_branch(i) for i in items if i[ENTRY] >= 0), key=lambda r: r.index)
+        counted = {int(n) for i in items if i[ENTRY] <= shard_entry(0) for n in i.get("done") or ()}
         repeat = {r.index for r in results} - counted
         if len(results) == total:  # one repeat per shard also re-adds a full shard missing from the root
             repeat |= {shard * SHARD_SIZE for shard in range(shard_count(total))}

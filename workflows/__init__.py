@@ -83,7 +83,11 @@ if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
     sys.meta_path.append(_MovedModules())
 
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["RetryPolicy", "SchedulePolicy", "StartOptions", "TimeRange", "Timetable"], "workflows.options"),
+    **dict.fromkeys(["RetryPolicy", "RunFilter", "SchedulePolicy", "StartOptions", "TimeRange", "Timetable"],
+                    "workflows.options"),
+    **dict.fromkeys(["BatchRecord", "batch_cancel", "batch_rerun", "batch_signal", "batch_tag", "drive_batch",
+                     "get_batch", "list_batches", "start_batch", "stop_batch"], "workflows.batches"),
+    **dict.fromkeys(["BatchNotFound", "InvalidBatch"], "workflows.errors"),
     **dict.fromkeys(["RunHandle", "apply_async", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
@@ -114,6 +118,8 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "ChildDetached", "InvalidChildOptions", "InvalidStartTime",
+    "BatchNotFound", "BatchRecord", "InvalidBatch", "RunFilter", "batch_cancel", "batch_rerun", "batch_signal",
+    "batch_tag", "drive_batch", "get_batch", "list_batches", "start_batch", "stop_batch",
     "EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull", "StreamPage", "get_event", "read_stream",
     "set_event", "write_stream", "Failure", "declare_error", "First", "first_of", "signal", "timer", "FanOutFailed",
     "FanOutResult", "FatalError",
@@ -145,6 +151,18 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from .batches import (
+        BatchRecord,
+        batch_cancel,
+        batch_rerun,
+        batch_signal,
+        batch_tag,
+        drive_batch,
+        get_batch,
+        list_batches,
+        start_batch,
+        stop_batch,
+    )
     from .celery.install import install
     from .client import (
         RunHandle,
@@ -179,6 +197,7 @@ if TYPE_CHECKING:
     from .core.replay_log import logger
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
+        BatchNotFound,
         ChildDetached,
         EventNotSet,
         EventTimeout,
@@ -189,6 +208,7 @@ if TYPE_CHECKING:
         HookClosed,
         HookExpired,
         HookNotFound,
+        InvalidBatch,
         InvalidChildOptions,
         InvalidEventKey,
         InvalidInput,
@@ -211,7 +231,7 @@ if TYPE_CHECKING:
     )
     from .events import StreamPage, get_event, read_stream
     from .forking import fork_run, rerun
-    from .options import RetryPolicy, SchedulePolicy, StartOptions, TimeRange, Timetable
+    from .options import RetryPolicy, RunFilter, SchedulePolicy, StartOptions, TimeRange, Timetable
     from .schedules import (
         ScheduleInfo,
         backfill_schedule,

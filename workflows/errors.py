@@ -20,6 +20,7 @@ Tree::
     │   ├── InvalidChildOptions      a bad parent-close policy, or child options outside a workflow (also ValueError)
     │   ├── InvalidPriority*         a priority that is not high, normal or low (also ValueError)
     │   ├── InvalidEventKey          an event key that breaks the rules (also ValueError)
+    │   ├── InvalidBatch             a batch operation, filter or parameter that breaks the rules (also ValueError)
     │   └── InvalidExport*           a run export that cannot be read or replayed
     ├── UnknownWorkflow
     ├── UnknownStep
@@ -30,6 +31,7 @@ Tree::
     ├── NotFound                     (also LookupError)
     │   ├── RunNotFound
     │   ├── ScheduleNotFound
+    │   ├── BatchNotFound
     │   └── HookNotFound*
     ├── Duplicate                    a conditional write lost (already recorded)
     │   └── ScheduleAlreadyExists
@@ -191,6 +193,18 @@ class ScheduleNotFound(NotFound):
     def __init__(self, schedule_id: str) -> None:
         super().__init__(f"no schedule with id {schedule_id!r}")
         self.schedule_id = schedule_id
+
+
+class BatchNotFound(NotFound):
+    """No batch has this id (or it expired, the retention after its end)."""
+
+    def __init__(self, batch_id: str) -> None:
+        super().__init__(f"no batch with id {batch_id!r}")
+        self.batch_id = batch_id
+
+
+class InvalidBatch(InvalidInput, ValueError):
+    """A batch operation, filter or parameter that breaks the rules (the message names which)."""
 
 
 class Duplicate(WorkflowError):

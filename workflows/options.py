@@ -166,6 +166,25 @@ class TimeRange:
     until: float | None = None
 
 
+@dataclass(frozen=True)
+class RunFilter:
+    """The runs a batch operation selects, with the filters of ``list_runs``
+    (``workflows.batch_cancel(RunFilter(status="suspended", workflow=order))``).
+
+    Attributes:
+        status: a run status, or None.
+        workflow: a workflow name or object, or None.
+        tag: ``"key=value"`` or ``(key, value)``, or None; does not combine with ``status``.
+        created: a :class:`TimeRange` of creation times, or None. A batch selects only runs
+            created before it was started, whatever ``created.until`` says.
+    """
+
+    status: Any = None
+    workflow: Any = None
+    tag: str | tuple[str, str] | None = None
+    created: TimeRange | None = None
+
+
 def bundle(kind: type[V], given: V | None, keywords: Mapping[str, Any], name: str,
            error: type[InvalidInput] = InvalidArguments) -> V:
     """The value object of a call: ``given``, or one built from the simple ``keywords`` it stands for.

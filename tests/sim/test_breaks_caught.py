@@ -1,4 +1,5 @@
-"""The deleting world catches the data-loss bugs it was built for, re-introduced one at a time.
+"""The deleting world catches the data-loss bugs it was built for, and the batch and events scenarios
+catch broken operations, re-introduced one at a time.
 
 Each test puts a fixed bug back (with pytest's monkeypatch, in this process) and plays seeds
 until one fails: the first failing seed must come within the first 200, with the violation
@@ -81,3 +82,33 @@ def test_a_delayed_run_that_starts_early_is_caught(monkeypatch: pytest.MonkeyPat
     # never has) expired with no process dead and was recovered.
     assert found is not None and any(sign in found[1] for sign in (
         "before its start time", "was recovered though no process died")), found
+
+
+def test_a_batch_cancel_that_does_not_cancel_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 5: a batch counts a run done without asking it to cancel: a run asleep for days ends completed.
+    from workflows.batches import driver
+
+    real = driver.apply_to_run
+
+    def counted_only(engine: Any, batch: Any, run_id: str) -> bool:
+        return True if batch.operation == "cancel" else real(engine, batch, run_id)
+
+    monkeypatch.setattr(driver, "apply_to_run", counted_only)
+    found = first_violation()
+    assert found is not None and "not cancelled" in found[1], found
+
+
+def test_a_client_reading_events_out_of_order_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 6: the stream a client reads lists its entries newest first.
+    from workflows import events
+    from workflows.sim import readers
+
+    real = events.stream_page
+
+    def reversed_page(engine: Any, run_id: str, offset: int) -> Any:
+        page = real(engine, run_id, offset)
+        return events.StreamPage(page.entries[::-1], page.next_offset, page.ended)
+
+    monkeypatch.setattr(readers, "stream_page", reversed_page)
+    found = first_violation()
+    assert found is not None and "is not a prefix of" in found[1], found

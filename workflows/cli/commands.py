@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from ..core.priority import LEVELS
 from ..errors import ConfigurationError, WorkflowError
 from .aws import add_aws_commands
+from .batches import add_batch_commands
 from .deferred import add_deferred_commands
 from .events import add_event_commands, print_event_values
 from .flow import add_flow_commands
@@ -520,6 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_aws_commands(sub, add)
     add_flow_commands(sub, add)
     add_payload_commands(sub, add)
+    add_batch_commands(sub, add)
     return parser
 
 

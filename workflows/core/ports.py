@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
+from .batches import BatchRecord, Progress
 from .records import (
     BranchRecord,
     EventRecord,
@@ -391,6 +392,10 @@ class TagStore(Protocol):
         (nothing written) if the op has an outcome already or the run has ended; a retry of this
         very request (its response lost) returns True."""
 
+    def tag_ended_run(self, run: RunRecord, after: dict[str, str]) -> bool:
+        """Set an ended run's tags (and their index items, with the run's TTL) in one transaction,
+        only while it is ended with the tags read; False if it changed meanwhile."""
+
 
 class EventStore(Protocol):
     """Events and progress streams (``core.events``): items in the run's history partition."""
@@ -576,6 +581,37 @@ class SessionStore(Protocol):
         """Whether the session was signed out (a consistent read)."""
 
 
+class BatchStore(Protocol):
+    """Batch operations (``core/batches.py``): one item per batch, every write conditioned on its
+    version, so two drivers never both advance it. A write whose response was lost and was sent
+    again reports what the first send did (its request id is on the item)."""
+
+    def create_batch(self, batch: BatchRecord) -> None:
+        """Store a new live batch."""
+
+    def get_batch(self, batch_id: str) -> BatchRecord | None:
+        """A batch, live or ended, or None."""
+
+    def live_batches(self) -> list[BatchRecord]:
+        """Every live batch (one Query)."""
+
+    def ended_batches(self, since: float | None = None) -> list[BatchRecord]:
+        """The ended batches (created since ``since``, if given), oldest first."""
+
+    def claim_batch(self, batch: BatchRecord, owner: str, lease_until: float) -> BatchRecord | None:
+        """Take a live batch at the version read whose ``due_at`` has come, for ``owner`` until
+        ``lease_until``; None if it moved meanwhile."""
+
+    def advance_batch(self, batch: BatchRecord, cursor: str | None, progress: Progress,
+                      due_at: float) -> BatchRecord | None:
+        """Record a chunk at the version read (cursor, counts, next chunk time; no owner after);
+        None if it moved meanwhile."""
+
+    def end_batch(self, batch: BatchRecord, state: str, progress: Progress = ...) -> BatchRecord | None:
+        """End a live batch at the version read (moved to the ended partition with its TTL);
+        None if it moved meanwhile."""
+
+
 class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
-            ScheduleStore, FlowStore, SessionStore, EventStore, Protocol):
+            ScheduleStore, FlowStore, SessionStore, EventStore, BatchStore, Protocol):
     """Everything the engine, the client and beat store."""

@@ -73,7 +73,9 @@ def test_a_step_in_place_is_one_write_and_no_read() -> None:
     The resume claims the run once (a lease write), then each step is its record only."""
     ten, one = Counted(flows.replay_ten.name, 10, in_place=True), Counted(flows.replay_ten.name, 1, in_place=True)
     assert ten.requests - one.requests == {"record event": 9}  # nine more steps: nine writes, no read
-    assert ten.requests == {"create run": 1, "read run": 1, "claim run": 1, "record event": 10, "finish run": 1}
+    # the first resume uses the run its fresh message carries (its claim's condition confirms it); the last
+    # step's outcome goes with the end (one UpdateItem of the run item)
+    assert ten.requests == {"create run": 1, "claim run": 1, "record event": 9, "finish run": 1}
 
 
 def test_an_inline_step_is_one_write() -> None:
@@ -91,8 +93,30 @@ def test_a_step_sent_as_a_message() -> None:
 
 
 def test_a_one_step_run_end_to_end() -> None:
-    """Target: at most 3 writes, 0 reads, 3 SQS requests. In place: 4 writes (create, claim,
-    record, end), 1 read (the first resume reads the run: a message is never trusted), 1 send
-    (+ its receive and delete: 3 SQS requests)."""
+    """Target: at most 3 writes, 0 reads, 3 SQS requests (met). In place: 3 single-item writes
+    (create; the claim, whose condition confirms the run the fresh message carries is stored as
+    created; the end, which carries the step's outcome), 0 reads, 1 send (+ its receive and
+    delete: 3 SQS requests)."""
     one = Counted(flows.replay_ten.name, 1, in_place=True)
-    assert (one.writes, one.reads, one.sends) == (4, 1, 1)
+    assert one.requests == {"create run": 1, "claim run": 1, "finish run": 1}
+    assert (one.writes, one.reads, one.sends) == (3, 0, 1)
+
+
+def test_an_inline_one_step_run() -> None:
+    """Inline: the same 3 writes (create, claim, the end with the step's outcome), 0 reads."""
+    one = Counted(flows.replay_ten_inline.name, 1, in_place=False)
+    assert one.requests == {"create run": 1, "claim run": 1, "finish run": 1}
+
+
+def test_the_end_carries_the_last_outcome_into_the_history() -> None:
+    """The history every reader sees is the same as before: the outcome the end carries is merged in
+    (``with_last_outcome``), at its position, once."""
+    from workflows.core.records import with_last_outcome
+
+    one = Counted(flows.replay_ten.name, 1, in_place=True)
+    (run,) = one.store.runs.items.values()
+    record = one.store.get_run(run["run_id"])
+    assert one.store.read_history(record.run_id) == []
+    (outcome,) = with_last_outcome(record, one.store.read_history(record.run_id))
+    assert record.last_outcome is not None
+    assert (outcome.pos, outcome.kind, outcome.status) == (0, "step", "completed")

@@ -142,11 +142,33 @@ class RunRecord:
     chain_last: str | None = None
     deferral: dict[str, Any] | None = None  # the last deferral to a worker that serves it (see core.deferral)
     priority: str | None = None  # the level its messages go at: "high", "low" or None for normal (core.priority)
+    #: The request id of the run's creation (until its first write after it): a fresh resume message's run
+    #: is used unread only under a condition that the stored run still carries it (``Engine.resume``).
+    req: str | None = field(default=None, compare=False, repr=False)
+    #: The outcome of its last op, written by the end with the run (one request), when the resume that ran
+    #: the op ended the run: a history record kept on the run item (see :func:`with_last_outcome`).
+    last_outcome: EventRecord | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_terminal(self) -> bool:
         """Whether the run has ended."""
         return self.status in TERMINAL
+
+
+#: What a run's creation fixes and its replays use: the run a fresh resume message carries is used unread
+#: only while the stored run holds these values (and its creation's ``req``), as created.
+CREATED_FIELDS = ("workflow", "args", "deadline", "idempotency_key", "parent_run_id", "parent_pos", "continued_from",
+                  "schedule_id", "fire_time", "code_version", "forked_from", "forked_at", "tags", "chain_head",
+                  "priority")
+
+
+def with_last_outcome(run: RunRecord | None, records: list[EventRecord]) -> list[EventRecord]:
+    """A run's history records with the outcome its end carries (``RunRecord.last_outcome``) in its
+    place: the history every reader of an ended run's history sees (``read_history`` alone misses it)."""
+    last = None if run is None else run.last_outcome
+    if last is None or any(e.seq == last.seq for e in records):
+        return records
+    return sorted([*records, last], key=lambda e: e.seq)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
         raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
     if not ctx.owns_run:
         ctx.claim(pos, waiting)
+    ctx.flush()  # the previous step's outcome is written before this one's body runs
     attempt = ctx.history.attempts.get(pos, 0) + 1
     with ctx.infrastructure():  # the step's own errors are classified inside; a store's escape
         outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos, workflow=ctx.run.workflow)
@@ -84,6 +85,7 @@ def run_in_place(ctx: WorkflowContext, step: StepDef, message: StepMessage, wait
         _mark_in_flight(ctx, pos, waiting)
     elif not ctx.owns_run:
         ctx.claim(pos, waiting)
+    ctx.flush()  # the previous step's outcome is written before this one's body runs
     with ctx.outside(), ctx.infrastructure():  # the body runs as a sent step's: in no workflow
         outcome = admitted_attempt(engine, step, message, ctx.run.workflow, lease_pos=ctx.run.cursor)
     if outcome is not None and outcome.retry_in is not None:

@@ -93,3 +93,35 @@ def test_a_resume_message_for_an_unknown_run_runs_nothing() -> None:
                                                           first_delivery=True))
     assert flows.RAN == {} and store.find_run("not-stored") is None
     assert [d["run_id"] for _, d in transport.dead_letters] == ["not-stored"]
+
+
+def test_a_branch_of_an_ended_run_writes_nothing_without_its_ttl() -> None:
+    """A branch reads no run item: one delivered after its run was cancelled and stamped by the retention
+    sweep finds its join closed (every slot and counter there, with the run's TTL): its result's put loses,
+    and every item of the join carries the run's TTL."""
+    from workflows.core.fanout import join_id
+    from workflows.core.retention import retain_ended_runs
+    from workflows.core.steps import execute_step
+
+    engine, store, transport = setup()
+    run_id, _ = engine.create_run(get_workflow(flows.replay_fan.name), "[[3],{}]")
+    (first,) = transport.resumes
+    transport.clear()
+    run_worker_task(engine, lambda: engine.receive_resume(first, first_delivery=True))
+    branches = list(transport.steps)
+    assert [m.branch.index for m in branches if m.branch is not None] == [0, 1, 2]
+    transport.clear()
+    run_worker_task(engine, lambda: execute_step(engine, branches[0], redelivered=False))
+    engine.request_cancel(run_id)  # a fan-out in flight: a resume acts on the cancel at once
+    for resume in transport.resumes:
+        run_worker_task(engine, lambda r=resume: engine.receive_resume(r, first_delivery=True))
+    run = store.get_run(run_id)
+    assert run.status == RunStatus.CANCELLED
+    engine.clock.advance(SETTINGS.lease_seconds + 1)  # type: ignore[attr-defined]
+    assert retain_ended_runs(engine) == 1
+    for late in branches[1:]:
+        run_worker_task(engine, lambda m=late: execute_step(engine, m, redelivered=False))
+    join = join_id(run_id, 0)
+    items = [i for (j, _), i in store.joins.items.items() if j.startswith(join)]
+    assert items and {i.get("retain_until") for i in items} == {run.retain_until}
+    assert [r.index for r in store.branch_results(join, 3)] == [0]  # closed slots hold no outcome

@@ -92,6 +92,14 @@ def test_a_step_sent_as_a_message() -> None:
     assert ten.sends - one.sends == 9
 
 
+def test_a_fan_out_branch_reads_no_run_item() -> None:
+    """Target: a fan-out branch reads no run item (met): per branch, its result's PutItem and its count's
+    UpdateItem; only the branch that completes the join reads the run, to resume it."""
+    ten, five = (Counted(flows.replay_fan.name, n, in_place=True) for n in (10, 5))
+    assert ten.requests - five.requests == {"record branch": 5, "join": 5}
+    assert ten.requests["read run"] == five.requests["read run"] == 2  # the first resume's, the join's
+
+
 def test_a_one_step_run_end_to_end() -> None:
     """Target: at most 3 writes, 0 reads, 3 SQS requests (met). In place: 3 single-item writes
     (create; the claim, whose condition confirms the run the fresh message carries is stored as

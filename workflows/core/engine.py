@@ -295,7 +295,9 @@ class Engine:
             if current is None or current.run_id == run_id or current.is_terminal:
                 return None
             return self.request_cancel(current.run_id)
-        if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING):
+        fanning_out = (woken.waiting or {}).get("kind") == OpKind.PARALLEL.value
+        if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING) or fanning_out:
+            # a fan-out's branches read no run item: a resume acts on the cancel now, not at the join
             self.send_leased_resume(run_id, priority=woken.priority)
         return woken
 

@@ -377,6 +377,10 @@ class JoinStore(Protocol):
         """Add branch ``index`` to the succeeded (or failed) set of a fan-out with completion
         criteria, once; return the sets of succeeded and failed branches after."""
 
+    def read_tally(self, join_id: str) -> tuple[set[int], set[int]]:
+        """The succeeded and failed sets of a fan-out with completion criteria (empty if none is
+        tallied yet), read consistently."""
+
     def branch_results(self, join_id: str, total: int | None = None) -> list[BranchRecord]:
         """Every recorded branch outcome, in index order. ``total`` (the join's width) reads every
         counter shard; without it, shards are read in order while each is full, which finds

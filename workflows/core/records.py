@@ -268,6 +268,12 @@ class BranchRecord:
     data: str | None
     error: str | None
 
+    @property
+    def closed(self) -> bool:
+        """Whether this is no outcome but the slot the retention sweep closed (neither data nor error: a
+        recorded outcome has one), so a branch of an ended run writes nothing there after the sweep."""
+        return self.data is None and self.error is None
+
 
 @dataclass
 class SlotRecord:
@@ -348,10 +354,15 @@ class Branch:
     fail_fast: bool = True
     #: The fan-out's completion criteria (core.completion), if any: its join tallies instead of counting.
     criteria: tuple[int | None, int | None] | None = None
+    #: The run's workflow (a branch reads no run item: what its attempt is told to observers as).
+    workflow: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The branch as JSON data."""
-        data = {"join": self.join, "index": self.index, "total": self.total, "fail_fast": self.fail_fast}
+        data: dict[str, Any] = {"join": self.join, "index": self.index, "total": self.total,
+                                "fail_fast": self.fail_fast}
+        if self.workflow is not None:
+            data["workflow"] = self.workflow
         return data if self.criteria is None else {**data, "criteria": list(self.criteria)}
 
     @classmethod
@@ -360,8 +371,10 @@ class Branch:
         if data is None:
             return None
         criteria = data.get("criteria")
+        workflow = data.get("workflow")
         return cls(str(data["join"]), int(data["index"]), int(data["total"]), bool(data.get("fail_fast", True)),
-                   None if criteria is None else (criteria[0], criteria[1]))
+                   None if criteria is None else (criteria[0], criteria[1]),
+                   None if workflow is None else str(workflow))
 
     @property
     def pos(self) -> int:

@@ -24,7 +24,7 @@ SETTINGS = Settings(lease_seconds=60.0, hook_secret="request-minimum-tests-hook-
 
 def is_read(name: str) -> bool:
     """Whether the store's request ``name`` reads (every other one writes)."""
-    return name.startswith(("read", "get", "list"))
+    return name.startswith(("read", "get", "list", "query"))
 
 
 class Counted:
@@ -38,6 +38,7 @@ class Counted:
         self.sends = 0
         transport = RecordingTransport({None} if in_place else set())
         engine = Engine(self.store, transport, SETTINGS, clock=clock)
+        self.engine, self.clock = engine, clock
         self.store.interceptor = self._count
         run_id, _ = engine.create_run(get_workflow(workflow), json.dumps([[n], {}]))
         for _ in range(100):
@@ -86,7 +87,8 @@ def test_an_inline_step_is_one_write() -> None:
 
 def test_a_step_sent_as_a_message() -> None:
     """Target: its message leaves after at most 1 write. Not met: the previous step's record,
-    then ``advance_run`` (2 writes), and the step's worker reads the run."""
+    then ``advance_run`` (2 writes), and the step's worker reads the run (docs/performance.md,
+    "Not done: a sent step's message after 1 write")."""
     ten, one = (Counted(flows.replay_ten.name, n, in_place=False) for n in (10, 1))
     assert ten.requests - one.requests == {"record event": 9, "advance run": 9, "read run": 9}
     assert ten.sends - one.sends == 9
@@ -128,3 +130,22 @@ def test_the_end_carries_the_last_outcome_into_the_history() -> None:
     (outcome,) = with_last_outcome(record, one.store.read_history(record.run_id))
     assert record.last_outcome is not None
     assert (outcome.pos, outcome.kind, outcome.status) == (0, "step", "completed")
+
+
+def test_retention_per_recorded_step() -> None:
+    """Target: retention adds at most 0.1 write per recorded step. Not met: beat's sweep stamps each
+    history item of an ended run (one UpdateItem per recorded step; docs/performance.md, "Not done:
+    retention"). The last step's outcome, carried by the end on the run item, costs it nothing."""
+    from workflows.core.retention import retain_ended_runs
+
+    def stamps(run: Counted) -> Counter[str]:
+        run.clock.advance(SETTINGS.lease_seconds + 1)
+        run.requests.clear()
+        run.store.interceptor = run._count
+        assert retain_ended_runs(run.engine) == 1
+        run.store.interceptor = None
+        return Counter({name: n for name, n in run.requests.items() if not is_read(name)})
+
+    ten, one = (stamps(Counted(flows.replay_ten.name, n, in_place=True)) for n in (10, 1))
+    assert one == {"release ended run": 1}  # nothing to stamp: its one outcome is on the run item
+    assert ten - one == {"stamp retention": 9}  # one write per history item

@@ -125,3 +125,15 @@ def test_a_branch_of_an_ended_run_writes_nothing_without_its_ttl() -> None:
     items = [i for (j, _), i in store.joins.items.items() if j.startswith(join)]
     assert items and {i.get("retain_until") for i in items} == {run.retain_until}
     assert [r.index for r in store.branch_results(join, 3)] == [0]  # closed slots hold no outcome
+
+
+def test_a_fresh_resume_starts_no_child_for_a_run_that_changed() -> None:
+    """A child's creation is written through the engine, outside the replay's guarded store: the run the
+    fresh message carried is confirmed first, so a run cancelled before its first delivery starts none."""
+    engine, store, transport = setup()
+    run_id, _ = engine.create_run(get_workflow(flows.replay_child_first.name), "[[2],{}]")
+    (message,) = transport.resumes
+    engine.request_cancel(run_id)
+    run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=True))
+    assert store.get_run(run_id).status == RunStatus.CANCELLED
+    assert store.find_run(f"{run_id}.0") is None

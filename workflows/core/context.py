@@ -151,6 +151,12 @@ class WorkflowContext:
             self.confirm()
         self.flush()
 
+    def before_write(self) -> None:
+        """Before a write the replay makes outside its guarded store (a child's creation): confirm a
+        carried run and write a held outcome, as before any store call."""
+        with self.infrastructure():
+            self._before_store_call("")
+
     def confirm(self) -> None:
         """Make sure the run a fresh message carried is the stored one, as created (one read), before
         anything durable happens that no condition of its own confirms; else re-read and replay."""

@@ -208,6 +208,7 @@ def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ..
     if event is None:
         child_id = f"{ctx.run.run_id}.{pos}"
         payload = ctx.encode([list(args), kwargs], f"arguments of child workflow {workflow.name!r}", child_id)
+        ctx.before_write()  # the child is written through the engine, not the replay's guarded store
         with ctx.infrastructure():
             ctx.engine.create_run(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos,
                                   priority=workflow.priority or ctx.run.priority)  # a child inherits the level

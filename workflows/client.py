@@ -181,8 +181,11 @@ class RunHandle:
         return read_stream(self.run_id, offset)
 
     def history(self) -> list[EventRecord]:
-        """The raw history records, in order."""
-        return get_engine().store.read_history(self.run_id)
+        """The raw history records, in order (with the outcome the run's end carries: see
+        ``core.records.with_last_outcome``)."""
+        from .core.timeline import run_history
+
+        return run_history(get_engine().store, self.run_id)
 
     def events(self) -> list[dict[str, Any]]:
         """The history as a timeline: run start, every op record in order, run end."""

@@ -50,7 +50,14 @@ RUN_NAMESPACE = uuid.UUID("6f1c2a52-3d4e-4b8a-9a51-0c7d2e9f4b10")
 
 def commit(engine: Engine, run: RunRecord, command: Command, ctx: WorkflowContext | None = None) -> bool:
     """Carry out what a resume of ``run`` decided; False if a conditional write lost (read the
-    run again and replay). ``ctx``: the replay that decided it (None: decided before one)."""
+    run again and replay). ``ctx``: the replay that decided it (None: decided before one).
+
+    An outcome the replay holds (an op it ran under its claim: ``WorkflowContext.hold``) goes with
+    the run's end (``Complete``, ``Fail``: one write); before any other command it is written alone.
+    """
+    if ctx is not None and ctx.pending is not None and not isinstance(command, (Complete, Fail)):
+        if not _write_held(engine, ctx, command):
+            return True  # another resume recorded the op (it goes on), or the run ended
     if isinstance(command, Halt):
         if command.reason:
             log.warning("%s", command.reason)
@@ -94,6 +101,24 @@ def write_outcome(engine: Engine, command: RecordOutcome, store: Store | None = 
     written = store.record_event_while_live(event) if command.while_live else store.record_event(event)
     if written:
         engine.cache.remember(event)
+    return written
+
+
+def _write_held(engine: Engine, ctx: WorkflowContext, command: Command) -> bool:
+    """Write the outcome ``ctx`` holds alone, before ``command``; False if another resume recorded
+    the op or the run ended (a store failure before ``Raise`` is left to its error)."""
+    event = ctx.take_pending()
+    if event is None:
+        return True
+    try:
+        written = write_outcome(engine, RecordOutcome(event))
+    except Exception:
+        if isinstance(command, Raise):  # the store failed already: the resume raises its first error
+            log.debug("run %s: the outcome of op %d was not written", ctx.run.run_id, event.pos, exc_info=True)
+            return True
+        raise
+    if not written:
+        engine.cache.forget(ctx.run.run_id)
     return written
 
 

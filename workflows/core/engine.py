@@ -16,10 +16,11 @@ from ..settings import Settings
 from .async_workflow import call_workflow
 from .chains import follow
 from .children import close_children, close_timer, close_timer_id, links_of, to_close
-from .commands import Command, Defer, Fail, Halt, Reload, RunEnd, decide
-from .commit import commit
+from .commands import Command, Defer, Fail, Halt, InFlight, Raise, RecordOutcome, Reload, RunEnd, decide
+from .commit import commit, write_outcome
 from .context import WorkflowContext
 from .control import ContinueAsNew, OutcomeRecorded, ReplayAborted, ReplayStopped, StaleHistory, Suspend
+from .debounce import DEBOUNCE_TAG
 from .deferral import refusal
 from .delayed import start_timer, start_timer_id
 from .gates import pass_gates
@@ -29,6 +30,7 @@ from .observer import NullObserver, Observer
 from .payloads import Payloads
 from .ports import Clock, Store, SystemClock, Transport
 from .records import (
+    CREATED_FIELDS,
     EventRecord,
     OpKind,
     ResumeMessage,
@@ -39,6 +41,7 @@ from .records import (
     child_end_seq,
 )
 from .registry import WorkflowDef, get_workflow
+from .storage import inline_result_limit, new_request
 from .versions import code_version
 from .workflow_slots import enqueue_new, release
 
@@ -72,6 +75,7 @@ class Engine:
     def new_run_record(self, run_id: str, workflow: str, args: str, **fields: Any) -> RunRecord:
         """A run record ready for :meth:`Store.create_run`, stamped with this code's version."""
         fields.setdefault("code_version", self.code_version(workflow))
+        fields.setdefault("req", new_request())  # its creation's request id: see ``unread``
         return RunRecord(run_id=run_id, workflow=workflow, status=RunStatus.PENDING.value, created_at=self.now(),
                          args=args, **fields)
 
@@ -103,14 +107,15 @@ class Engine:
     def receive_resume(self, message: ResumeMessage, *, first_delivery: bool) -> None:
         """Body of a resume message; ``first_delivery``: the broker delivers it for the first time.
 
-        The run a fresh message carries is never trusted: the stored run is read (a run
-        that is not stored is dead-lettered). It only tells that the run may have no history.
+        The run a fresh message carries is used unread only while a write's condition shows
+        the stored run is still the one it describes (see ``unread``), else the run is read (a
+        run that is not stored is dead-lettered).
         """
-        fresh = message.fresh is not None and not message.recovering and first_delivery
+        fresh = message.fresh if not message.recovering and first_delivery else None
         self.resume(message.run_id, recovering=message.recovering, fresh=fresh)
 
     def resume(self, run_id: str, *, run: RunRecord | None = None, recovering: bool = False,
-               known_through: int | None = None, fresh: bool = False) -> None:
+               known_through: int | None = None, fresh: RunRecord | None = None) -> None:
         """Replay a run until it suspends, dispatches, or ends.
 
         Args:
@@ -118,20 +123,25 @@ class Engine:
             recovering: the reconciler found the run's lease expired: re-send an
                 op that is marked in flight.
             known_through: this process just recorded the outcome at this position.
-            fresh: the first delivery of the run's first resume: if the stored run is
-                still as created, it has no history to read.
+            fresh: the run the first delivery of its first resume carries: while the stored
+                run is as created, it has no history to read, and it is used unread: the first
+                write's condition (a claim), or one read before any other write, confirms it.
         """
         with self.observer.resume(run_id, recovering):
             self._resume(run_id, run, recovering, known_through, fresh)
 
     def _resume(self, run_id: str, run: RunRecord | None, recovering: bool, known_through: int | None,
-                fresh: bool) -> None:
+                fresh: RunRecord | None) -> None:
         resume_id = uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
+        provisional = fresh is not None and run is None and unread(fresh, run_id)
+        if provisional:
+            run = fresh
+        maybe_new = fresh is not None
         for _ in range(MAX_CONTENDED_REPLAYS):
             run = run or self.store.find_run(run_id)
-            if fresh and as_created(run):
+            if maybe_new and as_created(run):
                 known_through = -1
-            fresh = False
+            maybe_new = provisional  # the run read after the carried one failed to confirm may be as created still
             if run is None:
                 self.transport.dead_letter("resume message for an unknown run", {"run_id": run_id})
                 return
@@ -144,20 +154,25 @@ class Engine:
                 self.time_out(run, owner=resume_id)
                 return
             self.observer.replaying(run)
-            if self._replay(run, known_through, recovering, resume_id):
+            if self._replay(run, known_through, recovering, resume_id, provisional):
                 return
-            run, known_through = None, None
+            run, known_through, provisional = None, None, False
         log.warning("run %s: resume gave up after %d contended replays; its lease will recover it",
                     run_id, MAX_CONTENDED_REPLAYS)
 
-    def _replay(self, run: RunRecord, known_through: int | None, recovering: bool, resume_id: str) -> bool:
+    def _replay(self, run: RunRecord, known_through: int | None, recovering: bool, resume_id: str,
+                provisional: bool = False) -> bool:
         """Replay the workflow function once and commit what it decided; False if a conditional
-        write lost (replay again)."""
-        command, ctx = self._decide(run, known_through, recovering, resume_id)
+        write lost (replay again). ``provisional``: ``run`` is the run a fresh message carried, which
+        a command that writes confirms first (one read), unless a claim's condition did."""
+        command, ctx = self._decide(run, known_through, recovering, resume_id, provisional)
+        if (ctx.provisional if ctx is not None else provisional) and not isinstance(
+                command, (Halt, InFlight, Reload, Raise)) and not still_created(self.store.find_run(run.run_id), run):
+            return False  # not the stored run as created: read it and replay
         return commit(self, run, command, ctx)
 
     def _decide(self, run: RunRecord, known_through: int | None, recovering: bool,
-                resume_id: str) -> tuple[Command, WorkflowContext | None]:
+                resume_id: str, provisional: bool = False) -> tuple[Command, WorkflowContext | None]:
         """What this resume of ``run`` does: one command, and the replay that decided it (None:
         decided before one). The history is read once the run is this worker's to run (a deferred
         or parked run reads none)."""
@@ -172,6 +187,7 @@ class Engine:
             return (Halt() if passed is False else Reload()), None
         history = self.cache.load(run.run_id, known_through=known_through)
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
+        ctx.provisional = provisional
         try:
             args, kwargs = self.payloads.decode(run.args)
         except PayloadUnavailable as exc:  # gone for good: no retry brings it back
@@ -201,6 +217,7 @@ class Engine:
         parent = run.parent_run_id if status != RunStatus.CONTINUED else None
         owner = ctx.resume_id if ctx is not None else ending.owner
         notice = self._child_end(run, status, ending.result, ending.error) if parent is not None else None
+        last = self._last_outcome(run, ending, ctx)
         ended: RunRecord | None = None
         for _ in range(MAX_CONTENDED_REPLAYS):
             # Its children to close by their policies (a replay's, or from the history the fence was read
@@ -215,15 +232,30 @@ class Engine:
             try:
                 ended = self.store.finish_run(run.run_id, status.value, result=ending.result, error=ending.error,
                                               continued_to=ending.continued_to, wake=parent, owner=owner,
-                                              fence=fence, wake_record=notice, timers=timers)
+                                              fence=fence, wake_record=notice, timers=timers, last=last)
                 break
             except OutcomeRecorded:
                 continue  # the op just recorded its outcome: read it, take the next position
         if ended is None:
+            if last is not None:  # this resume lost the run: its outcome is recorded alone, while the run lives
+                write_outcome(self, RecordOutcome(last, while_live=True))
+                self.cache.forget(run.run_id)
             return False
         self.cache.forget(run.run_id)
         self.after_end(ended, run, ctx, closing)
         return True
+
+    def _last_outcome(self, run: RunRecord, ending: RunEnd, ctx: WorkflowContext | None) -> EventRecord | None:
+        """The outcome the resume ending the run holds (its last op's, run under its claim), for the end
+        to carry; one that would not fit in the run item beside the end is recorded alone first."""
+        last = None if ctx is None else ctx.take_pending()
+        if last is None:
+            return None
+        size = sum(len(text.encode()) for text in (last.data, last.error, ending.result, ending.error) if text)
+        if size + 1024 <= inline_result_limit(self.settings):
+            return last
+        write_outcome(self, RecordOutcome(last))  # as a step's record (lost: the end below loses too)
+        return None
 
     def _child_end(self, run: RunRecord, status: RunStatus, result: str | None,
                    error: str | None) -> EventRecord | None:
@@ -278,7 +310,9 @@ class Engine:
             if current is None or current.run_id == run_id or current.is_terminal:
                 return None
             return self.request_cancel(current.run_id)
-        if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING, RunStatus.DELAYED):
+        fanning_out = (woken.waiting or {}).get("kind") == OpKind.PARALLEL.value
+        if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING, RunStatus.DELAYED) or fanning_out:
+            # a fan-out's branches read no run item: a resume acts on the cancel now, not at the join
             self.send_leased_resume(run_id, priority=woken.priority)
         return woken
 
@@ -315,6 +349,27 @@ def as_created(run: RunRecord | None) -> bool:
     """Whether a stored run is still as created: never dispatched, woken or recovered."""
     return (run is not None and run.status == RunStatus.PENDING and run.cursor == -1 and run.wake_seq == 0
             and run.recoveries == 0)
+
+
+def unread(fresh: RunRecord, run_id: str) -> bool:
+    """Whether a fresh resume may use the run its message carries without reading it: the
+    message names its creation's request id (a condition checks that the stored run still
+    carries it, as created, before anything durable happens: ``WorkflowContext.confirm``), and
+    no gate before its first op (a debounce window, a workflow limit) reads the store with it."""
+    if fresh.req is None or fresh.run_id != run_id or not as_created(fresh) or DEBOUNCE_TAG in (fresh.tags or {}):
+        return False
+    try:
+        definition = get_workflow(fresh.workflow)
+    except UnknownWorkflow:
+        return False
+    return definition.limits is None
+
+
+def still_created(stored: RunRecord | None, carried: RunRecord) -> bool:
+    """Whether the stored run is still the run a fresh message carried (its creation's request id
+    and created fields), as created."""
+    return (stored is not None and as_created(stored) and stored.req == carried.req
+            and all(getattr(stored, name) == getattr(carried, name) for name in CREATED_FIELDS))
 
 
 def record_timers(record: RunRecord) -> list[TimerRecord]:

@@ -163,10 +163,15 @@ class RunStore(Protocol):
         """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel).
         Returns the run after the update, or None if it does not exist or has ended."""
 
-    def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any]) -> bool:
+    def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any], *,
+                  as_created: RunRecord | None = None) -> bool:
         """Make resume ``owner`` the one executor of the run's inline steps from ``pos`` on.
-        Condition: live, not cancel-requested, cursor at most ``pos``, and not held by another
-        resume whose lease is live. ``suspend_run``, ``advance_run`` and ends release it."""
+        Condition: live, not cancel-requested, cursor at most ``pos``, op ``pos`` never marked in
+        flight for a message (``advance_run``: its message may be running it), and not held by
+        another resume whose lease is live. ``suspend_run``, ``advance_run`` and ends release it.
+        ``as_created``: also, the stored run is still this run (the run a fresh resume message
+        carried: its creation's request id and created fields), as created (pending, cursor -1,
+        never woken or recovered), which confirms that run without reading it."""
 
     def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
         """Extend the lease of a live run (whose cursor is ``pos``, if given) that no one
@@ -175,9 +180,17 @@ class RunStore(Protocol):
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
                    owner: str | None = None, fence: int | None = None,
-                   wake_record: EventRecord | None = None, timers: list[TimerRecord] = ...) -> RunRecord | None:
+                   wake_record: EventRecord | None = None, timers: list[TimerRecord] = ...,
+                   last: EventRecord | None = None) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request, its
         response lost, still wins). Returns the ended run, or None.
+
+        ``last``: the outcome of the run's last op, which resume ``owner`` ran under its claim and
+        has not recorded: the end keeps it on the run item (``RunRecord.last_outcome``; readers of
+        the history merge it in with ``records.with_last_outcome``), in the same single write.
+        Condition then: the run is live and ``owner`` still holds it (no one else can have
+        recorded that op: a claim of the run, its recovery, a dispatch and a cancel's end all
+        release or refuse ``owner``'s claim first).
 
         Condition: no resume claims the run (``claim_run``), or resume ``owner`` does, or
         the claim's lease has expired: a run whose executor is running its inline steps
@@ -369,6 +382,10 @@ class JoinStore(Protocol):
     def tally_branch(self, join_id: str, index: int, failed: bool) -> tuple[set[int], set[int]]:
         """Add branch ``index`` to the succeeded (or failed) set of a fan-out with completion
         criteria, once; return the sets of succeeded and failed branches after."""
+
+    def read_tally(self, join_id: str) -> tuple[set[int], set[int]]:
+        """The succeeded and failed sets of a fan-out with completion criteria (empty if none is
+        tallied yet), read consistently."""
 
     def branch_results(self, join_id: str, total: int | None = None) -> list[BranchRecord]:
         """Every recorded branch outcome, in index order. ``total`` (the join's width) reads every

@@ -226,6 +226,7 @@ def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ..
         fields: dict[str, Any] = {} if detached else {"parent_run_id": ctx.run.run_id, "parent_pos": pos}
         if begins is not None:
             fields["start_at"] = begins
+        ctx.before_write()  # the child is written through the engine, not the replay's guarded store
         with ctx.infrastructure():
             ctx.engine.create_run(workflow, payload, run_id=child_id, **fields,
                                   priority=workflow.priority or ctx.run.priority)  # a child inherits the level

@@ -32,8 +32,8 @@ def run_item(run: RunRecord, now: float, settings: Settings) -> Item:
             "idempotency_key": run.idempotency_key, "parent_run_id": run.parent_run_id,
             "parent_pos": run.parent_pos, "continued_from": run.continued_from, "schedule_id": run.schedule_id,
             "fire_time": run.fire_time, "code_version": run.code_version, "forked_from": run.forked_from,
-            "forked_at": run.forked_at, "req": new_request(), "tags": to_json(run.tags) if run.tags else None,
-            "chain_head": run.chain_head, "priority": run.priority}
+            "forked_at": run.forked_at, "req": run.req or new_request(),
+            "tags": to_json(run.tags) if run.tags else None, "chain_head": run.chain_head, "priority": run.priority}
 
 
 #: Stored attribute names that differ from the code's words (existing tables hold them; see
@@ -104,7 +104,23 @@ def run_record(item: Item) -> RunRecord:
         forked_at=_int(item.get("forked_at")), chain_head=item.get("chain_head"), chain_last=item.get("chain_last"),
         priority=item.get("priority"), start_at=item.get("start_at"),
         deferral=json.loads(item["deferral"]) if item.get("deferral") else None,
+        req=item.get("req"), last_outcome=last_outcome(item),
     )
+
+
+#: The run item's attribute holding its last op's outcome, written by the end (``RunRecord.last_outcome``).
+LAST_OUTCOME = "last_outcome"
+
+
+def last_outcome_value(event: EventRecord) -> str:
+    """How the end stores its last op's outcome on the run item (the history item's fields, as JSON)."""
+    return to_json({k: v for k, v in event_item(event, event.at).items() if v is not None})
+
+
+def last_outcome(item: Item) -> EventRecord | None:
+    """The last op's outcome a run item carries, if its end wrote one."""
+    text = item.get(LAST_OUTCOME)
+    return None if not text else event_record(json.loads(text))
 
 
 def event_record(item: Item) -> EventRecord:

@@ -104,6 +104,18 @@ def test_a_race_suspends_with_a_lease_that_recovery_finds(store, clock) -> None:
     assert store.claim_recovery(run_id) is not None
 
 
+def test_only_the_first_resume_at_a_race_suspends_to_send_its_steps(store, clock) -> None:  # type: ignore[no-untyped-def]
+    # Two resumes of one wake read the run before the race and both decide to send its step: the second
+    # suspend used to pass too (same wake_seq, cursor <= pos) and sent the step again (simulator seed 593).
+    run_id = start(store)
+    store.advance_run(run_id, 0, {})
+    seen = store.get_run(run_id).wake_seq
+    waiting = {"kind": "first_of", "name": "signal:go | step:s"}
+    assert store.suspend_run(run_id, 1, waiting, seen, [], lease=True, first=True) is True
+    assert store.suspend_run(run_id, 1, waiting, seen, [], lease=True, first=True) is False  # the other resume
+    assert store.suspend_run(run_id, 1, waiting, seen, [], lease=True) is True  # a suspend that sends nothing
+
+
 def test_suspend_run_needs_the_wake_seq_it_saw(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     store.advance_run(run_id, 0, {})

@@ -134,8 +134,11 @@ def _dispatch(engine: Engine, ctx: WorkflowContext, command: Dispatch) -> bool:
 
 def _wait(engine: Engine, ctx: WorkflowContext, command: Wait) -> bool:
     run = ctx.run
+    # A race's step messages go once: only the resume whose suspend first reaches the op sends them
+    # (a recovery re-sends those without a result under its own claim).
+    first = bool(command.calls) and not ctx.recovering
     suspended = engine.store.suspend_run(run.run_id, command.pos, command.waiting, run.wake_seq, command.timers,
-                                         lease=command.lease)
+                                         lease=command.lease, first=first)
     if suspended:
         engine.observer.waiting(run, command.pos, command.waiting)
         # Sent after the suspend, whose lease covers a crash before the sends (recovery sends them again).

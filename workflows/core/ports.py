@@ -154,10 +154,12 @@ class RunStore(Protocol):
         A retry of this very request (its response lost) returns True."""
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
-                    timers: list[TimerRecord] = ..., *, lease: bool = False) -> bool:
+                    timers: list[TimerRecord] = ..., *, lease: bool = False, first: bool = False) -> bool:
         """Suspend at ``pos`` (lease removed; renewed instead if ``lease``: a race's step messages
         are in flight) and store the timers, in one transaction.
-        Condition: ``wake_seq`` still equals ``seen_wake`` and the run is live."""
+        Condition: ``wake_seq`` still equals ``seen_wake`` and the run is live; with ``first``, also
+        that no resume reached ``pos`` yet (the cursor is before it): the one resume that wins sends
+        the race's step messages (two resumes of one wake never both send them)."""
 
     def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
         """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel).

@@ -109,9 +109,11 @@ class RunWrites(WritesBase):
             own=carries("runs", (run_id,), req)))
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
-                    timers: list[TimerRecord] = (), *, lease: bool = False) -> bool:  # type: ignore[assignment]
-        """Suspend at ``pos`` (lease removed, or renewed if ``lease``) and store the timers, in one request."""
-        cond = (A("wake_seq") == seen_wake) & LIVE_COND & (A("cursor") <= pos)
+                    timers: list[TimerRecord] = (), *, lease: bool = False,  # type: ignore[assignment]
+                    first: bool = False) -> bool:
+        """Suspend at ``pos`` (lease removed, or renewed if ``lease``) and store the timers, in one request
+        (``first``: only if the cursor is still before ``pos``; see the RunStore port)."""
+        cond = (A("wake_seq") == seen_wake) & LIVE_COND & ((A("cursor") < pos) if first else (A("cursor") <= pos))
         leased = Set("lease_expires_at", self.lease_until()) if lease else Remove("lease_expires_at")
         with flush(run_id) as counts:
             actions = (*self.status_actions(run_id, "suspended"), Set("cursor", pos), Set("waiting", to_json(waiting)),

@@ -88,6 +88,10 @@ _EXPORTS: dict[str, str] = {
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
     **dict.fromkeys(["StreamPage", "get_event", "read_stream"], "workflows.events"),
+    "update_run": "workflows.client",
+    "on_update": "workflows.core.updates",
+    **dict.fromkeys(["DurableCallInUpdate", "UpdateError", "UpdateFailed", "UpdateRefused", "UpdateRunEnded",
+                     "UpdateTimeout"], "workflows.errors"),
     **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
     **dict.fromkeys(["now", "random", "uuid4"], "workflows.core.deterministic"),
     "logger": "workflows.core.replay_log",
@@ -110,6 +114,8 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "DurableCallInUpdate", "UpdateError", "UpdateFailed", "UpdateRefused", "UpdateRunEnded", "UpdateTimeout",
+    "on_update", "update_run",
     "EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull", "StreamPage", "get_event", "read_stream",
     "set_event", "write_stream", "FanOutFailed", "FanOutResult", "FatalError", "ForkRefused", "HookAlreadyResumed",
     "HookClosed", "HookExpired", "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags",
@@ -151,6 +157,7 @@ if TYPE_CHECKING:
         resume_hook,
         send_signal,
         start,
+        update_run,
     )
     from .core.completion import FanOutResult
     from .core.deterministic import now, random, uuid4
@@ -168,8 +175,10 @@ if TYPE_CHECKING:
     from .core.patching import deprecate_patch, patched
     from .core.records import RunStatus
     from .core.replay_log import logger
+    from .core.updates import on_update
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
+        DurableCallInUpdate,
         EventNotSet,
         EventTimeout,
         FanOutFailed,
@@ -194,6 +203,11 @@ if TYPE_CHECKING:
         StepFailed,
         StreamFull,
         UnknownWorkflow,
+        UpdateError,
+        UpdateFailed,
+        UpdateRefused,
+        UpdateRunEnded,
+        UpdateTimeout,
         WaitTimeout,
         WorkflowError,
     )

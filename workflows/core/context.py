@@ -26,6 +26,7 @@ from .payloads import reference_of
 from .priority import step_priority
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq, op_timer_id
 from .registry import check_arguments
+from .updates import UpdateState, before_op
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -63,6 +64,7 @@ class WorkflowContext:
         self.resume_id = resume_id or uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
         self.owns_run = False
         self.streamed = (0, 0)  # the progress stream's entries and bytes, as this replay passed them (core.events)
+        self.updates = UpdateState()  # update handlers declared and updates answered (core.updates)
 
     # -- bookkeeping --------------------------------------------------------------------
     def activate(self) -> contextvars.Token[WorkflowContext | None]:
@@ -144,6 +146,7 @@ class WorkflowContext:
         if self.halted is not None:
             raise Suspend()  # the code swallowed a suspension and went on: stop it here
         self.keep_lease()
+        before_op(self)  # updates recorded before this op replayed, or the waiting ones handled here
         pos = self.pos
         self.pos += 1
         self.op = (pos, kind.value, name)  # described only if needed (``halted_op``): this is the replay's hot path
@@ -189,6 +192,8 @@ class WorkflowContext:
             existing = self.store.get_outcome(self.run.run_id, event.pos)
             if existing is None:
                 raise self.stopped("the run has ended")
+            if existing.kind != event.kind:  # an update took the position first (core.updates): re-read
+                raise self.halt(StaleHistory(event.pos))
             event = existing
             self.engine.cache.remember(event)
         self.history.add(event)

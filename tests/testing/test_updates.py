@@ -1,0 +1,139 @@
+"""Updates (issue 27, item 2): handlers, validators, exactly-once, typed errors, in the kit."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.testing import update_flows as flows
+from workflows import UpdateFailed, UpdateRefused, UpdateRunEnded, UpdateTimeout, update_run
+from workflows.core.embed import embed
+from workflows.core.records import OpKind, SignalRecord
+from workflows.core.update_requests import lookup_answer
+from workflows.core.updates import REQUEST_NAME, request_key
+from workflows.testing import WorkflowEnv
+
+
+@pytest.fixture
+def env() -> WorkflowEnv:
+    with WorkflowEnv() as kit:
+        yield kit
+
+
+def updates_of(env: WorkflowEnv, run_id: str) -> list[tuple[int, str | None, str]]:
+    return [(r.pos, r.name, r.status) for r in env.store.read_history(run_id) if r.kind == OpKind.UPDATE.value]
+
+
+def test_a_handler_answers_while_the_run_waits_and_replays_give_the_same_state(env: WorkflowEnv) -> None:
+    run = env.start(flows.cart, 2)
+    assert run.update("add", "apple") == 1
+    assert env.update(run, "add", "pear") == 2
+    assert run.update("count") == 2
+    env.signal(run, "checkout")
+    # Each resume replayed the handlers from the history: the state is the one the answers saw.
+    assert run.result() == {"items": ["apple", "pear"], "total": 10}
+    assert updates_of(env, run.run_id) == [(0, "add", "completed"), (1, "add", "completed"),
+                                           (2, "count", "completed")]
+
+
+def test_a_validator_refuses_before_anything_is_recorded(env: WorkflowEnv) -> None:
+    run = env.start(flows.cart, 1)
+    with pytest.raises(UpdateRefused, match="non-empty string"):
+        run.update("add", "")
+    assert run.update("add", "apple") == 1
+    with pytest.raises(UpdateRefused, match=r"the cart is full \(1 items\)"):
+        run.update("add", "pear")
+    with pytest.raises(UpdateRefused, match="no update handler 'nope'"):
+        run.update("nope", 1)
+    assert updates_of(env, run.run_id) == [(0, "add", "completed")]  # refusals are not in the history
+    assert env.store.signals(run.run_id, REQUEST_NAME) == []  # and their requests are gone
+    env.signal(run, "checkout")
+    assert run.result()["items"] == ["apple"]
+
+
+def test_a_failing_handler_fails_the_update_not_the_run(env: WorkflowEnv) -> None:
+    run = env.start(flows.cart, 3)
+    with pytest.raises(UpdateFailed, match="RuntimeError: the handler broke"):
+        run.update("broken")
+    with pytest.raises(UpdateFailed, match="DurableCallInUpdate"):
+        run.update("durable")
+    assert run.update("add", "apple") == 1
+    env.signal(run, "checkout")
+    assert run.result() == {"items": ["apple"], "total": 5}
+
+
+def test_a_retry_with_the_same_id_returns_the_same_answer_and_runs_the_handler_once(env: WorkflowEnv) -> None:
+    run = env.start(flows.cart, 5)
+    assert run.update("add", "apple", update_id="order-1") == 1
+    assert run.update("add", "apple", update_id="order-1") == 1  # answered already: not sent again
+    # A retry stored after the answer (its first send's response lost meanwhile): never handled twice.
+    request = env.store.signals(run.run_id, REQUEST_NAME)
+    assert request == []
+    assert run.update("add", "pear", update_id="order-2") == 2
+    again = SignalRecord(run_id=run.run_id, signal_key=request_key("order-1"), name=REQUEST_NAME,
+                         payload=embed({"id": "order-1", "name": "add"}, '"apple"'), sent_at=env.clock.now())
+    assert env.store.put_update(again, run.run_id)
+    assert run.update("count") == 2
+    assert env.store.signals(run.run_id, REQUEST_NAME) == []  # the duplicate was dropped, unhandled
+    env.signal(run, "checkout")
+    assert run.result()["items"] == ["apple", "pear"]
+
+
+def test_an_update_during_a_sleep_keeps_the_sleeps_due_time(env: WorkflowEnv) -> None:
+    run = env.start(flows.sleeper)
+    start = env.clock.now()
+    env.advance("10m")
+    assert run.update("note", "a") == 1
+    assert env.clock.now() == start + 600  # answered without waiting for the sleep
+    env.advance("20m")
+    assert run.update("note", "b") == 2
+    assert run.result() == ["a", "b"]
+    assert env.clock.now() == start + 3600  # the sleep ended when it was due, not later
+
+
+def test_a_timeout_raises_and_the_update_may_still_be_applied_later(env: WorkflowEnv) -> None:
+    run = env.start(flows.late_handler)
+    with pytest.raises(UpdateTimeout, match="may still apply it"):
+        run.update("note", "early", update_id="early", timeout="10m")
+    env.advance("1h")  # the handler is declared after the sleep: the stored request is handled
+    answer = lookup_answer(env.store, run.run_id, "early")
+    assert answer is not None and answer.status == "completed"
+    assert run.update("note", "early", update_id="early") == 1  # the same id: the same answer
+    env.signal(run, "done")
+    assert run.result() == ["early"]
+
+
+def test_a_run_that_ended_answers_with_a_typed_error(env: WorkflowEnv) -> None:
+    run = env.start(flows.quick)
+    assert run.result() == 5
+    with pytest.raises(UpdateRunEnded, match="has ended"):
+        run.update("note", 1)
+    with pytest.raises(UpdateRunEnded):
+        update_run(run.run_id, "note", 1, timeout=0)
+
+
+def test_a_run_cancelled_before_it_answers_raises_run_ended(env: WorkflowEnv) -> None:
+    run = env.start(flows.late_handler)
+    with pytest.raises(UpdateTimeout):
+        run.update("note", "x", update_id="x", timeout="1m")
+    env.cancel(run)
+    env.run_until_idle()
+    with pytest.raises(UpdateRunEnded, match=r"has ended \(cancelled\)"):
+        run.update("note", "x", update_id="x")
+    with pytest.raises(UpdateRunEnded, match="ended \\(cancelled\\) before it answered update 'x'"):
+        lookup_answer(env.store, run.run_id, "x")  # what a client polling for the answer gets
+
+
+def test_updates_follow_a_continue_as_new_chain_once(env: WorkflowEnv) -> None:
+    run = env.start(flows.chain, 0, [])
+    assert run.update("note", "a", update_id="u1") == 0
+    env.signal(run, "next")
+    env.run_until_idle()
+    assert run.update("note", "a", update_id="u1") == 0  # answered by the first run: not run again
+    # A retry of u1 stored after the first run continued (its answer was not seen yet): never handled again.
+    again = SignalRecord(run_id=run.run_id, signal_key=request_key("u1"), name=REQUEST_NAME,
+                         payload=embed({"id": "u1", "name": "note"}, '"a"'), sent_at=env.clock.now())
+    successor = env.store.get_run(run.run_id).continued_to
+    assert successor and env.store.put_update(again, successor)
+    assert run.update("note", "b") == 1  # the chain's current run answers new ones
+    env.signal(run, "next")
+    assert run.result() == ["a", "b"]  # the successor got ["a"] as an argument, then "b"

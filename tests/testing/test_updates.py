@@ -137,3 +137,20 @@ def test_updates_follow_a_continue_as_new_chain_once(env: WorkflowEnv) -> None:
     assert run.update("note", "b") == 1  # the chain's current run answers new ones
     env.signal(run, "next")
     assert run.result() == ["a", "b"]  # the successor got ["a"] as an argument, then "b"
+
+
+def test_the_cli_sends_an_update_and_prints_the_answer(env: WorkflowEnv, capsys: pytest.CaptureFixture[str]) -> None:
+    from workflows.cli import commands as cli
+
+    run = env.start(flows.cart, 2)
+    assert run.update("add", "apple", update_id="cli-1") == 1
+    capsys.readouterr()
+    # The same id: the answer given (the kit drives no worker, so a new update would wait for one).
+    assert cli.main(["runs", "update", run.run_id, "add", "--payload", '"apple"', "--id", "cli-1"]) == 0
+    assert capsys.readouterr().out == "1\n"
+    assert cli.main(["runs", "update", run.run_id, "add", "--payload", "{bad", "--timeout", "0"]) != 0
+    assert "--payload" in capsys.readouterr().err
+    env.signal(run, "checkout")
+    run.result()
+    assert cli.main(["runs", "update", run.run_id, "add", "--payload", '"pear"']) == 1
+    assert "UpdateRunEnded" in capsys.readouterr().err

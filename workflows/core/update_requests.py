@@ -89,8 +89,8 @@ def answer_value(answer: EventRecord) -> str | None:
     if answer.status == COMPLETED:
         return answer.data
     if answer.status == REFUSED:
-        raise UpdateRefused(f"update {answer.name!r} refused: {answer.error}")
-    raise UpdateFailed(f"update {answer.name!r} failed: {answer.error}")
+        raise UpdateRefused(f"refused: {answer.error} (update id {answer.name})")
+    raise UpdateFailed(f"failed: {answer.error} (update id {answer.name})")
 
 
 def timed_out(run_id: str, update_id: str, limit: str) -> str:

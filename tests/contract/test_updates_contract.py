@@ -49,7 +49,8 @@ def test_put_update_stores_a_request_once_and_wakes_the_run_only_while_live(stor
 def test_answer_update_records_once_deletes_the_request_and_only_while_live(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     assert store.put_update(request(store, run_id, "u1"), run_id)
-    assert store.answer_update(record(store, run_id, 0, "u1"), answer(store, run_id, "u1"), request(store, run_id, "u1"))
+    assert store.answer_update(record(store, run_id, 0, "u1"), answer(store, run_id, "u1"),
+                               request(store, run_id, "u1"))
     assert store.signals(run_id, REQUEST_NAME) == []
     found = find_answer(store, run_id, "u1")
     assert found is not None and (found.status, found.data) == ("completed", "1")
@@ -89,7 +90,8 @@ def test_update_items_expire_with_their_run(store, clock) -> None:  # type: igno
     run_id = start(store)
     assert store.put_update(request(store, run_id, "u1"), run_id)
     assert store.put_update(request(store, run_id, "u2"), run_id)
-    assert store.answer_update(record(store, run_id, 0, "u1"), answer(store, run_id, "u1"), request(store, run_id, "u1"))
+    assert store.answer_update(record(store, run_id, 0, "u1"), answer(store, run_id, "u1"),
+                               request(store, run_id, "u1"))
     assert store.finish_run(run_id, "completed", result="1") is not None  # u2 never answered: its request stays
     expected = math.ceil(store.get_run(run_id).ended_at + DEFAULT_RETENTION_SECONDS)
     clock.advance(2 * LEASE_SECONDS)

@@ -57,6 +57,11 @@ def answer_seq(update_id: str) -> int:
     return ANSWER_SEQ_BASE + int.from_bytes(digest[:8], "big") % ANSWER_SEQ_SPAN
 
 
+def is_answer_seq(seq: int) -> bool:
+    """Whether history sort key ``seq`` is in the range of answer items."""
+    return ANSWER_SEQ_BASE <= seq < ANSWER_SEQ_BASE + ANSWER_SEQ_SPAN
+
+
 def request_key(update_id: str) -> str:
     """The signals-table key of update ``update_id``'s request."""
     return f"{REQUEST_NAME}#{update_id}"

@@ -277,7 +277,8 @@ class Workload:
     name: str
     make_args: Callable[[random.Random, str], list[Any]]
     ends: Callable[[list[Any]], list[tuple[str, Any]]]
-    needs: str | None = None  # "hook", "signal", "signals", "handle" or "fork": the client has to act
+    # "hook", "signal", "signals", "handle", "fork", "updates" or "late_update": the client has to act
+    needs: str | None = None
     act_after: float = 0.0  # the client acts this long (simulated seconds) after the scenario began, or later
 
 
@@ -311,4 +312,4 @@ CATALOGUE = [
 
 # -- waits past the retention, limits under deletion and timeouts; deterministic helpers and completion
 # criteria (modules of their own, which build on the definitions above and add to CATALOGUE)
-from . import determinism, long_waits  # noqa: E402,F401
+from . import determinism, long_waits, updates  # noqa: E402,F401

@@ -25,6 +25,7 @@ from ..memory import MemoryStore
 from ..settings import Settings
 from . import overrun, watch, workloads
 from . import schedules as scheduled
+from . import updates as sim_updates
 from .actors import Actor, ActorLocalInPlace, Baton, Crash
 from .broker import Broker, Envelope
 from .decay import DAY, Decay
@@ -451,6 +452,9 @@ class World:
                 for payload in ("first", "second")[instance.progress:]:
                     signal_run(engine, instance.run_id, "item", payload)
                     instance.progress += 1
+                instance.acted = True
+            elif instance.workload.needs in ("updates", "late_update"):  # a retry sends the rest, same ids
+                sim_updates.act(engine, instance)
                 instance.acted = True
             elif instance.workload.needs == "handle":  # a handle of the chain's first run, used weeks later
                 last_of_chain(engine.store, instance.run_id)

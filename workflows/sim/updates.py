@@ -31,7 +31,12 @@ SENDS = (("a", "x"), ("b", "y"), ("a", "x"))
 @workflow
 def sim_updates() -> dict[str, Any]:
     notes: list[str] = []
-    on_update("note", lambda value: notes.append(value) or len(notes))
+
+    def note(value: str) -> int:
+        notes.append(value)
+        return len(notes)
+
+    on_update("note", note)
     try:
         go = wait_for_signal("go", timeout=900)
     except WaitTimeout:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.testing import update_flows as flows
 from workflows import UpdateFailed, UpdateRefused, UpdateRunEnded, UpdateTimeout, update_run
 from workflows.core.embed import embed
-from workflows.core.records import OpKind, SignalRecord
+from workflows.core.records import EventRecord, OpKind, SignalRecord
 from workflows.core.update_requests import lookup_answer
 from workflows.core.updates import REQUEST_NAME, request_key
 from workflows.testing import WorkflowEnv
@@ -154,3 +156,33 @@ def test_the_cli_sends_an_update_and_prints_the_answer(env: WorkflowEnv, capsys:
     run.result()
     assert cli.main(["runs", "update", run.run_id, "add", "--payload", '"pear"']) == 1
     assert "UpdateRunEnded" in capsys.readouterr().err
+
+
+def test_a_wait_whose_position_an_update_took_first_replays_instead(env: WorkflowEnv) -> None:
+    """Another resume records an update at the position this resume's signal wait is recording:
+    the wait must not read the update's record as its signal; the resume re-reads and replays."""
+    from workflows.core.records import event_seq
+    from workflows.core.updates import answer_seq
+
+    run = env.start(flows.echo)
+    env.run_until_idle()  # waiting for "go" at position 0
+    reads: list[str] = []
+
+    def race(request: str, apply: Any) -> Any:
+        if request == "read signals":
+            reads.append(request)
+            if len(reads) == 2:  # the wait's read (after the frontier's read of requests): the other resume wins
+                now = env.clock.now()
+                won = EventRecord(run_id=run.run_id, seq=event_seq(0), kind="update", status="completed", at=now,
+                                  name="note", data=embed({"id": "race"}, '"x"'))
+                answer = EventRecord(run_id=run.run_id, seq=answer_seq("race"), kind="update",
+                                     status="completed", at=now, name="race", data="1")
+                gone = SignalRecord(run_id=run.run_id, signal_key=request_key("race"), name=REQUEST_NAME,
+                                    payload=None, sent_at=now)
+                assert env.store.answer_update(won, answer, gone)
+        return apply()
+
+    env.store.interceptor = race
+    env.signal(run, "go", "yes")
+    assert run.result() == {"seen": ["x"], "go": "yes"}
+    assert updates_of(env, run.run_id) == [(0, "note", "completed")]

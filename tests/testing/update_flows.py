@@ -72,3 +72,11 @@ def chain(round_: int, seen: list[Any]) -> list[Any]:
 def quick() -> int:
     on_update("note", lambda value: value)
     return price(1)
+
+
+@workflow(name="updates_echo")
+def echo() -> dict[str, Any]:
+    seen: list[Any] = []
+    on_update("note", lambda value: seen.append(value) or len(seen))
+    go = wait_for_signal("go")
+    return {"seen": seen, "go": go}

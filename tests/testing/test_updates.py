@@ -186,3 +186,24 @@ def test_a_wait_whose_position_an_update_took_first_replays_instead(env: Workflo
     env.signal(run, "go", "yes")
     assert run.result() == {"seen": ["x"], "go": "yes"}
     assert updates_of(env, run.run_id) == [(0, "note", "completed")]
+
+
+def test_an_exported_run_with_updates_replays_clean_and_a_missing_handler_is_non_determinism(
+        env: WorkflowEnv) -> None:
+    from workflows import NonDeterminismError, wait_for_signal, workflow
+    from workflows.export import export_run
+    from workflows.testing import redefinable, replay
+
+    run = env.start(flows.echo)
+    assert run.update("note", "x") == 1
+    env.signal(run, "go", "yes")
+    assert run.result() == {"seen": ["x"], "go": "yes"}
+    export = export_run(env.store, run.run_id)
+    assert replay(export).ending == "returned"
+    with redefinable():
+        @workflow(name="updates_echo")
+        def changed() -> dict[str, Any]:
+            return {"go": wait_for_signal("go")}  # the handler is gone
+
+        with pytest.raises(NonDeterminismError, match="update note"):
+            replay(export)

@@ -152,6 +152,8 @@ def test_the_cli_sends_an_update_and_prints_the_answer(env: WorkflowEnv, capsys:
     assert capsys.readouterr().out == "1\n"
     assert cli.main(["runs", "update", run.run_id, "add", "--payload", "{bad", "--timeout", "0"]) != 0
     assert "--payload" in capsys.readouterr().err
+    assert cli.main(["runs", "show", run.run_id]) == 0 and cli.main(["runs", "events", run.run_id]) == 0
+    assert "update" in capsys.readouterr().out  # the handled update is in the history shown
     env.signal(run, "checkout")
     run.result()
     assert cli.main(["runs", "update", run.run_id, "add", "--payload", '"pear"']) == 1
@@ -207,3 +209,12 @@ def test_an_exported_run_with_updates_replays_clean_and_a_missing_handler_is_non
 
         with pytest.raises(NonDeterminismError, match="update note"):
             replay(export)
+
+
+def test_handlers_work_in_an_async_workflow(env: WorkflowEnv) -> None:
+    run = env.start(flows.async_notes)
+    assert run.update("note", "a") == 1
+    env.advance("1h")
+    assert run.update("note", "b") == 2
+    env.signal(run, "go", "yes")
+    assert run.result() == {"seen": ["a", "b"], "go": "yes"}

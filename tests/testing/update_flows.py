@@ -80,3 +80,12 @@ def echo() -> dict[str, Any]:
     on_update("note", lambda value: seen.append(value) or len(seen))
     go = wait_for_signal("go")
     return {"seen": seen, "go": go}
+
+
+@workflow(name="updates_async")
+async def async_notes() -> dict[str, Any]:
+    seen: list[Any] = []
+    on_update("note", lambda value: seen.append(value) or len(seen))
+    await sleep("1h")
+    go = await wait_for_signal("go")
+    return {"seen": seen, "go": go}

@@ -218,3 +218,11 @@ def test_handlers_work_in_an_async_workflow(env: WorkflowEnv) -> None:
     assert run.update("note", "b") == 2
     env.signal(run, "go", "yes")
     assert run.result() == {"seen": ["a", "b"], "go": "yes"}
+
+
+def test_a_patch_decided_after_an_update_at_the_same_point_replays_the_same(env: WorkflowEnv) -> None:
+    run = env.start(flows.with_patch)
+    env.run_until_idle()  # the step sent the update; the run handled it at patched()'s position, then waits
+    assert updates_of(env, run.run_id) == [(1, "note", "completed")]
+    env.signal(run, "go", "yes")  # a replay: patched() must see its marker after the update
+    assert run.result() == {"seen": ["x"], "new": True, "go": "yes"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows import continue_as_new, on_update, sleep, step, wait_for_signal, workflow
+from workflows import continue_as_new, on_update, parallel, sleep, step, wait_for_signal, workflow
 
 CALLS: list[str] = []  # every first run of the cart's "add" handler (replays run it too: see handled())
 
@@ -89,3 +89,27 @@ async def async_notes() -> dict[str, Any]:
     await sleep("1h")
     go = await wait_for_signal("go")
     return {"seen": seen, "go": go}
+
+
+@step(name="updates_poke")
+def poke(note: str) -> None:
+    """Send this run an update from a step: it is handled at the workflow's next durable call."""
+    from workflows.core.attempts import current_step
+    from workflows.core.update_requests import send_update
+    from workflows.runtime import get_engine
+
+    info = current_step()
+    assert info is not None
+    send_update(get_engine(), info.run_id, "note", note, f"poke-{note}")
+
+
+@workflow(name="updates_patched")
+def with_patch() -> dict[str, Any]:
+    from workflows import patched
+
+    seen: list[Any] = []
+    on_update("note", lambda value: seen.append(value) or len(seen))
+    parallel(poke.s("x"))  # a branch (never run in place): the update waits for it, then is handled at patched()
+    new = patched("after-poke")
+    go = wait_for_signal("go")
+    return {"seen": seen, "new": new, "go": go}

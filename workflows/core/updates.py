@@ -122,12 +122,18 @@ def before_op(ctx: WorkflowContext) -> None:
     if state.running is not None:
         raise DurableCallInUpdate(f"update handler {state.running!r} made a durable call: handlers and "
                                   "validators may only read and change the workflow's state")
-    while (event := ctx.history.outcomes.get(ctx.pos)) is not None and event.kind == OpKind.UPDATE.value:
-        _replay(ctx, event)
-    if event is None and not state.frontier_seen:
+    replay_recorded(ctx)
+    if ctx.history.outcomes.get(ctx.pos) is None and not state.frontier_seen:
         state.frontier_seen = True
         if state.handlers and _free(ctx, ctx.pos):
             _handle_requests(ctx)
+
+
+def replay_recorded(ctx: WorkflowContext) -> None:
+    """Replay the updates recorded at the replay's position, so what comes next reads the position
+    after them (also for code that peeks at the next position, as ``patched()`` does)."""
+    while (event := ctx.history.outcomes.get(ctx.pos)) is not None and event.kind == OpKind.UPDATE.value:
+        _replay(ctx, event)
 
 
 def _free(ctx: WorkflowContext, pos: int) -> bool:

@@ -14,13 +14,13 @@ PRICES = {"tea": 450, "cup": 1200}
 
 
 @step
-def charge(customer: str, cents: int) -> str:
+def bill(customer: str, cents: int) -> str:
     """Charge the customer; return a receipt."""
     return f"rcpt-{customer}-{cents}"
 
 
 @workflow
-def cart(customer: str) -> dict[str, Any]:
+def shopping_cart(customer: str) -> dict[str, Any]:
     items: dict[str, int] = {}
 
     def add(item: dict[str, Any]) -> int:  # the answer: the cart's total so far
@@ -34,7 +34,7 @@ def cart(customer: str) -> dict[str, Any]:
     on_update("add", add, validator=known)
     wait_for_signal("checkout", timeout="1d")
     cents = sum(PRICES[sku] * qty for sku, qty in items.items())
-    return {"items": items, "cents": cents, "receipt": charge(customer, cents)}
+    return {"items": items, "cents": cents, "receipt": bill(customer, cents)}
 
 
 if __name__ == "__main__":
@@ -42,7 +42,7 @@ if __name__ == "__main__":
     from workflows.local.embedded import embedded_stack
 
     with embedded_stack():
-        run = cart.start("ana")
+        run = shopping_cart.start("ana")
         print("total", run.update("add", {"sku": "tea", "qty": 2}, timeout="1m"))
         print("total", run.update("add", {"sku": "cup"}, update_id="ana-cup", timeout="1m"))
         print("total", run.update("add", {"sku": "cup"}, update_id="ana-cup", timeout="1m"))  # a retry: once

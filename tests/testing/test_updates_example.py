@@ -10,7 +10,7 @@ from workflows.testing import WorkflowEnv
 
 
 def test_a_client_fills_the_cart_by_updates(workflow_env: WorkflowEnv) -> None:
-    run = workflow_env.start(updates.cart, "ana")
+    run = workflow_env.start(updates.shopping_cart, "ana")
     assert run.update("add", {"sku": "tea", "qty": 2}) == 900
     assert run.update("add", {"sku": "cup"}, update_id="ana-cup") == 2100
     assert run.update("add", {"sku": "cup"}, update_id="ana-cup") == 2100  # a retry: applied once

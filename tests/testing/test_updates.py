@@ -58,6 +58,8 @@ def test_a_failing_handler_fails_the_update_not_the_run(env: WorkflowEnv) -> Non
         run.update("broken")
     with pytest.raises(UpdateFailed, match="DurableCallInUpdate"):
         run.update("durable")
+    with pytest.raises(UpdateFailed, match="called continue_as_new"):
+        run.update("restart")
     assert run.update("add", "apple") == 1
     env.signal(run, "checkout")
     assert run.result() == {"items": ["apple"], "total": 5}

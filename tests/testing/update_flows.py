@@ -38,6 +38,7 @@ def cart(limit: int) -> dict[str, Any]:
     on_update("broken", broken)
     on_update("durable", durable)
     on_update("count", lambda _: len(items))
+    on_update("restart", lambda _: continue_as_new(limit))  # not allowed in a handler
     wait_for_signal("checkout")
     return {"items": items, "total": price(len(items))}
 

@@ -145,8 +145,8 @@ class WorkflowContext:
         """Take the next op position; check it against the history (invariant 1)."""
         if self.halted is not None:
             raise Suspend()  # the code swallowed a suspension and went on: stop it here
-        self.keep_lease()
         before_op(self)  # updates recorded before this op replayed, or the waiting ones handled here
+        self.keep_lease()
         pos = self.pos
         self.pos += 1
         self.op = (pos, kind.value, name)  # described only if needed (``halted_op``): this is the replay's hot path

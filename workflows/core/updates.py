@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import DurableCallInUpdate, NonDeterminismError, NotInWorkflow, RegistrationError, describe
 from .chains import MAX_HOPS, chain_anchor
-from .control import StaleHistory, Suspend
+from .control import ContinueAsNew, StaleHistory, Suspend
 from .embed import embed, unembed
 from .names import check_name
 from .records import EventRecord, OpKind, SignalRecord, event_seq
@@ -156,6 +156,8 @@ def _call(ctx: WorkflowContext, name: str, fn: Callable[[Any], Any], value: Any)
     ctx.updates.running = name
     try:
         return fn(value)
+    except ContinueAsNew as exc:
+        raise DurableCallInUpdate(f"update handler {name!r} called continue_as_new()") from exc
     finally:
         ctx.updates.running = None
 

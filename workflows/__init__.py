@@ -96,6 +96,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["now", "random", "uuid4"], "workflows.core.deterministic"),
     "logger": "workflows.core.replay_log",
     "FanOutResult": "workflows.core.completion",
+    **dict.fromkeys(["Failure", "declare_error"], "workflows.core.failures"),
+    **dict.fromkeys(["First", "signal", "timer"], "workflows.core.first"),
     **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
@@ -106,8 +108,8 @@ _EXPORTS: dict[str, str] = {
                      "RetryableError", "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists",
                      "ScheduleNotFound", "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"],
                     "workflows.errors"),
-    **dict.fromkeys(["cancel_requested", "continue_as_new", "hook", "parallel", "set_event", "set_tags", "sleep",
-                     "wait_for_signal", "write_stream"], "workflows.core.ops"),
+    **dict.fromkeys(["cancel_requested", "continue_as_new", "first_of", "hook", "parallel", "set_event", "set_tags",
+                     "sleep", "wait_for_signal", "write_stream"], "workflows.core.ops"),
     **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
                      "list_schedules", "pause_schedule", "resume_schedule", "trigger_schedule", "update_schedule"],
                     "workflows.schedules"),
@@ -117,7 +119,9 @@ __all__ = [
     "DurableCallInUpdate", "UpdateError", "UpdateFailed", "UpdateRefused", "UpdateRunEnded", "UpdateTimeout",
     "on_update", "update_run",
     "EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull", "StreamPage", "get_event", "read_stream",
-    "set_event", "write_stream", "FanOutFailed", "FanOutResult", "FatalError", "ForkRefused", "HookAlreadyResumed",
+    "set_event", "write_stream", "Failure", "declare_error", "First", "first_of", "signal", "timer", "FanOutFailed",
+    "FanOutResult", "FatalError",
+    "ForkRefused", "HookAlreadyResumed",
     "HookClosed", "HookExpired", "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags",
     "NonDeterminismError", "PayloadTooLarge", "RetryPolicy", "RetryableError", "RunCancelled", "RunFailed",
     "RunHandle", "RunStatus", "RunTimedOut", "ScheduleAlreadyExists", "ScheduleInfo", "ScheduleNotFound",
@@ -161,9 +165,12 @@ if TYPE_CHECKING:
     )
     from .core.completion import FanOutResult
     from .core.deterministic import now, random, uuid4
+    from .core.failures import Failure, declare_error
+    from .core.first import First, signal, timer
     from .core.ops import (
         cancel_requested,
         continue_as_new,
+        first_of,
         hook,
         parallel,
         set_event,

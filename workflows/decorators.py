@@ -24,7 +24,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _STEP_OPTIONS = {"name", "retries", "retry_delay", "backoff", "max_delay", "jitter", "timeout", "queue", "inline",
-                 "priority", "concurrency", "concurrency_key", "rate", "rate_key", "burst"}
+                 "priority", "errors", "concurrency", "concurrency_key", "rate", "rate_key", "burst"}
 _WORKFLOW_OPTIONS = {"name", "max_duration", "queue", "priority", "schedule", "schedule_timezone", "schedule_overlap",
                      "concurrency", "concurrency_key"}
 
@@ -242,12 +242,25 @@ def step_definition(fn: Callable[..., Any], options: dict[str, Any], task: Any =
         check_queue(options["queue"], "@step queue")
     elif task is not None and options.get("queue") is not None and not isinstance(options["queue"], str):
         raise RegistrationError(f"@step queue must be a string, got {options['queue']!r}")
+    _declare_errors(options.get("errors"))
     return registry.StepDef(
         name=name, fn=fn, retry=policy,
         timeout=None if timeout is None else to_seconds(timeout, what="timeout", allow_zero=False),
         queue=options.get("queue"), inline=inline, task=task, limits=step_limits(fn, options),
         priority=_priority(options, "@step priority"),
     )
+
+
+def _declare_errors(errors: Any) -> None:
+    """Declare the exception classes of ``@step(errors=[...])`` (``core.failures.declare_error``)."""
+    if errors is None:
+        return
+    if isinstance(errors, type) or not isinstance(errors, (list, tuple)):
+        raise RegistrationError(f"@step errors must be a list of exception classes, got {errors!r}")
+    from .core.failures import declare_error
+
+    for cls in errors:
+        declare_error(cls)
 
 
 def _priority(options: dict[str, Any], what: str) -> str | None:
@@ -292,7 +305,8 @@ class StepDecorator:
     Options: ``retries`` (default 3), ``retry_delay`` (1 s), ``backoff`` (2.0),
     ``max_delay`` (300 s), ``jitter`` (0.1) or all five as ``retry_policy=RetryPolicy(...)``,
     ``timeout`` (per attempt), ``queue``, ``inline`` (run inside the workflow's task: no broker
-    hop), ``name``, ``priority`` (``"high"``, ``"normal"``, ``"low"``: the level its messages go at;
+    hop), ``name``, ``errors`` (exception classes workflows catch by type: see
+    :func:`workflows.declare_error`), ``priority`` (``"high"``, ``"normal"``, ``"low"``: the level its messages go at;
     its run's level when not given, docs/guide.md "Priority"); flow control across the fleet
     (docs/flow-control.md): ``concurrency`` (at most N attempts at once), ``concurrency_key`` (an
     argument: N per value of it), ``rate`` ("20/s", "100/m"), ``rate_key``, ``burst``.
@@ -306,7 +320,8 @@ class StepDecorator:
                  retry_delay: Duration = ...,
                  backoff: float = ..., max_delay: Duration = ..., jitter: float = ...,
                  timeout: Duration | None = ..., queue: str | None = ..., priority: str | None = ...,
-                 inline: bool = ..., concurrency: int | None = ..., concurrency_key: str | None = ...,
+                 inline: bool = ..., errors: list[type[Exception]] | None = ...,
+                 concurrency: int | None = ..., concurrency_key: str | None = ...,
                  rate: str | float | None = ..., rate_key: str | None = ...,
                  burst: float | None = ...) -> Callable[[Callable[P, R]], Step[P, R]]: ...
 

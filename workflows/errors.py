@@ -253,11 +253,20 @@ class HookPayloadInvalid(HookError):
 
 
 class StepFailed(WorkflowError):
-    """A step failed for good; raised at its call site inside the workflow."""
+    """A step failed for good; raised at its call site inside the workflow.
 
-    def __init__(self, name: str, error: str | None) -> None:
+    Attributes:
+        name: the step's name.
+        error: the recorded error text (``Type: message``).
+        failure: the structured failure (``workflows.core.failures.Failure``: type, module-qualified
+            name, message, traceback and cause chain), None for records written before it was kept.
+        type: the failed exception's class name (None if unknown).
+    """
+
+    def __init__(self, name: str, error: str | None, *, failure: Any = None) -> None:
         super().__init__(f"step {name!r} failed: {error}")
-        self.name, self.error = name, error
+        self.name, self.error, self.failure = name, error, failure
+        self.type: str | None = failure.type if failure is not None else None
 
 
 class StepError(WorkflowError):

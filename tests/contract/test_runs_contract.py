@@ -89,6 +89,19 @@ def test_advance_run_conditions(store, clock) -> None:  # type: ignore[no-untype
     assert store.advance_run(ended, 0, {}) is False and store.advance_run(ended, 0, {}, recovering=True) is False
 
 
+def test_a_race_suspends_with_a_lease_that_recovery_finds(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    seen = store.get_run(run_id).wake_seq
+    waiting = {"kind": "first_of", "name": "signal:go | step:s"}
+    assert store.suspend_run(run_id, 0, waiting, seen, [], lease=True) is True
+    run = store.get_run(run_id)
+    assert (run.status, run.cursor, run.waiting) == ("suspended", 0, waiting) and run.lease_expires_at is not None
+    assert store.renew_lease(run_id, 0)  # a race's step renews it while it runs
+    clock.advance(store.settings.lease_seconds + 60)
+    assert run_id in store.stale_runs(limit=1_000_000)  # a step message lost: recovery finds the run
+    assert store.claim_recovery(run_id) is not None
+
+
 def test_suspend_run_needs_the_wake_seq_it_saw(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     store.advance_run(run_id, 0, {})

@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import math
 import sys
+import textwrap
 import time
 from typing import Any, Callable, Sequence
 
@@ -252,6 +253,7 @@ def cmd_runs_reindex(args: argparse.Namespace) -> int:
 def cmd_runs_show(args: argparse.Namespace) -> int:
     from ..client import get_run
     from ..core.deferral import current_deferral, describe_deferral
+    from ..core.failures import Failure
     from ..core.payloads import describe_payload
 
     handle = get_run(args.run_id)
@@ -279,6 +281,8 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         took = (row["finished_at"] - row["started_at"]) if row["finished_at"] and row["started_at"] else None
         print(f"  #{row['seq']:<4} {row['name']:24} {row['status']:10} attempts={row['attempts']}"
               f" took={'-' if took is None else f'{took:.3f}s'}" + (f"  error={row['error']}" if row["error"] else ""))
+        if row.get("failure"):  # the exception's chain and tracebacks (core.failures)
+            print(textwrap.indent(Failure.from_dict(row["failure"]).describe_chain(), "        "))
     print("\ntimeline:")
     _print_events(handle.events())
     return 0

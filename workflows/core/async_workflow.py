@@ -42,10 +42,13 @@ def current_driver() -> Driver | None:
     return _driver.get()
 
 
-def awaitable(what: str, op: Callable[[], Any]) -> Any:
-    """In an async workflow, ``op`` deferred until awaited; in a sync one, ``op()`` at once."""
+def awaitable(what: str, op: Callable[[], Any], candidate: Any = None) -> Any:
+    """In an async workflow, ``op`` deferred until awaited; in a sync one, ``op()`` at once.
+
+    ``candidate``: what the call is in a race (``core.first``), when ``asyncio.wait`` or
+    ``asyncio.wait_for`` waits on it; None if it cannot race."""
     driver = _driver.get()
-    return op() if driver is None else DurableAwaitable(driver, what, op)
+    return op() if driver is None else DurableAwaitable(driver, what, op, candidate)
 
 
 def call_workflow(ctx: WorkflowContext, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -57,52 +60,45 @@ def call_workflow(ctx: WorkflowContext, fn: Callable[..., Any], args: list[Any],
 
 
 class DurableAwaitable:
-    """A durable call of an async workflow: its op runs when it is awaited (once)."""
-
-    def __init__(self, driver: Driver, what: str, op: Callable[[], Any]) -> None:
-        self.driver, self.what, self.op = driver, what, op
-        self.awaited = False
-        driver.created.append(self)
-
-    def __await__(self) -> Generator[Any, None, Any]:
-        if self.awaited:
-            raise RuntimeError(f"{self.what} was awaited twice")
-        self.awaited = True
-        with self.driver.outside():
-            return self.op()
-        yield  # a generator that never yields: the op completes or raises at once
-
-    def __repr__(self) -> str:
-        return f"<durable {self.what}>"
-
-
-class StepAwaitable(DurableAwaitable):
-    """An async step's call in an async workflow; future-like, so ``asyncio.gather`` takes it as it is."""
+    """A durable call of an async workflow: its op runs when it is awaited (once). Future-like, so
+    ``asyncio.gather`` (of step calls), ``asyncio.wait`` and ``asyncio.wait_for`` take it as it is."""
 
     _asyncio_future_blocking = False  # what asyncio.isfuture() looks for
 
-    def __init__(self, driver: Driver, step: Step[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        super().__init__(driver, f"step {step.name!r}", self._run)
-        self.step, self.args, self.kwargs = step, args, kwargs
+    def __init__(self, driver: Driver, what: str, op: Callable[[], Any], candidate: Any = None) -> None:
+        self.driver, self.what, self.op, self.candidate = driver, what, op, candidate
+        self.awaited = False
         self._outcome: tuple[Any, BaseException | None] | None = None
         self._callbacks: list[Callable[[Any], None]] = []
+        driver.created.append(self)
 
-    def _run(self) -> Any:
+    def __await__(self) -> Generator[Any, None, Any]:
+        self.awaited = True
         if self._outcome is None:
-            try:
-                self.settle(self.step.call_in_workflow(self.driver.ctx, self.args, self.kwargs), None)
-            except Exception as exc:  # the step failed: a gather this call is in is told too
-                self.settle(None, exc)
+            with self.driver.outside():
+                self._run()
         return self.result()
+        yield  # a generator that never yields: the op completes or raises at once
+
+    def _run(self) -> None:
+        try:
+            value = self.op()
+        except Exception as exc:  # the call failed: whoever waits on it (a gather, a wait) is told too
+            self.settle(None, exc)
+        else:
+            self.settle(value, None)
 
     def settle(self, value: Any, error: BaseException | None) -> None:
-        """Set the call's outcome and tell whoever waits on it (a ``gather``)."""
+        """Set the call's outcome and tell whoever waits on it (a ``gather``, a ``wait``)."""
         self._outcome = (value, error)
         callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
             callback(self)
 
-    # -- the future protocol, as far as asyncio.gather uses it --------------------------
+    def __repr__(self) -> str:
+        return f"<durable {self.what}>"
+
+    # -- the future protocol, as far as asyncio.gather, wait and wait_for use it ----------
     def get_loop(self) -> ReplayLoop:
         return self.driver.loop
 
@@ -121,10 +117,15 @@ class StepAwaitable(DurableAwaitable):
         return self._outcome is not None
 
     def cancelled(self) -> bool:
-        return False
+        return self._outcome is not None and isinstance(self._outcome[1], asyncio.CancelledError)
 
     def cancel(self, msg: Any = None) -> bool:
-        return False  # a durable call is not cancelled by asyncio: cancel the run instead
+        """A race's loser, given up (``asyncio.wait_for`` cancels it): its op is never run by this
+        awaitable. What it waited for is settled as without the race (``core.first``)."""
+        if self._outcome is not None:
+            return False
+        self.settle(None, asyncio.CancelledError(msg))
+        return True
 
     def result(self) -> Any:
         if self._outcome is None:
@@ -138,6 +139,36 @@ class StepAwaitable(DurableAwaitable):
         if self._outcome is None:
             raise asyncio.InvalidStateError(f"{self.what} has not run yet")
         return self._outcome[1]
+
+
+class StepAwaitable(DurableAwaitable):
+    """An async step's call in an async workflow (``asyncio.gather`` of them is one fan-out)."""
+
+    def __init__(self, driver: Driver, step: Step[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        # It is its own race candidate: it has what a StepCall has (step, args, kwargs).
+        super().__init__(driver, f"step {step.name!r}", lambda: step.call_in_workflow(driver.ctx, args, kwargs))
+        self.step, self.args, self.kwargs = step, args, kwargs
+        self.candidate = self
+
+
+class TimerHandle:
+    """What the replay loop's ``call_later`` returns: a timer of ``asyncio.wait(timeout=)`` or
+    ``asyncio.wait_for``, raced durably by the driver (never run on a loop)."""
+
+    def __init__(self, delay: float, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.delay, self.callback, self.args = delay, callback, args
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def fire(self) -> None:
+        """The timer won its race: run its callback (it releases the waiter)."""
+        if not self._cancelled:
+            self.callback(*self.args)
 
 
 class ReplayLoop:
@@ -161,6 +192,17 @@ class ReplayLoop:
 
     def call_exception_handler(self, context: dict[str, Any]) -> None:
         """An unretrieved error of a future: the run's outcome already says what failed."""
+
+    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any, context: Any = None) -> TimerHandle:
+        """A timeout of ``asyncio.wait`` or ``asyncio.wait_for`` (its callback releases their waiter): a
+        durable timer in the race. Any other use (``asyncio.sleep``: use ``workflows.sleep``) is refused."""
+        driver = _driver.get()
+        if driver is None or callback is not getattr(asyncio.tasks, "_release_waiter", None):
+            _refuse("the event loop's call_later() (asyncio I/O, timers or threads)")
+        assert driver is not None
+        handle = TimerHandle(max(0.0, float(delay)), callback, args)
+        driver.timers.append(handle)
+        return handle
 
     def create_task(self, coro: Any, **_: Any) -> NoReturn:
         described = _describe(coro)
@@ -195,6 +237,7 @@ class Driver:
         self.ctx = ctx
         self.loop = REPLAY_LOOP
         self.created: list[DurableAwaitable] = []
+        self.timers: list[TimerHandle] = []  # timeouts of asyncio.wait / wait_for (see ReplayLoop.call_later)
         self.outer: asyncio.AbstractEventLoop | None = None  # the thread's running loop before this one
 
     @contextlib.contextmanager
@@ -238,8 +281,12 @@ class Driver:
             coro.close()
 
     def _answer(self, yielded: Any) -> None:
-        """Act on what the coroutine yielded: a gather of step calls runs as one fan-out."""
+        """Act on what the coroutine yielded: a gather of step calls runs as one fan-out; the
+        waiter of ``asyncio.wait`` or ``wait_for`` (a plain future) as one race (``first_of``)."""
         children = getattr(yielded, "_children", None)
+        if isinstance(yielded, asyncio.Future) and not children and not yielded.done():
+            self._race(yielded)
+            return
         if not (isinstance(yielded, asyncio.Future) and children
                 and all(isinstance(c, StepAwaitable) for c in children)):
             self.fail(_describe(yielded))
@@ -257,6 +304,25 @@ class Driver:
         for child in dict.fromkeys(children):
             if child._callbacks and child._outcome is not None:  # done before the gather: tell it now
                 child.settle(*child._outcome)
+
+    def _race(self, waiter: asyncio.Future[Any]) -> None:
+        """Race the calls an ``asyncio.wait``/``wait_for`` waits on (those with a done callback and no
+        outcome) and its timeout, as one ``first_of`` op; settle the winner, which releases ``waiter``."""
+        racing = [a for a in self.created if a._callbacks and a._outcome is None]
+        timers = [t for t in self.timers if not t.cancelled()]
+        if not racing and not timers or any(a.candidate is None for a in racing):
+            self.fail(f"{_describe(waiter)} (asyncio.wait and wait_for race step calls, sleep(), hook waits, "
+                      "wait_for_signal() without a timeout and child results)")
+        from .first import TimerCandidate, race
+
+        candidates = (*(a.candidate for a in racing), *(TimerCandidate(t.delay) for t in timers))
+        won, error = race(self.ctx, candidates, {})
+        if won.index < len(racing):
+            racing[won.index].settle(won.value, error)
+        else:
+            timers[won.index - len(racing)].fire()
+        if not waiter.done():  # the winner was not what this waiter waits for: nothing else can release it
+            self.fail(f"{_describe(waiter)}, which no durable call releases")
 
     def _check_awaited(self) -> None:
         missing = [a.what for a in self.created if not a.awaited]

@@ -24,6 +24,7 @@ from .. import codec
 from ..errors import FatalError, PayloadUnavailable, RetryableError, SerializationError, StepTimeout, describe
 from .commands import RecordOutcome
 from .embed import embed
+from .failures import capture
 from .heartbeat import HEARTBEATS
 from .observer import StepAttempt
 from .overrun import BodyEnd, outlived
@@ -67,6 +68,7 @@ class Attempt:
     retry_in: float | None = None
     started_at: float = 0.0
     attempt: int = 1
+    failure: str | None = None  # a final failure's structure, JSON (``core.failures``)
 
 
 @dataclass(frozen=True)
@@ -95,8 +97,9 @@ class StepAddress:
     def outcome(self, name: str, outcome: Attempt, at: float) -> RecordOutcome:
         """The record of the step's final outcome, for every kind of step (``commit.write_outcome``):
         op ``pos``'s outcome in the run's history, or a branch's result in its join."""
+        data = outcome.data if outcome.status == "completed" else outcome.failure  # a failure keeps its type
         event = EventRecord(run_id=self.run_id, seq=event_seq(self.pos), kind=OpKind.STEP.value,
-                            status=outcome.status, at=at, name=name, data=outcome.data, error=outcome.error,
+                            status=outcome.status, at=at, name=name, data=data, error=outcome.error,
                             attempt=outcome.attempt, started_at=outcome.started_at)
         return RecordOutcome(event, branch=self.branch)
 
@@ -216,7 +219,7 @@ def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, ru
     try:
         args, kwargs = engine.payloads.decode(args_json)
     except PayloadUnavailable as exc:  # its arguments' object is gone for good: the step fails, naming it
-        return Attempt("failed", error=describe(exc), started_at=engine.now(), attempt=attempt)
+        return _failed(exc, engine.now(), attempt)
     started = engine.now()
     token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
     try:
@@ -225,10 +228,10 @@ def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, ru
         data = codec.dumps(value, what=f"result of step {step.name!r}", limit=engine.settings.max_payload_bytes)
         return Attempt("completed", data=data, started_at=started, attempt=attempt)
     except (FatalError, SerializationError) as exc:
-        return Attempt("failed", error=describe(exc), started_at=started, attempt=attempt)
+        return _failed(exc, started, attempt)
     except Exception as exc:
         if attempt > step.retry.retries:
-            return Attempt("failed", error=describe(exc), started_at=started, attempt=attempt)
+            return _failed(exc, started, attempt)
         delay = step.retry.delay(attempt, random.random())
         if isinstance(exc, RetryableError) and exc.retry_after is not None:
             delay = max(0.0, float(exc.retry_after))
@@ -236,3 +239,9 @@ def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, ru
         return Attempt("retry", error=describe(exc), retry_in=delay, started_at=started, attempt=attempt)
     finally:
         _current_step.reset(token)
+
+
+def _failed(exc: BaseException, started: float, attempt: int) -> Attempt:
+    """A final failure: its text, and its structure (type, message, traceback, chain) as JSON."""
+    return Attempt("failed", error=describe(exc), started_at=started, attempt=attempt,
+                   failure=capture(exc).to_json())

@@ -70,11 +70,14 @@ class Dispatch:
 
 @dataclass(frozen=True)
 class Wait:
-    """Suspend the run at op ``pos`` with these timers stored atomically."""
+    """Suspend the run at op ``pos`` with these timers stored atomically, then send ``calls``
+    (a race's step candidates). ``lease``: keep a lease while suspended (it covers the calls)."""
 
     pos: int
     waiting: dict[str, Any]
     timers: list[TimerRecord] = field(default_factory=list)
+    calls: list[StepMessage] = field(default_factory=list)
+    lease: bool = False
 
 
 @dataclass(frozen=True)

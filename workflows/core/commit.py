@@ -107,9 +107,13 @@ def _dispatch(engine: Engine, ctx: WorkflowContext, command: Dispatch) -> bool:
 
 def _wait(engine: Engine, ctx: WorkflowContext, command: Wait) -> bool:
     run = ctx.run
-    suspended = engine.store.suspend_run(run.run_id, command.pos, command.waiting, run.wake_seq, command.timers)
+    suspended = engine.store.suspend_run(run.run_id, command.pos, command.waiting, run.wake_seq, command.timers,
+                                         lease=command.lease)
     if suspended:
         engine.observer.waiting(run, command.pos, command.waiting)
+        # Sent after the suspend, whose lease covers a crash before the sends (recovery sends them again).
+        for message in command.calls:
+            engine.transport.send_step(dataclasses.replace(message, resent=True) if ctx.recovering else message)
     return suspended
 
 

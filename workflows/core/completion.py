@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Collection
 
 from ..errors import FanOutFailed, InvalidArguments, StepFailed
+from .failures import parse
 from .records import Branch, BranchRecord, EventRecord, OpKind, event_seq
 
 if TYPE_CHECKING:
@@ -155,7 +156,8 @@ def result_of(ctx: WorkflowContext, join: str, event: EventRecord, calls: tuple[
         record = records.get(index)
         step = calls[index].step.name if index < len(calls) else "?"
         if record is None or record.error is not None:
-            failures[index] = StepFailed(step, record.error if record else "its result is missing")
+            failures[index] = StepFailed(step, record.error, failure=parse(record.data)) if record else \
+                StepFailed(step, "its result is missing")
         else:
             results[index] = ctx.decode(record.data)
     if event.status == "failed":

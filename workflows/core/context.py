@@ -15,10 +15,11 @@ import uuid
 from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
-from ..errors import NonDeterminismError, StepFailed, describe
+from ..errors import NonDeterminismError, describe
 from .commands import Dispatch, InFlight, RecordOutcome
 from .commit import write_outcome
 from .control import ReplayAborted, ReplayStopped, StaleHistory, Suspend
+from .failures import step_failure
 from .guard import GuardedStore
 from .history_cache import RunHistory
 from .lease import LeaseSchedule
@@ -282,10 +283,11 @@ class WorkflowContext:
 
 
 def step_value(ctx: WorkflowContext, event: EventRecord) -> Any:
-    """Return a recorded step result, or raise its recorded failure."""
+    """Return a recorded step result, or raise its recorded failure: the declared exception it
+    names, rebuilt from JSON, else StepFailed carrying its chain (``core.failures``)."""
     if event.status == "completed":
         return ctx.decode(event.data)
-    raise StepFailed(event.name or "?", event.error)
+    raise step_failure(event.name or "?", event.error, event.data)
 
 
 def _described(op: tuple[int, str, str | None]) -> str:

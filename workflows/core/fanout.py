@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ParallelError, StepFailed
+from ..errors import ParallelError
 from .commands import Dispatch, InFlight, RecordOutcome
 from .commit import write_outcome
 from .completion import Criteria, recovered, result_of, settled
 from .context import WorkflowContext
 from .control import Suspend
+from .failures import step_failure
 from .priority import step_priority
 from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_seq
 
@@ -91,9 +92,10 @@ def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, 
     for record in ctx.store.branch_results(join_id(ctx.run.run_id, pos), len(calls)):
         name = calls[record.index].step.name if record.index < len(calls) else "?"
         if record.error is not None:
+            failed = step_failure(name, record.error, record.data)  # a declared type, rebuilt, or StepFailed
             if not return_exceptions:
-                raise ParallelError(record.index, name, record.error)
-            results.append(StepFailed(name, record.error))
+                raise ParallelError(record.index, name, record.error) from failed
+            results.append(failed)
         else:
             results.append(ctx.decode(record.data))
     return results
@@ -103,6 +105,11 @@ def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, err
     """Count a recorded branch in the join (idempotently); the write of the parent's
     outcome that completes (or, failing fast, fails) the fan-out resumes it, once."""
     pos, name = branch.pos, f"{branch.total} branches"
+    if branch.race:  # a step candidate of first_of: wake the run, whose replay decides the race (core.first)
+        woken = engine.store.wake_run(run.run_id)
+        if woken is not None and woken.status == "suspended" and woken.cursor == pos:
+            engine.resume(run.run_id, run=woken)
+        return
     if branch.criteria is not None:  # a fan-out with completion criteria: the tally decides (core.completion)
         if (decided := settled(engine, run.run_id, branch, name, error is not None)) is None:
             return

@@ -1,5 +1,5 @@
-"""The durable calls a workflow makes: sleep, hook, wait_for_signal, parallel, continue_as_new, set_tags,
-set_event, write_stream."""
+"""The durable calls a workflow makes: sleep, hook, wait_for_signal, first_of, parallel, continue_as_new,
+set_tags, set_event, write_stream."""
 
 from __future__ import annotations
 
@@ -17,6 +17,18 @@ if TYPE_CHECKING:
     from .waits import HookHandle
 
 
+def _timer(duration: Duration) -> Any:
+    from .first import timer
+
+    return timer(duration)
+
+
+def _signal(name: str) -> Any:
+    from .first import signal
+
+    return signal(name)
+
+
 def _context(call: str) -> WorkflowContext:
     ctx = current_workflow()
     if ctx is None:
@@ -32,7 +44,7 @@ def sleep(duration: Duration) -> Any:
     from .waits import sleep as durable_sleep
 
     ctx = _context("sleep")
-    return awaitable("sleep", lambda: durable_sleep(ctx, duration))
+    return awaitable("sleep", lambda: durable_sleep(ctx, duration), _timer(duration))
 
 
 def hook(name: str, timeout: Duration | None = None, schema: Any = None) -> HookHandle:
@@ -59,7 +71,26 @@ def wait_for_signal(name: str, timeout: Duration | None = None) -> Any:
     from .waits import wait_for_signal as durable_wait
 
     ctx = _context("wait_for_signal")
-    return awaitable(f"wait_for_signal({name!r})", lambda: durable_wait(ctx, name, timeout))
+    return awaitable(f"wait_for_signal({name!r})", lambda: durable_wait(ctx, name, timeout),
+                     _signal(name) if timeout is None else None)
+
+
+def first_of(*candidates: Any, **named: Any) -> Any:
+    """Wait for whichever candidate happens first; return a :class:`~workflows.core.first.First`
+    (``key``, ``index``, ``kind``, ``value``). The winner is recorded once: replays never race again.
+
+    Candidates: ``signal(name)``, ``timer(duration)``, a hook's handle, a step call
+    (``step.s(...)``) or a child's handle, positional (keyed by position) or by keyword.
+    In an async workflow it returns an awaitable: ``await first_of(...)``.
+
+    Raises:
+        StepFailed (or its declared type), ChildFailed, WaitTimeout: the winner was a step that
+            failed, a child that did not complete, or a hook that expired.
+    """
+    from .first import first_of as race
+
+    ctx = _context("first_of")
+    return awaitable("first_of", lambda: race(ctx, candidates, named))
 
 
 def parallel(*calls: StepCall, return_exceptions: bool = False, min_successful: int | None = None,

@@ -153,8 +153,9 @@ class RunStore(Protocol):
         A retry of this very request (its response lost) returns True."""
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
-                    timers: list[TimerRecord] = ...) -> bool:
-        """Suspend at ``pos`` (lease removed) and store the timers, in one transaction.
+                    timers: list[TimerRecord] = ..., *, lease: bool = False) -> bool:
+        """Suspend at ``pos`` (lease removed; renewed instead if ``lease``: a race's step messages
+        are in flight) and store the timers, in one transaction.
         Condition: ``wake_seq`` still equals ``seen_wake`` and the run is live."""
 
     def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:

@@ -52,6 +52,7 @@ class OpKind(str, enum.Enum):
     EVENT = "event"  # set_event(key, value): the value set (the latest is also kept per key, core.events)
     STREAM = "stream"  # write_stream(value): the entry appended (also kept as a stream item, core.events)
     UPDATE = "update"  # an update handled between two ops: its request (the answer is kept apart, core.updates)
+    FIRST_OF = "first_of"  # first_of(...): the race's winner and its value (core.first)
 
     def __str__(self) -> str:
         return self.value
@@ -327,10 +328,15 @@ class Branch:
     fail_fast: bool = True
     #: The fan-out's completion criteria (core.completion), if any: its join tallies instead of counting.
     criteria: tuple[int | None, int | None] | None = None
+    #: A step candidate of a ``first_of`` race (core.first): its result wakes the run, which decides.
+    race: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The branch as JSON data."""
-        data = {"join": self.join, "index": self.index, "total": self.total, "fail_fast": self.fail_fast}
+        data: dict[str, Any] = {"join": self.join, "index": self.index, "total": self.total,
+                                "fail_fast": self.fail_fast}
+        if self.race:
+            data["race"] = True
         return data if self.criteria is None else {**data, "criteria": list(self.criteria)}
 
     @classmethod
@@ -340,7 +346,7 @@ class Branch:
             return None
         criteria = data.get("criteria")
         return cls(str(data["join"]), int(data["index"]), int(data["total"]), bool(data.get("fail_fast", True)),
-                   None if criteria is None else (criteria[0], criteria[1]))
+                   None if criteria is None else (criteria[0], criteria[1]), bool(data.get("race", False)))
 
     @property
     def pos(self) -> int:

@@ -150,12 +150,16 @@ def scope(*, redefine: bool = False) -> Iterator[None]:
     (a test's second version of a workflow); the first one is back after the block.
     """
     global _redefine
+    from .failures import declared_names, restore_declared
+
     with _lock:
         saved = dict(_workflows), dict(_steps), list(_step_listeners), _redefine
         _redefine = _redefine or redefine
+    errors = declared_names()
     try:
         yield
     finally:
+        restore_declared(errors)
         with _lock:
             _workflows.clear()
             _workflows.update(saved[0])

@@ -90,7 +90,7 @@ def mark_payloads_ended(engine: Engine, run_id: str) -> int:
 def fan_out_positions(outcome_kinds: dict[int, str], cursor: int, waiting: dict[str, object] | None) -> list[int]:
     """The op positions of a run's fan-outs, whose joins (``<run id>#<pos>``) hold branch results
     and branch attempts: every recorded ``parallel`` outcome, and the op in flight if it is one."""
-    positions = {pos for pos, kind in outcome_kinds.items() if kind == "parallel"}
-    if cursor >= 0 and (waiting or {}).get("kind") == "parallel":
+    positions = {pos for pos, kind in outcome_kinds.items() if kind in ("parallel", "first_of")}
+    if cursor >= 0 and (waiting or {}).get("kind") in ("parallel", "first_of"):
         positions.add(cursor)
     return sorted(positions)

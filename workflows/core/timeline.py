@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import codec
+from .failures import parse as parse_failure
 from .records import EventRecord, RunRecord
 
 #: Maps stored payload text (or record data embedding one) to the text shown: the payload
@@ -27,7 +28,10 @@ def timeline(run: RunRecord, history: list[EventRecord], show: Show = _as_stored
             row["attempt"] = event.attempt
         if event.error:
             row["error"] = event.error
-        if event.data is not None and event.kind not in ("hook",):  # hook records of older versions hold the token
+        failure = parse_failure(event.data) if event.status == "failed" else None
+        if failure is not None:  # a failed step's structure (core.failures), not a payload
+            row["failure"] = failure.to_dict()
+        elif event.data is not None and event.kind not in ("hook",):  # hook records of older versions hold the token
             row["data"] = show(event.data)
         events.append(row)
     if run.is_terminal:
@@ -44,16 +48,18 @@ def step_rows(run: RunRecord, history: list[EventRecord], show: Show = _as_store
             continue
         row = rows.setdefault(event.pos, {"seq": event.pos, "name": event.name, "status": "running",
                                           "attempts": 0, "started_at": event.started_at, "finished_at": None,
-                                          "error": None, "result": None})
+                                          "error": None, "result": None, "failure": None})
         row["attempts"] = max(row["attempts"], event.attempt or 1)
         row["error"] = event.error
         if event.kind == "attempt":
             row["status"] = "retrying"
         else:
-            row.update(status=event.status, finished_at=event.at,
+            failure = parse_failure(event.data) if event.status == "failed" else None
+            row.update(status=event.status, finished_at=event.at, failure=failure and failure.to_dict(),
                        result=codec.loads(show(event.data)) if event.status == "completed" else None)
     waiting = run.waiting or {}
     if not run.is_terminal and waiting.get("kind") == "step" and run.cursor not in rows:
         rows[run.cursor] = {"seq": run.cursor, "name": waiting.get("name"), "status": "running", "attempts": 1,
-                            "started_at": waiting.get("since"), "finished_at": None, "error": None, "result": None}
+                            "started_at": waiting.get("since"), "finished_at": None, "error": None, "result": None,
+                            "failure": None}
     return [rows[k] for k in sorted(rows)]

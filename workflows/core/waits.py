@@ -62,7 +62,7 @@ class HookHandle:
         Raises:
             WaitTimeout: the hook's timeout passed first.
         """
-        return awaitable(f"hook {self.name!r} wait()", self._wait)
+        return awaitable(f"hook {self.name!r} wait()", self._wait, self)
 
     def _wait(self) -> Any:
         ctx = self.ctx
@@ -166,7 +166,7 @@ class ChildHandle:
         Raises:
             ChildFailed: the child failed, was cancelled or timed out.
         """
-        return awaitable(f"result() of child {self.workflow!r}", self._result)
+        return awaitable(f"result() of child {self.workflow!r}", self._result, self)
 
     def _result(self) -> Any:
         ctx = self.ctx

@@ -58,10 +58,35 @@ def _waiting_is_legitimate(world: World, run: dict[str, Any], timers: set[str]) 
     if kind == OpKind.CHILD_RESULT:
         child = final_item(world, waiting.get("child", ""))
         return child is not None and child["status"] not in TERMINAL
+    if kind == OpKind.FIRST_OF:
+        return _race_is_open(world, run, waiting)
     return False
 
 
-WAITS = frozenset({OpKind.HOOK_WAIT.value, OpKind.SIGNAL.value, OpKind.CHILD_RESULT.value})
+def _race_is_open(world: World, run: dict[str, Any], waiting: dict[str, Any]) -> bool:
+    """A race (``first_of``) without a lease, timer or message may wait only while none of its
+    signals, hooks and children has happened (its steps and timers need a lease or a timer)."""
+    taken = set()
+    for event in _history(world, run["run_id"]):
+        if event["kind"] in (OpKind.SIGNAL, OpKind.FIRST_OF) and event.get("data"):
+            meta = unembed(event["data"], "payload")[0]
+            taken.add(meta.get("key") or meta.get("signal"))
+    names = set(waiting.get("signals") or [])
+    if any(key[0] == run["run_id"] and s.get("name") in names and key[1] not in taken
+           for key, s in world.store.signal_items.items.items()):
+        return False
+    for token_hash in waiting.get("hooks") or []:
+        hook = world.store.hooks.items.get((token_hash,))
+        if hook is None or hook["status"] != "pending":
+            return False
+    for child_id in waiting.get("children") or []:
+        child = final_item(world, child_id)
+        if child is None or child["status"] in TERMINAL:
+            return False
+    return not waiting.get("dues")
+
+
+WAITS = frozenset({OpKind.HOOK_WAIT.value, OpKind.SIGNAL.value, OpKind.CHILD_RESULT.value, OpKind.FIRST_OF.value})
 
 
 def _history_counts(world: World) -> dict[str, int]:

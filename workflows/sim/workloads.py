@@ -312,4 +312,4 @@ CATALOGUE = [
 
 # -- waits past the retention, limits under deletion and timeouts; deterministic helpers and completion
 # criteria (modules of their own, which build on the definitions above and add to CATALOGUE)
-from . import determinism, long_waits, updates  # noqa: E402,F401
+from . import determinism, long_waits, races, updates  # noqa: E402,F401

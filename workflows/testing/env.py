@@ -27,6 +27,7 @@ from ..client import (
 from ..core import registry
 from ..core.engine import Engine
 from ..core.events import check_key
+from ..core.failures import Failure
 from ..core.timeline import step_rows
 from ..core.update_requests import answer_value, lookup_answer, send_update, timed_out
 from ..durations import Duration, to_seconds
@@ -56,6 +57,7 @@ class StepView:
     attempts: int
     error: str | None
     result: Any
+    failure: Failure | None = None  # a failed step's type, message, traceback and chain (core.failures)
 
 
 class EnvRunHandle(RunHandle):
@@ -275,7 +277,8 @@ class WorkflowEnv:
         run_id = _run_id(run)
         rows = step_rows(self.store.get_run(run_id), self.store.read_history(run_id),
                          self.engine.payloads.resolve_record)
-        return [StepView(r["seq"], r["name"], r["status"], r["attempts"], r["error"], r["result"]) for r in rows]
+        return [StepView(r["seq"], r["name"], r["status"], r["attempts"], r["error"], r["result"],
+                         Failure.from_dict(r["failure"]) if r["failure"] else None) for r in rows]
 
     def result(self, run: RunHandle | str) -> Any:
         """The decoded result of a completed run, as stored (does not run the env)."""

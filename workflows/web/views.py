@@ -19,6 +19,7 @@ from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries, list_runs
 from ..core.deferral import current_deferral
 from ..core.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN
+from ..core.failures import Failure
 from ..core.fanout import join_id
 from ..core.join_layout import fan_out_width_at
 from ..core.payloads import describe_payload
@@ -176,13 +177,16 @@ def run_view(run_id: str) -> dict[str, Any]:
     children = [json.loads(e.data or "{}").get("run_id") for e in history
                 if e.kind == OpKind.CHILD.value and e.is_outcome]
     waiting = run.waiting or {}
+    steps = [{**row, "chain": Failure.from_dict(row["failure"]).describe_chain() if row["failure"] else None}
+             for row in step_rows(run, history, describe_payload)]
     return {
         "run": run,
         "requests": requests_line(run),
         "args": pretty(codec.loads(describe_payload(run.args))),  # never fetches a large payload
         "result": pretty_text(describe_payload(run.result)) if run.result is not None else None,
         "chart": chart,
-        "steps": step_rows(run, history, describe_payload),
+        "steps": steps,
+        "failure_chain": next((s["chain"] for s in reversed(steps) if s["chain"]), None) if run.error else None,
         "hooks": hooks,
         "events": _event_rows(run, history),
         "children": [c for c in children if c],

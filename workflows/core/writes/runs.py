@@ -85,12 +85,13 @@ class RunWrites(WritesBase):
             own=carries("runs", (run_id,), req)))
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
-                    timers: list[TimerRecord] = ()) -> bool:  # type: ignore[assignment]
-        """Suspend at ``pos`` (lease removed) and store the timers, in one request."""
+                    timers: list[TimerRecord] = (), *, lease: bool = False) -> bool:  # type: ignore[assignment]
+        """Suspend at ``pos`` (lease removed, or renewed if ``lease``) and store the timers, in one request."""
         cond = (A("wake_seq") == seen_wake) & LIVE_COND & (A("cursor") <= pos)
+        leased = Set("lease_expires_at", self.lease_until()) if lease else Remove("lease_expires_at")
         with flush(run_id) as counts:
             actions = (*self.status_actions(run_id, "suspended"), Set("cursor", pos), Set("waiting", to_json(waiting)),
-                       Remove("lease_expires_at"), Remove("owner"), Set("updated_at", self.now()),
+                       leased, Remove("owner"), Set("updated_at", self.now()),
                        *count_actions(counts.tally))
             counts.applied = self.commit(plan("suspend run", Update("runs", (run_id,), actions, cond),
                                               *self.timer_puts(timers))).applied

@@ -228,3 +228,27 @@ def test_a_patch_decided_after_an_update_at_the_same_point_replays_the_same(env:
     assert updates_of(env, run.run_id) == [(1, "note", "completed")]
     env.signal(run, "go", "yes")  # a replay: patched() must see its marker after the update
     assert run.result() == {"seen": ["x"], "new": True, "go": "yes"}
+
+
+def test_an_update_sent_before_the_signal_a_wait_takes_is_handled_before_it(env: WorkflowEnv) -> None:
+    """The resume reads the requests waiting (only "a"); then the client sends update "b" and the
+    signal; the wait reads the signal: "b" must be handled before it (found by seed 945)."""
+    from workflows.client import signal_run
+    from workflows.core.update_requests import send_update
+
+    run = env.start(flows.echo)
+    env.run_until_idle()
+    send_update(env.engine, run.run_id, "note", "x", "a")
+    reads: list[str] = []
+
+    def late(request: str, apply: Any) -> Any:
+        result = apply()
+        if request == "read signals" and not reads:
+            reads.append(request)  # the frontier's read of requests is done: the client sends now
+            send_update(env.engine, run.run_id, "note", "y", "b")
+            signal_run(env.engine, run.run_id, "go", "yes")
+        return result
+
+    env.store.interceptor = late
+    assert run.result() == {"seen": ["x", "y"], "go": "yes"}
+    assert updates_of(env, run.run_id) == [(0, "note", "completed"), (1, "note", "completed")]

@@ -181,6 +181,19 @@ def _replay(ctx: WorkflowContext, event: EventRecord) -> None:
     _advance(ctx, pos)
 
 
+def before_signal(ctx: WorkflowContext, pos: int, name: str) -> int:
+    """A signal wait at ``pos`` is about to take a signal: first handle the requests waiting now (read
+    after the signal, so an update a client sent before that signal is among them); return the
+    wait's position after the updates recorded (``waits.wait_for_signal`` calls this)."""
+    if not ctx.updates.handlers or not _free(ctx, pos):
+        return pos
+    ctx.pos = pos  # the wait has recorded nothing: the updates come first
+    _handle_requests(ctx)
+    ctx.pos += 1
+    ctx.op = (ctx.pos - 1, OpKind.SIGNAL.value, name)
+    return ctx.pos - 1
+
+
 def _handle_requests(ctx: WorkflowContext) -> None:
     """Refuse or handle, in send order, every request waiting for the run's chain."""
     anchor = chain_anchor(ctx.run)

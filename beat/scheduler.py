@@ -9,6 +9,7 @@ from typing import Any
 
 from celery.beat import Scheduler
 
+from workflows.batches import drive_due_batches
 from workflows.core.firing import fire_due_schedules
 from workflows.core.retention import retain_ended_runs
 from workflows.core.sweeper import fire_due_timers, reconcile
@@ -26,12 +27,14 @@ _last_retention = 0.0
 
 
 def tick_once() -> dict[str, int]:
-    """Do one tick's work: timers, recovery, schedules, then (at most every ``RETENTION_PERIOD``
-    seconds) as much retention stamping as half that period allows; the rest waits."""
+    """Do one tick's work: timers, recovery, schedules, a chunk of each due batch (within half a
+    sweep interval), then (at most every ``RETENTION_PERIOD`` seconds) as much retention stamping
+    as half that period allows; the rest waits."""
     global _last_retention
     engine = get_engine()
     counts = {"timers": fire_due_timers(engine), "recovered": reconcile(engine)}
     counts["schedules"] = fire_due_schedules(engine)
+    counts["batches"] = drive_due_batches(engine, budget=engine.settings.sweep_interval / 2)
     period = max(engine.settings.sweep_interval, RETENTION_PERIOD)
     if time.monotonic() - _last_retention >= period:
         _last_retention = time.monotonic()

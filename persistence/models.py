@@ -37,11 +37,12 @@ class Models:
     Guard: Any
     Tag: Any
     Flow: Any
+    Batch: Any
 
     def all(self) -> list[Any]:
         """Return every model class, in creation order."""
         return [self.Run, self.Event, self.Hook, self.Timer, self.Schedule, self.Join, self.Signal, self.Guard,
-                self.Tag, self.Flow]
+                self.Tag, self.Flow, self.Batch]
 
 
 def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per table
@@ -125,12 +126,15 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         priority = UnicodeAttribute(null=True)  # the run's level, None for normal (see core.priority)
         req = UnicodeAttribute(null=True)  # id of the last request that decided something (see base.new_request)
         owner = UnicodeAttribute(null=True)  # the resume running inline steps (see claim_run)
+        sent = NumberAttribute(null=True)  # the last op marked in flight for a message (see advance_run, claim_run)
+        last_outcome = UnicodeAttribute(null=True)  # the last op's outcome, written by the end (see finish_run)
         ddb_reads = NumberAttribute(null=True)  # requests counted for the run (see core.metering)
         ddb_writes = NumberAttribute(null=True)
         sqs_sends = NumberAttribute(null=True)
         tags = UnicodeAttribute(null=True)  # JSON object of the run's tags (see core.tags)
         retain_shard = UnicodeAttribute(null=True)  # ended, items not yet stamped (the by_retention index)
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute: set when the run ends
+        start_at = NumberAttribute(null=True)  # a delayed run's start time (see core.delayed)
         deferral = UnicodeAttribute(null=True)  # JSON: the last deferral to a worker that serves it (core.deferral)
         by_status = RunsByStatus()
         by_workflow = RunsByWorkflow()
@@ -306,4 +310,32 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         req = UnicodeAttribute(null=True)
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute: a token reservation nobody took
 
-    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard, Tag, Flow)
+    class Batch(Model):
+        """A batch operation (``core/batches.py``): live ones in partition ``live`` (what beat
+        Queries), ended ones in ``ended``; every write conditioned on ``version``."""
+
+        Meta = meta("batches")
+        part = UnicodeAttribute(hash_key=True)  # "live" or "ended"
+        batch_id = UnicodeAttribute(range_key=True)  # sorts by creation time
+        operation = UnicodeAttribute()
+        selection = UnicodeAttribute()  # the filter, JSON
+        params = UnicodeAttribute(null=True)  # the operation's parameters, JSON
+        rate = NumberAttribute()
+        state = UnicodeAttribute()
+        cursor = UnicodeAttribute(null=True)  # the listing cursor of the next page
+        selected = NumberAttribute(default=0)
+        done = NumberAttribute(default=0)
+        failed = NumberAttribute(default=0)
+        skipped = NumberAttribute(default=0)
+        errors = UnicodeAttribute(null=True)  # the latest failures, JSON
+        created_at = NumberAttribute()
+        updated_at = NumberAttribute(null=True)
+        ended_at = NumberAttribute(null=True)
+        due_at = NumberAttribute(null=True)  # the next chunk's time, or the driver's lease
+        owner = UnicodeAttribute(null=True)
+        version = NumberAttribute(default=0)
+        req = UnicodeAttribute(null=True)
+        run_seconds = NumberAttribute(null=True)  # the last chunk's seconds per run (sizes a budgeted chunk)
+        retain_until = TTLAttribute(null=True)  # the table's TTL attribute: set when the batch ends
+
+    return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard, Tag, Flow, Batch)

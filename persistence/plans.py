@@ -17,7 +17,8 @@ from .base import AddedOrder, StoreBase, is_condition_failure, plain
 
 #: The model of each logical table name.
 MODELS = {"runs": "Run", "history": "Event", "hooks": "Hook", "timers": "Timer", "schedules": "Schedule",
-          "joins": "Join", "signals": "Signal", "idempotency": "Guard", "tags": "Tag", "flow": "Flow"}
+          "joins": "Join", "signals": "Signal", "idempotency": "Guard", "tags": "Tag", "flow": "Flow",
+          "batches": "Batch"}
 
 
 class PlanStore(StoreBase):

@@ -83,7 +83,11 @@ if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
     sys.meta_path.append(_MovedModules())
 
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["RetryPolicy", "SchedulePolicy", "StartOptions", "TimeRange", "Timetable"], "workflows.options"),
+    **dict.fromkeys(["RetryPolicy", "RunFilter", "SchedulePolicy", "StartOptions", "TimeRange", "Timetable"],
+                    "workflows.options"),
+    **dict.fromkeys(["BatchRecord", "batch_cancel", "batch_rerun", "batch_signal", "batch_tag", "drive_batch",
+                     "get_batch", "list_batches", "start_batch", "stop_batch"], "workflows.batches"),
+    **dict.fromkeys(["BatchNotFound", "InvalidBatch"], "workflows.errors"),
     **dict.fromkeys(["RunHandle", "apply_async", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
@@ -102,6 +106,7 @@ _EXPORTS: dict[str, str] = {
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
     **dict.fromkeys(["EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull"], "workflows.errors"),
+    **dict.fromkeys(["ChildDetached", "InvalidChildOptions", "InvalidStartTime"], "workflows.errors"),
     **dict.fromkeys(["FanOutFailed", "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
                      "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags", "NonDeterminismError",
                      "PayloadTooLarge",
@@ -118,6 +123,9 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "DurableCallInUpdate", "UpdateError", "UpdateFailed", "UpdateRefused", "UpdateRunEnded", "UpdateTimeout",
     "on_update", "update_run",
+    "ChildDetached", "InvalidChildOptions", "InvalidStartTime",
+    "BatchNotFound", "BatchRecord", "InvalidBatch", "RunFilter", "batch_cancel", "batch_rerun", "batch_signal",
+    "batch_tag", "drive_batch", "get_batch", "list_batches", "start_batch", "stop_batch",
     "EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull", "StreamPage", "get_event", "read_stream",
     "set_event", "write_stream", "Failure", "declare_error", "First", "first_of", "signal", "timer", "FanOutFailed",
     "FanOutResult", "FatalError",
@@ -149,6 +157,18 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from .batches import (
+        BatchRecord,
+        batch_cancel,
+        batch_rerun,
+        batch_signal,
+        batch_tag,
+        drive_batch,
+        get_batch,
+        list_batches,
+        start_batch,
+        stop_batch,
+    )
     from .celery.install import install
     from .client import (
         RunHandle,
@@ -185,6 +205,8 @@ if TYPE_CHECKING:
     from .core.updates import on_update
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
+        BatchNotFound,
+        ChildDetached,
         DurableCallInUpdate,
         EventNotSet,
         EventTimeout,
@@ -195,9 +217,12 @@ if TYPE_CHECKING:
         HookClosed,
         HookExpired,
         HookNotFound,
+        InvalidBatch,
+        InvalidChildOptions,
         InvalidEventKey,
         InvalidInput,
         InvalidSchedule,
+        InvalidStartTime,
         InvalidTags,
         NonDeterminismError,
         PayloadTooLarge,
@@ -220,7 +245,7 @@ if TYPE_CHECKING:
     )
     from .events import StreamPage, get_event, read_stream
     from .forking import fork_run, rerun
-    from .options import RetryPolicy, SchedulePolicy, StartOptions, TimeRange, Timetable
+    from .options import RetryPolicy, RunFilter, SchedulePolicy, StartOptions, TimeRange, Timetable
     from .schedules import (
         ScheduleInfo,
         backfill_schedule,

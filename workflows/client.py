@@ -15,6 +15,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from . import codec
 from .core.chains import chain_anchor, current_run, follow
 from .core.debounce import DEBOUNCE_TAG
+from .core.delayed import start_time
 from .core.engine import Engine
 from .core.hooks import refusal
 from .core.names import check_name
@@ -32,6 +33,7 @@ from .errors import (
     HookClosed,
     HookNotFound,
     HookPayloadInvalid,
+    InvalidChildOptions,
     InvalidTags,
     RunCancelled,
     RunEnded,
@@ -76,11 +78,21 @@ def start_workflow(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[
 
 def start_with_options(definition: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any],
                        options: StartOptions) -> RunHandle:
-    """Start a run of ``definition`` with its arguments and its start options (checked here)."""
+    """Start a run of ``definition`` with its arguments and its start options (checked here).
+
+    Raises:
+        InvalidChildOptions: ``detached`` or ``parent_close_policy`` (they are for a child, inside a workflow).
+        InvalidStartTime, InvalidDuration: a bad ``delay`` or ``start_at``.
+    """
+    if options.detached or options.parent_close_policy is not None:
+        raise InvalidChildOptions("detached= and parent_close_policy= are options of a child run, started "
+                                  "inside a workflow")
     debounce = debounce_options(options.debounce, options.debounce_key, options.debounce_max, options.idempotency_key)
     tags = None if options.tags is None else dict(options.tags) if isinstance(options.tags, Mapping) else options.tags
+    begins = start_time(options.delay, options.start_at, get_engine().now())
     return start_workflow(definition, args, kwargs, idempotency_key=options.idempotency_key, tags=tags,
-                          debounce=debounce, priority=run_priority(options.priority, definition.priority))
+                          debounce=debounce, priority=run_priority(options.priority, definition.priority),
+                          **({} if begins is None else {"start_at": begins}))
 
 
 def _definition(workflow: Any) -> WorkflowDef:
@@ -104,7 +116,9 @@ def apply_async(workflow: Any, args: Sequence[Any] = (), kwargs: dict[str, Any] 
     (:class:`~workflows.options.StartOptions`): ``idempotency_key=`` (same key, same run),
     ``tags=`` (its search tags, see :func:`list_runs`), ``debounce="5s", debounce_key="k"``
     (optionally ``debounce_max="1m"``: starts with one key within the window collapse into one run,
-    which starts with the last arguments once the window has passed, docs/flow-control.md)."""
+    which starts with the last arguments once the window has passed, docs/flow-control.md),
+    ``delay="10m"`` or ``start_at=<aware datetime>`` (Celery's ``countdown`` / ``eta``: the run is
+    stored at once as ``delayed`` and starts then; ``cancel`` before that ends it unstarted)."""
     return start_with_options(_definition(workflow), tuple(args), dict(kwargs or {}), StartOptions(**options))
 
 
@@ -175,8 +189,11 @@ class RunHandle:
         return update_run(self.run_id, name, payload, update_id=update_id, timeout=timeout, poll=poll)
 
     def history(self) -> list[EventRecord]:
-        """The raw history records, in order."""
-        return get_engine().store.read_history(self.run_id)
+        """The raw history records, in order (with the outcome the run's end carries: see
+        ``core.records.with_last_outcome``)."""
+        from .core.timeline import run_history
+
+        return run_history(get_engine().store, self.run_id)
 
     def events(self) -> list[dict[str, Any]]:
         """The history as a timeline: run start, every op record in order, run end."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, Sequence, TypeVar, overload
 
 from .core import registry
+from .core.children import ChildStart
 from .core.limits import step_limits, workflow_limits
 from .core.names import check_name, check_queue
 from .core.priority import check_priority
@@ -123,7 +124,8 @@ class Workflow(Generic[P, R]):
 
     def options(self, **options: Any) -> BoundStart:
         """These start options (:class:`~workflows.options.StartOptions`: ``idempotency_key``,
-        ``tags``, ``debounce``, ``debounce_key``, ``debounce_max``, ``priority``) for a ``.start(*args, **kwargs)``."""
+        ``tags``, ``debounce``, ``debounce_key``, ``debounce_max``, ``priority``, ``delay``, ``start_at``;
+        inside a workflow ``detached`` and ``parent_close_policy``) for a ``.start(*args, **kwargs)``."""
         return BoundStart(self, StartOptions(**options))
 
     def apply_async(self, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
@@ -142,7 +144,8 @@ class Workflow(Generic[P, R]):
             return start_with_options(self.definition, args, kwargs, options)
         if options.debounce is not None or options.debounce_key is not None or options.debounce_max is not None:
             raise InvalidDebounce("a child run cannot be debounced (start it from outside a workflow)")
-        return ctx.start_child(self.definition, args, kwargs)  # type: ignore[no-any-return]
+        start = ChildStart(options.delay, options.start_at, options.detached, options.parent_close_policy)
+        return ctx.start_child(self.definition, args, kwargs, start)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"<workflow {self.name}>"

@@ -16,8 +16,11 @@ Tree::
     │   ├── InvalidDuration          (also ValueError)
     │   ├── InvalidDebounce          bad debounce window, key or cap of a start (also ValueError)
     │   ├── InvalidSchedule          bad cron, time zone, interval or policy (also ValueError)
+    │   ├── InvalidStartTime         a bad delay or start time of a start (also ValueError)
+    │   ├── InvalidChildOptions      a bad parent-close policy, or child options outside a workflow (also ValueError)
     │   ├── InvalidPriority*         a priority that is not high, normal or low (also ValueError)
     │   ├── InvalidEventKey          an event key that breaks the rules (also ValueError)
+    │   ├── InvalidBatch             a batch operation, filter or parameter that breaks the rules (also ValueError)
     │   └── InvalidExport*           a run export that cannot be read or replayed
     ├── UnknownWorkflow
     ├── UnknownStep
@@ -28,6 +31,7 @@ Tree::
     ├── NotFound                     (also LookupError)
     │   ├── RunNotFound
     │   ├── ScheduleNotFound
+    │   ├── BatchNotFound
     │   └── HookNotFound*
     ├── Duplicate                    a conditional write lost (already recorded)
     │   └── ScheduleAlreadyExists
@@ -70,6 +74,7 @@ Tree::
     ├── RunEnded                     a signal or cancel sent to an ended run
     │   └── UpdateRunEnded*
     ├── ChildFailed
+    ├── ChildDetached                result() of a detached child (its end is no business of its parent)
     └── Stalled                      the testing kit cannot make a run go on
 
 ``*``: an error with two parents, drawn under each (``tests/unit/test_error_tree.py`` checks
@@ -163,6 +168,16 @@ class InvalidSchedule(InvalidInput, ValueError):
     """A schedule has a bad cron expression, time zone, interval or option."""
 
 
+class InvalidStartTime(InvalidInput, ValueError):
+    """A bad delayed start: a ``delay`` that is not a duration, a ``start_at`` that is not an aware
+    datetime, or both given."""
+
+
+class InvalidChildOptions(InvalidInput, ValueError):
+    """A bad child start: a ``parent_close_policy`` that is not ``cancel``, ``request_cancel`` or
+    ``abandon``, a detached child with another policy, or these options outside a workflow."""
+
+
 class InvalidPriority(InvalidInput, RegistrationError, ValueError):
     """A priority that is not one of the levels ``high``, ``normal``, ``low`` (see ``workflows.core.priority``)."""
 
@@ -185,6 +200,18 @@ class ScheduleNotFound(NotFound):
     def __init__(self, schedule_id: str) -> None:
         super().__init__(f"no schedule with id {schedule_id!r}")
         self.schedule_id = schedule_id
+
+
+class BatchNotFound(NotFound):
+    """No batch has this id (or it expired, the retention after its end)."""
+
+    def __init__(self, batch_id: str) -> None:
+        super().__init__(f"no batch with id {batch_id!r}")
+        self.batch_id = batch_id
+
+
+class InvalidBatch(InvalidInput, ValueError):
+    """A batch operation, filter or parameter that breaks the rules (the message names which)."""
 
 
 class Duplicate(WorkflowError):
@@ -461,6 +488,15 @@ class ChildFailed(WorkflowError):
     def __init__(self, run_id: str, status: str, error: str | None) -> None:
         super().__init__(f"child run {run_id} ended {status}: {error}")
         self.run_id, self.status, self.error = run_id, status, error
+
+
+class ChildDetached(WorkflowError):
+    """``result()`` of a child started detached: its parent never waits for it (its end writes
+    nothing into the parent; read it with ``get_run(run_id)`` from outside a workflow)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"child run {run_id} was started detached: its parent cannot wait for its result")
+        self.run_id = run_id
 
 
 class InvalidExport(InvalidInput, SerializationError):

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .core.engine import Engine
 from .core.events import (
     EVENT_SEQ_BASE,
     EVENT_SEQ_SPAN,
@@ -133,7 +134,11 @@ def read_stream(run_id: str, offset: int = 0) -> StreamPage:
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput(f"a stream offset is a whole number of at least 0, got {offset!r}")
-    engine = get_engine()
+    return stream_page(get_engine(), run_id, offset)
+
+
+def stream_page(engine: Engine, run_id: str, offset: int) -> StreamPage:
+    """:func:`read_stream` on a given engine (``offset`` checked)."""
     ended = _run(engine.store, run_id).is_terminal  # read first: an ended run's entries are all written
     if offset >= MAX_STREAM_ENTRIES:
         return StreamPage([], offset, ended)

@@ -20,7 +20,7 @@ from .core.fanout import join_id
 from .core.join_layout import fan_out_width_at
 from .core.payloads import Payloads
 from .core.ports import Store
-from .core.records import BranchRecord, EventRecord, OpKind, RunRecord
+from .core.records import BranchRecord, EventRecord, OpKind, RunRecord, with_last_outcome
 from .errors import InvalidExport
 
 FORMAT = "celery-durable-workflows/run-export"
@@ -44,7 +44,7 @@ def export_run(store: Store, run_id: str, payloads: Payloads | None = None) -> d
         RunNotFound: no run has this id.
     """
     run = store.get_run(run_id)
-    history = [_without_token(e) for e in store.read_history(run_id)]
+    history = [_without_token(e) for e in with_last_outcome(run, store.read_history(run_id))]
     fan_outs = {e.pos for e in history if e.kind == OpKind.PARALLEL and e.is_outcome}
     if run.waiting and run.waiting.get("kind") == OpKind.PARALLEL.value:
         fan_outs.add(run.cursor)  # a fan-out in flight: its branches recorded so far
@@ -57,7 +57,9 @@ def export_run(store: Store, run_id: str, payloads: Payloads | None = None) -> d
         run = dataclasses.replace(run, args=show(run.args) or run.args, result=show(run.result))
         history = [dataclasses.replace(e, data=show(e.data)) for e in history]
         branches = {j: [dataclasses.replace(b, data=show(b.data)) for b in found] for j, found in branches.items()}
-    return {"format": FORMAT, "version": FORMAT_VERSION, "run": dataclasses.asdict(run),
+    # the outcome the end carries is in ``history``; a creation's request id is no part of the run's data
+    fields = {k: v for k, v in dataclasses.asdict(run).items() if k not in ("req", "last_outcome")}
+    return {"format": FORMAT, "version": FORMAT_VERSION, "run": fields,
             "history": [dataclasses.asdict(e) for e in history],
             "branches": {join: [dataclasses.asdict(b) for b in found] for join, found in branches.items()}}
 

@@ -54,6 +54,14 @@ class StartOptions:
         debounce_max: the longest a debounced run waits in all (needs ``debounce``).
         priority: the level the run is served at, ``"high"``, ``"normal"`` or ``"low"`` (default: the
             workflow's ``@workflow(priority=...)``, else normal); its steps inherit it (docs/guide.md).
+        delay: start the run this long from now (``"10m"``, seconds or a timedelta), like Celery's
+            ``countdown``: it is stored at once as ``delayed`` and starts then (docs/guide.md).
+        start_at: start the run at this aware datetime, like Celery's ``eta`` (not with ``delay``).
+        detached: inside a workflow, start the child detached: it outlives its parent, which neither
+            waits for it nor touches it when it ends (docs/guide.md, "Child workflows").
+        parent_close_policy: inside a workflow, what the parent's end does to the child: ``"cancel"``
+            (end it at once), ``"request_cancel"`` (ask it to cancel, after the step it runs) or
+            ``"abandon"`` (leave it running); default: cancel it if the parent is cancelled or times out.
     """
 
     idempotency_key: str | None = None
@@ -62,6 +70,10 @@ class StartOptions:
     debounce_key: str | None = None
     debounce_max: Duration | None = None
     priority: str | None = None
+    delay: Duration | None = None
+    start_at: datetime | None = None
+    detached: bool = False
+    parent_close_policy: str | None = None
 
     def replace(self, **changes: Any) -> StartOptions:
         """These options with ``changes`` applied (unknown names are a TypeError)."""
@@ -152,6 +164,25 @@ class TimeRange:
 
     since: float | None = None
     until: float | None = None
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """The runs a batch operation selects, with the filters of ``list_runs``
+    (``workflows.batch_cancel(RunFilter(status="suspended", workflow=order))``).
+
+    Attributes:
+        status: a run status, or None.
+        workflow: a workflow name or object, or None.
+        tag: ``"key=value"`` or ``(key, value)``, or None; does not combine with ``status``.
+        created: a :class:`TimeRange` of creation times, or None. A batch selects only runs
+            created before it was started, whatever ``created.until`` says.
+    """
+
+    status: Any = None
+    workflow: Any = None
+    tag: str | tuple[str, str] | None = None
+    created: TimeRange | None = None
 
 
 def bundle(kind: type[V], given: V | None, keywords: Mapping[str, Any], name: str,

@@ -70,6 +70,8 @@ class Settings:
         priority_share: how many free worker slots a queue yields in a row to a higher level's
             queue waiting for one before it takes one itself (``WORKFLOWS_PRIORITY_SHARE``; 0:
             strict order, a backlog of high work starves the lower levels). See docs/celery.md.
+        batch_rate: the runs per second a batch operation acts on unless it is given its own rate
+            (``WORKFLOWS_BATCH_RATE``, default 20; see docs/guide.md, batch operations).
         in_place_seconds: how long a worker task may go on running a run's next steps
             itself, without a broker hop, when they go to a queue it consumes
             (``WORKFLOWS_IN_PLACE_SECONDS``; 0 sends every step as a message).
@@ -135,6 +137,7 @@ class Settings:
     poll_wait_seconds: int = 1
     priority_share: int = 8
     in_place_seconds: float = 10.0
+    batch_rate: float = 20.0
     hook_secret: str | None = field(default=None, repr=False)
     dashboard_token: str | None = field(default=None, repr=False)
     log_format: str = "text"
@@ -188,6 +191,8 @@ class Settings:
                 1 <= self.index_shards <= MAX_INDEX_SHARDS):
             raise ConfigurationError(f"WORKFLOWS_INDEX_SHARDS must be a whole number in 1..{MAX_INDEX_SHARDS}, "
                                      f"got {self.index_shards!r}")
+        if not self.batch_rate > 0:
+            raise ConfigurationError(f"batch_rate must be positive, got {self.batch_rate}")
         if not self.in_place_seconds >= 0:
             raise ConfigurationError(f"in_place_seconds must be 0 or more, got {self.in_place_seconds}")
 
@@ -218,6 +223,7 @@ class Settings:
                 poll_wait_seconds=int(env.get("WORKFLOWS_POLL_WAIT_SECONDS", "1")),
                 priority_share=int(env.get("WORKFLOWS_PRIORITY_SHARE", "8")),
                 in_place_seconds=float(env.get("WORKFLOWS_IN_PLACE_SECONDS", "10")),
+                batch_rate=float(env.get("WORKFLOWS_BATCH_RATE", "20")),
                 hook_secret=env.get("WORKFLOWS_HOOK_SECRET") or None,
                 dashboard_token=env.get("WORKFLOWS_DASHBOARD_TOKEN") or None,
                 log_format=env.get("WORKFLOWS_LOG_FORMAT", "text").lower() or "text",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import uuid
 
 import pytest
 
 from workflows.core.control import OutcomeRecorded
+from workflows.core.records import EventRecord, event_seq
 from workflows.errors import ItemTooLarge, PayloadTooLarge, RunNotFound, SerializationError
 
 from .support import due_ids, run_record, start, timer, uid
@@ -175,6 +177,50 @@ def test_a_run_claimed_by_a_live_resume_is_ended_only_by_it(store, clock, status
     assert store.finish_run(run_id, status, owner="someone else") is None
     assert store.get_run(run_id).status == "running"
     assert store.finish_run(run_id, status, owner="executor").status == status
+
+
+def test_a_claim_is_refused_at_an_op_marked_in_flight_for_a_message(store) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    waiting = {"kind": "step", "name": "s"}
+    assert store.advance_run(run_id, 0, waiting)
+    assert not store.claim_run(run_id, 0, "late", waiting)  # its message may be running op 0
+    assert store.claim_run(run_id, 1, "next", waiting)
+
+
+def test_a_claim_confirms_the_run_a_fresh_message_carried(store) -> None:  # type: ignore[no-untyped-def]
+    record = run_record(store, req=uid("req"), tags={"team": "a"})
+    run_id = store.create_run(record)[0]
+    waiting = {"kind": "step", "name": "s"}
+    other = dataclasses.replace(record, args="[[2],{}]")
+    assert not store.claim_run(run_id, 0, "r", waiting, as_created=other)  # not what was created
+    assert not store.claim_run(run_id, 0, "r", waiting, as_created=dataclasses.replace(record, req="forged"))
+    assert not store.claim_run(uid(), 0, "r", waiting, as_created=dataclasses.replace(record, run_id=uid()))
+    assert store.claim_run(run_id, 0, "r", waiting, as_created=record)
+    assert not store.claim_run(run_id, 1, "r2", waiting, as_created=record)  # claimed: no longer as created
+
+
+def test_an_end_carries_the_last_outcome_only_for_the_claim_holder(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    waiting = {"kind": "step", "name": "s"}
+    last = EventRecord(run_id=run_id, seq=event_seq(0), kind="step", status="completed", at=store.now(), name="s",
+                       data='"v"', attempt=1, started_at=store.now() - 1)
+    assert store.claim_run(run_id, 0, "executor", waiting)
+    assert store.finish_run(run_id, "completed", result="1", owner="someone else", last=last) is None
+    clock.advance(store.settings.lease_seconds + 10)  # an expired claim is still this resume's: nobody took it
+    ended = store.finish_run(run_id, "completed", result="1", owner="executor", last=last)
+    assert ended is not None and ended.last_outcome == last
+    assert store.get_run(run_id).last_outcome == last and store.read_history(run_id) == []
+
+
+def test_an_end_with_the_last_outcome_is_refused_once_the_claim_is_released(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    waiting = {"kind": "step", "name": "s"}
+    last = EventRecord(run_id=run_id, seq=event_seq(0), kind="step", status="completed", at=store.now(), name="s")
+    assert store.claim_run(run_id, 0, "executor", waiting)
+    clock.advance(store.settings.lease_seconds + 10)
+    assert store.claim_recovery(run_id) is not None  # the reconciler took the run over
+    assert store.finish_run(run_id, "completed", owner="executor", last=last) is None
+    assert store.get_run(run_id).status == "running"
 
 
 def test_a_claim_whose_lease_expired_does_not_keep_a_run_from_ending(store, clock) -> None:  # type: ignore[no-untyped-def]

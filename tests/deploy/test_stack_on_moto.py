@@ -87,7 +87,7 @@ def test_stack_and_init_aws_create_the_same_tables_and_queues(aws_env, as_settin
 
     ddb, sqs = _clients(aws_env)
     by_init, by_stack = _tables(ddb, imperative.table_prefix), _tables(ddb, stacked)
-    assert len(by_init) == 10 and by_stack == by_init
+    assert len(by_init) == 11 and by_stack == by_init
     # init-aws enables TTL on every table (the template declares it: moto's CloudFormation ignores it)
     assert {_ttl(ddb, imperative.table_prefix + name) for name in by_init} == {("ENABLED", "retain_until")}
     assert by_init["runs"]["billing"] == "PAY_PER_REQUEST"

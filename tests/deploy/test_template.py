@@ -125,7 +125,7 @@ def test_policies_grant_only_what_each_process_needs(template: dict[str, Any]) -
     assert _tables(worker["Read"]) == _tables(worker["Write"]) == _tables(beat["Write"]) == all_tables
     assert _tables(client["Read"]) == all_tables
     assert _tables(client["Write"]) == all_tables - {"HistoryTable", "JoinsTable"}
-    assert _tables(client["DeleteItems"]) == {"SchedulesTable"}
+    assert _tables(client["DeleteItems"]) == {"SchedulesTable", "BatchesTable"}  # an ended batch moves
     assert _tables(hooks["Read"]) == _tables(hooks["Write"]) == {"HooksTable", "RunsTable"}
     assert "DeleteItems" not in hooks and "DeadLetters" not in hooks
     assert _tables(worker["DeadLetters"]) == {"DeadLetterQueue"}

@@ -350,3 +350,64 @@ def test_signing_out_ends_the_session_so_a_copied_cookie_is_refused_by_every_pro
         browser.get(f"{server}/login")
         browser.find_element(By.NAME, "token").send_keys(TOKEN)
         submit(browser, "sign-in")
+
+
+def test_a_batch_started_from_the_page_cancels_the_runs_its_filter_selects(server: str, browser: Any) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    from tests.e2e import batch_flows
+
+    for method, path in (("GET", "/batches"), ("POST", "/batches"), ("GET", "/batches/x"), ("POST", "/batches/x/stop")):
+        status, text = request(server, method, path, {"confirm": "yes", "operation": "cancel", "status": "suspended"}
+                               if method == "POST" else None)
+        assert status == 401 and 'name="token"' in text, (method, path)
+    tag = f"page-{time.time_ns()}"
+    runs = [batch_flows.waiter.options(tags={"batch": tag}).start(i) for i in range(3)]
+    for run in runs:
+        wait_status(run, RunStatus.SUSPENDED)
+    browser.get(f"{server}/batches")
+    Select(browser.find_element(By.ID, "operation")).select_by_value("cancel")
+    browser.find_element(By.ID, "tag").send_keys(f"batch={tag}")
+    browser.find_element(By.ID, "reason").send_keys("from the page")
+    browser.find_element(By.ID, "rate").send_keys("2")
+    submit(browser, "start-batch")  # the confirmation page: the filter and the runs it selects
+    detail = browser.find_element(By.CSS_SELECTOR, "pre.detail").text
+    assert all(run.run_id in detail for run in runs)
+    assert f"tag=batch={tag}" in browser.find_element(By.TAG_NAME, "h1").text
+    shot(browser, "batch-confirm")
+    assert {run.status() for run in runs} == {RunStatus.SUSPENDED}  # nothing happened yet
+    submit(browser, "confirm")
+    assert "Batch started" in browser.find_element(By.CLASS_NAME, "notice").text
+
+    def completed() -> bool:
+        browser.refresh()
+        return browser.find_element(By.ID, "state").text == "completed"
+
+    wait_for(completed, 60, poll=0.5, what="the batch to complete")
+    counts = [browser.find_element(By.ID, k).text for k in ("selected", "done", "failed", "skipped")]
+    assert counts == ["3", "3", "0", "0"]
+    shot(browser, "batch", doc=True)
+    for run in runs:
+        wait_status(run, RunStatus.CANCELLED)
+    browser.get(f"{server}/batches")
+    assert browser.find_elements(By.CSS_SELECTOR, "tr.batch")
+
+
+def test_a_batch_is_stopped_from_its_page_after_a_confirmation(server: str, browser: Any) -> None:
+    from tests.e2e import batch_flows
+    from workflows import RunFilter, batch_cancel, get_batch
+
+    tag = f"stop-{time.time_ns()}"
+    runs = [batch_flows.waiter.options(tags={"batch": tag}).start(i) for i in range(4)]
+    for run in runs:
+        wait_status(run, RunStatus.SUSPENDED)
+    batch_id = batch_cancel(RunFilter(tag=f"batch={tag}"), rate=0.1)  # one run every ten seconds
+    wait_for(lambda: get_batch(batch_id).done >= 1, 60, poll=0.5, what="the batch's first chunk")
+    browser.get(f"{server}/batches/{batch_id}")
+    submit(browser, "stop")
+    assert batch_id in browser.find_element(By.TAG_NAME, "h1").text  # the confirmation page
+    assert get_batch(batch_id).is_live  # nothing happened yet
+    submit(browser, "confirm")
+    assert "Batch stopped" in browser.find_element(By.CLASS_NAME, "notice").text
+    assert browser.find_element(By.ID, "state").text == "stopped" and not browser.find_elements(By.ID, "stop")
+    assert get_batch(batch_id).done < len(runs)

@@ -283,7 +283,7 @@ def test_resume_hook_refuses(store, state, schema, token, payload, error, fragme
 # -- list_runs -----------------------------------------------------------------------------------
 
 LIST_CASES = [
-    ("status-unknown", dict(status="bogus"), "status must be one of pending, running"),
+    ("status-unknown", dict(status="bogus"), "status must be one of pending, delayed, running"),
     ("status-not-a-string", dict(status=5), "status must be one of"),
     ("limit-zero", dict(limit=0), "limit must be an int in 1..1000"),
     ("limit-too-big", dict(limit=1001), "limit must be an int in 1..1000"),

@@ -15,6 +15,7 @@ from workflows.core.observer import NullObserver
 from workflows.core.records import RunRecord
 from workflows.core.registry import get_workflow
 from workflows.core.steps import run_worker_task
+from workflows.core.timeline import run_history
 from workflows.memory import RecordingTransport
 
 
@@ -45,7 +46,7 @@ def test_steps_of_a_consumed_queue_run_in_the_resume_task(own_settings) -> None:
     run = engine.store.get_run(run_id)
     assert (run.status, run.result) == ("completed", "6")
     assert sent(transport) == []  # no step message at all
-    outcomes = [e for e in engine.store.read_history(run_id) if e.is_outcome]
+    outcomes = [e for e in run_history(engine.store, run_id) if e.is_outcome]
     assert [e.pos for e in outcomes] == [0, 1, 2, 3]
 
 
@@ -95,7 +96,7 @@ def test_once_the_worker_stops_the_next_step_is_sent(own_settings) -> None:  # t
     engine, run_id = started(own_settings, transport, flows.sequence.name, 4)
     run_worker_task(engine, lambda: engine.resume(run_id))
     assert sent(transport) == [("add", 2, False)]
-    assert [e.pos for e in engine.store.read_history(run_id)] == [0, 1]
+    assert [e.pos for e in run_history(engine.store, run_id)] == [0, 1]
     assert engine.store.get_run(run_id).cursor == 2
 
 

@@ -17,6 +17,7 @@ from workflows.core.records import EventRecord, OpKind, event_seq
 from workflows.core.registry import get_workflow
 from workflows.core.steps import run_worker_task
 from workflows.core.sweeper import reconcile
+from workflows.core.timeline import run_history
 from workflows.memory import ManualClock, RecordingTransport
 
 STEPS = 10
@@ -44,7 +45,7 @@ def start(engine: Engine) -> str:
 
 
 def outcome_positions(engine: Engine, run_id: str) -> list[int]:
-    return [e.pos for e in engine.store.read_history(run_id) if e.is_outcome]
+    return [e.pos for e in run_history(engine.store, run_id) if e.is_outcome]
 
 
 def test_inline_chain_longer_than_the_lease_is_not_recovered(engine: Engine) -> None:

@@ -15,6 +15,7 @@ from workflows.core.engine import Engine
 from workflows.core.records import OUTCOME_SUB, EventRecord, StepMessage, attempt_seq
 from workflows.core.registry import get_step, get_workflow
 from workflows.core.steps import run_worker_task
+from workflows.core.timeline import run_history
 from workflows.memory import RecordingTransport
 
 
@@ -53,7 +54,7 @@ def test_an_inline_step_retries_past_998_attempts_and_completes(own_settings) ->
     attempts = [e for e in store.written if e.kind == "attempt"]
     assert [e.attempt for e in attempts] == list(range(995, 1001))
     assert all(e.seq % 1000 != OUTCOME_SUB for e in attempts)
-    history = store.read_history(run_id)
+    history = run_history(store, run_id)
     assert [(e.seq, e.kind, e.attempt) for e in history[-2:]] == [(998, "attempt", 1000), (999, "step", 1001)]
 
 
@@ -72,7 +73,7 @@ def test_attempt_records_keep_the_latest_attempt(own_settings) -> None:  # type:
     assert store.record_attempt(attempt(1000)) is True
     assert store.record_attempt(attempt(999)) is False  # late: never overwrites a later attempt
     assert store.record_attempt(attempt(1001)) is True
-    assert [(e.seq, e.attempt) for e in store.read_history(run_id)] == [(3, 3), (998, 1001)]
+    assert [(e.seq, e.attempt) for e in run_history(store, run_id)] == [(3, 3), (998, 1001)]
 
 
 def test_a_duplicate_attempt_failure_still_stores_its_retry_and_lease(own_settings) -> None:  # type: ignore[no-untyped-def]
@@ -96,8 +97,8 @@ def test_a_duplicate_attempt_failure_still_stores_its_retry_and_lease(own_settin
     assert store.claim_timer(timer_id(1001)) is True
     assert store.claim_timer(timer_id(1000)) is True
     assert store.get_run(run_id).lease_expires_at >= store.now() + 1000
-    assert [(e.seq, e.attempt) for e in store.read_history(run_id)] == [(998, 1000)]
+    assert [(e.seq, e.attempt) for e in run_history(store, run_id)] == [(998, 1000)]
     store.finish_run(run_id, "cancelled", error="cancelled")
     fail(1001, backoff=0)  # the run has ended: neither a timer nor a record
     assert store.claim_timer(timer_id(1002)) is False
-    assert [(e.seq, e.attempt) for e in store.read_history(run_id)] == [(998, 1000)]
+    assert [(e.seq, e.attempt) for e in run_history(store, run_id)] == [(998, 1000)]

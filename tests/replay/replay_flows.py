@@ -95,6 +95,11 @@ def replay_inline_chain_deadline(n: int) -> int:
 
 
 @workflow
+def replay_child_first(x: int) -> int:
+    return replay_child.start(x).result()
+
+
+@workflow
 def replay_ten(n: int) -> int:
     total = 0
     for _ in range(n):

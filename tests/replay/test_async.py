@@ -13,6 +13,7 @@ from tests.replay import async_flows as flows
 from workflows import RunFailed, workflow
 from workflows.core.records import OpKind
 from workflows.core.step_loop import StepLoop
+from workflows.core.timeline import run_history
 from workflows.errors import StepTimeout
 from workflows.export import export_run
 from workflows.testing import WorkflowEnv, redefinable, replay
@@ -28,7 +29,7 @@ def _reset() -> None:
 
 def ops(env: WorkflowEnv, run_id: str) -> list[tuple[int, str, str | None, str]]:
     """The run's op outcomes: position, kind, name, status."""
-    return [(e.pos, e.kind, e.name, e.status) for e in env.store.read_history(run_id) if e.is_outcome]
+    return [(e.pos, e.kind, e.name, e.status) for e in run_history(env.store, run_id) if e.is_outcome]
 
 
 def run_every_op(env: WorkflowEnv, workflow: object, key: str) -> str:

@@ -16,6 +16,7 @@ from workflows.core import forks
 from workflows.core.engine import Engine
 from workflows.core.records import RunStatus
 from workflows.core.registry import get_workflow, scope
+from workflows.core.timeline import run_history
 from workflows.errors import ForkRefused
 
 RAN: list[str] = []
@@ -120,7 +121,7 @@ def test_a_fork_reuses_the_outcomes_below_its_position_and_reruns_the_rest(engin
     fork = engine.store.get_run(fork_id)
     args = engine.store.get_run(original).args
     assert (fork.forked_from, fork.forked_at, fork.workflow, fork.args) == (original, 1, "fork_chain", args)
-    assert [e.kind for e in engine.store.read_history(fork_id) if e.is_outcome] == ["step", "step", "step"]
+    assert [e.kind for e in run_history(engine.store, fork_id) if e.is_outcome] == ["step", "step", "step"]
 
 
 def test_a_fork_at_zero_runs_everything_and_at_the_end_runs_nothing_again(engine: Engine) -> None:

@@ -18,6 +18,7 @@ from workflows.core.records import OpKind, RunStatus, StepMessage
 from workflows.core.registry import get_workflow
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import fire_due_timers
+from workflows.core.timeline import run_history
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 
 
@@ -76,7 +77,7 @@ def test_every_op_kind_runs_to_completion(engine: Engine) -> None:
     assert run.status == RunStatus.COMPLETED, run.error
     assert json.loads(run.result or "null") == {"a": 2, "b": 3, "decision": "yes", "signal": "timed out",
                                                 "fan": [20, 40], "child": 4}
-    kinds = [e.kind for e in engine.store.read_history(run_id) if e.is_outcome]
+    kinds = [e.kind for e in run_history(engine.store, run_id) if e.is_outcome]
     assert set(kinds) >= {k.value for k in (OpKind.STEP, OpKind.SLEEP, OpKind.HOOK, OpKind.HOOK_WAIT, OpKind.SIGNAL,
                                             OpKind.PARALLEL, OpKind.CHILD, OpKind.CHILD_RESULT)}
 
@@ -97,7 +98,7 @@ def test_replaying_a_recorded_history_runs_no_step_again(engine: Engine) -> None
     run_id = start(engine, "replay_chain", 0)
     assert engine.store.get_run(run_id).result == "1"
     before = dict(flows.RAN)
-    history = engine.store.read_history(run_id)
+    history = run_history(engine.store, run_id)
     engine.cache.forget(run_id)
     ctx_run = engine.store.get_run(run_id)
     assert ctx_run.is_terminal
@@ -161,7 +162,7 @@ def test_a_run_is_ended_by_its_inline_executor_never_under_it(engine: Engine, en
     drain_while(engine, meanwhile)
     run = engine.store.get_run(run_id)
     assert run.status == ("cancelled" if end == "cancel" else "timed_out") and not ended_at
-    history = engine.store.read_history(run_id)
+    history = run_history(engine.store, run_id)
     assert all(e.at <= run.ended_at for e in history), [(e.seq, e.at, run.ended_at) for e in history]
     assert len([e for e in history if e.kind == OpKind.STEP]) < 8  # it stopped before the chain's end
 
@@ -182,10 +183,10 @@ def test_a_fan_out_completed_after_a_cancel_ended_its_run_records_nothing(engine
     engine.resume(run_id)  # e.g. a duplicate message: it sees the cancel and ends the run
     ended = engine.store.get_run(run_id)
     assert ended.status == "cancelled"
-    before = len(engine.store.read_history(run_id))
+    before = len(run_history(engine.store, run_id))
     for message in branches:
         run_worker_task(engine, lambda m=message: execute_step(engine, m, redelivered=False, run=live))
-    assert len(engine.store.read_history(run_id)) == before
+    assert len(run_history(engine.store, run_id)) == before
     assert engine.store.get_run(run_id).status == "cancelled"
 
 
@@ -204,10 +205,10 @@ def test_a_sent_step_finishing_after_a_cancel_ended_its_run_records_nothing(engi
     engine.resume(run_id)
     ended = engine.store.get_run(run_id)
     assert ended.status == "cancelled"
-    history = engine.store.read_history(run_id)
+    history = run_history(engine.store, run_id)
     assert [(e.pos, e.kind, e.status) for e in history] == [(0, OpKind.END, "cancelled")]
     run_worker_task(engine, lambda: execute_step(engine, message, redelivered=False, run=live))
-    assert engine.store.read_history(run_id) == history
+    assert run_history(engine.store, run_id) == history
     assert engine.store.get_run(run_id).status == "cancelled"
 
 
@@ -227,7 +228,7 @@ def test_a_stalled_executor_records_nothing_after_a_cancel_ended_its_run(engine:
 
     drain_while(engine, meanwhile)
     run = engine.store.get_run(run_id)
-    history = engine.store.read_history(run_id)
+    history = run_history(engine.store, run_id)
     assert run.status == "cancelled"
     assert [(e.pos, e.kind) for e in history] == [(0, OpKind.STEP), (1, OpKind.STEP), (2, OpKind.END)]
     assert all(e.at <= run.ended_at for e in history)
@@ -243,5 +244,5 @@ def test_a_step_raising_a_huge_error_fails_as_a_step(engine: Engine, inline: boo
         drain(engine)
     run = engine.store.get_run(run_id)
     assert run.status == "completed" and 4000 < int(run.result or 0) < 4200 and run.recoveries == 0
-    errors = [e.error for e in engine.store.read_history(run_id) if e.error]
+    errors = [e.error for e in run_history(engine.store, run_id) if e.error]
     assert len(errors) == 2 and all(len(e) < 4100 for e in errors)  # the failed attempt and the outcome

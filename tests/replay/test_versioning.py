@@ -16,6 +16,7 @@ from workflows.core.engine import Engine
 from workflows.core.records import RunStatus
 from workflows.core.registry import get_workflow, scope
 from workflows.core.steps import run_worker_task
+from workflows.core.timeline import run_history
 from workflows.errors import InvalidArguments, NonDeterminismError, NotInWorkflow
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
@@ -59,7 +60,7 @@ def start(engine: Engine, name: str, *args: Any) -> str:
 
 
 def kinds(engine: Engine, run_id: str) -> list[str]:
-    return [f"{e.kind} {e.name}" for e in engine.store.read_history(run_id) if e.is_outcome]
+    return [f"{e.kind} {e.name}" for e in run_history(engine.store, run_id) if e.is_outcome]
 
 
 def define_v1() -> None:

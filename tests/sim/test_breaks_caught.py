@@ -1,4 +1,5 @@
-"""The deleting world catches the data-loss bugs it was built for, re-introduced one at a time.
+"""The deleting world catches the data-loss bugs it was built for, and the batch and events scenarios
+catch broken operations, re-introduced one at a time.
 
 Each test puts a fixed bug back (with pytest's monkeypatch, in this process) and plays seeds
 until one fails: the first failing seed must come within the first 200, with the violation
@@ -54,3 +55,60 @@ def test_a_timed_out_step_that_frees_its_slot_is_caught(monkeypatch: pytest.Monk
     monkeypatch.setattr(flow, "_after_all", at_once)
     found = first_violation()
     assert found is not None and "ran at once" in found[1], found
+
+
+def test_an_end_that_leaves_its_children_to_run_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 5: a parent's end closes none of its children (no policy is applied, the timer does nothing).
+    from workflows.core import children, commit, engine
+
+    for module in (children, commit, engine):
+        monkeypatch.setattr(module, "to_close", lambda links, status: [])
+    found = first_violation()
+    assert found is not None and "expected cancelled" in found[1], found
+
+
+def test_a_delayed_run_that_starts_early_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 6: a delayed run is stored leased, as a run that starts at once, and its start-time gate lets it
+    # through: the reconciler starts it when the lease expires, before its time.
+    from workflows.core import gates
+    from workflows.core.writes import items
+
+    stored = items.run_item
+    monkeypatch.setattr(gates, "hold_delayed", lambda engine, run: True)
+    monkeypatch.setattr(items, "run_item", lambda run, now, settings: {
+        **stored(run, now, settings), "status": "pending", "lease_expires_at": now + settings.lease_seconds})
+    found = first_violation()
+    # Either check may see it first: the run started before its time, or its lease (which a delayed run
+    # never has) expired with no process dead and was recovered.
+    assert found is not None and any(sign in found[1] for sign in (
+        "before its start time", "was recovered though no process died")), found
+
+
+def test_a_batch_cancel_that_does_not_cancel_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 5: a batch counts a run done without asking it to cancel: a run asleep for days ends completed.
+    from workflows.batches import driver
+
+    real = driver.apply_to_run
+
+    def counted_only(engine: Any, batch: Any, run_id: str) -> bool:
+        return True if batch.operation == "cancel" else real(engine, batch, run_id)
+
+    monkeypatch.setattr(driver, "apply_to_run", counted_only)
+    found = first_violation()
+    assert found is not None and "not cancelled" in found[1], found
+
+
+def test_a_client_reading_events_out_of_order_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break 6: the stream a client reads lists its entries newest first.
+    from workflows import events
+    from workflows.sim import readers
+
+    real = events.stream_page
+
+    def reversed_page(engine: Any, run_id: str, offset: int) -> Any:
+        page = real(engine, run_id, offset)
+        return events.StreamPage(page.entries[::-1], page.next_offset, page.ended)
+
+    monkeypatch.setattr(readers, "stream_page", reversed_page)
+    found = first_violation()
+    assert found is not None and "is not a prefix of" in found[1], found

@@ -47,7 +47,8 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
         return type("Info", (), {"schedule_id": "s-1", "state": "active", "next_fire_at": None})()
 
     def apply_async(workflow: str, args: Any = (), kwargs: Any = None, *, idempotency_key: str | None = None,
-                    tags: dict[str, str] | None = None, priority: str | None = None) -> Any:
+                    tags: dict[str, str] | None = None, priority: str | None = None, delay: str | None = None,
+                    start_at: Any = None) -> Any:
         return start(workflow, *args, **(kwargs or {}), **({"tags": tags} if tags else {}))
 
     monkeypatch.setattr(client, "start", start)

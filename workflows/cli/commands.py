@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from ..core.priority import LEVELS
 from ..errors import ConfigurationError, WorkflowError
 from .aws import add_aws_commands
+from .batches import add_batch_commands
 from .deferred import add_deferred_commands
 from .events import add_event_commands, print_event_values
 from .flow import add_flow_commands
@@ -252,6 +253,7 @@ def cmd_runs_reindex(args: argparse.Namespace) -> int:
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
     from ..client import get_run
+    from ..core.children import ChildLink
     from ..core.deferral import current_deferral, describe_deferral
     from ..core.failures import Failure
     from ..core.payloads import describe_payload
@@ -263,6 +265,8 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     if (deferral := current_deferral(run)) is not None:
         print(f"deferred  {describe_deferral(deferral, time.time())}")
     print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
+    if run.start_at is not None:
+        print(f"starts    {_when(run.start_at)}" + (" (delayed)" if run.status == "delayed" else ""))
     forked = f"{run.forked_from} at op {run.forked_at}" if run.forked_from else None
     for label, value in (("version", run.code_version), ("forked from", forked),
                          ("parent", run.parent_run_id), ("continued from", run.continued_from),
@@ -271,9 +275,9 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
                          ("result", describe_payload(run.result)), ("error", run.error)):
         if value:
             print(f"{label:9} {value}")
-    children = handle.children()
+    children = [ChildLink.from_data(e.data) for e in handle.history() if e.kind == "child" and e.is_outcome]
     if children:
-        print("children  " + ", ".join(c.run_id for c in children))
+        print("children  " + ", ".join(child.describe() for child in children))
     print("\nevents:")
     print_event_values(run.run_id)
     print("\nsteps:")
@@ -320,9 +324,22 @@ def cmd_runs_start(args: argparse.Namespace) -> int:
     keywords = parse_json_option("--kwargs", args.kwargs, dict)
     _imports()
     run = apply_async(args.workflow, positional, keywords, idempotency_key=args.key,
-                      tags=dict(args.tag) if args.tag else None, priority=args.priority)
+                      tags=dict(args.tag) if args.tag else None, priority=args.priority, delay=args.delay,
+                      start_at=args.start_at)
     print(run.run_id)
     return 0
+
+
+def _moment_option(text: str) -> dt.datetime:
+    """An argparse type: an ISO 8601 date and time with its offset (``2027-01-15T09:00:00Z``)."""
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an ISO 8601 time like 2027-01-15T09:00:00Z, got {text!r}") \
+            from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"give the time's offset (Z or +01:00): {text!r}")
+    return moment
 
 
 def cmd_runs_export(args: argparse.Namespace) -> int:
@@ -480,6 +497,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a tag of the run (repeatable); find runs by it with 'runs list --tag'")
     p.add_argument("--priority", choices=LEVELS,
                    help="the level the run is served at (default: the workflow's, else normal)")
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--delay", metavar="DURATION",
+                      help="start the run this long from now ('10m', '2h', seconds); listed as delayed until then")
+    when.add_argument("--start-at", type=_moment_option, metavar="TIME",
+                      help="start the run at this time (ISO 8601 with its offset, e.g. 2027-01-15T09:00:00Z)")
     add_fork_commands(runs, add)
     add_event_commands(runs, add)
     add_update_commands(runs, add)
@@ -501,6 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_aws_commands(sub, add)
     add_flow_commands(sub, add)
     add_payload_commands(sub, add)
+    add_batch_commands(sub, add)
     return parser
 
 

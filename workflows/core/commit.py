@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .. import codec
 from ..errors import describe
 from .chains import chain_anchor
+from .children import close_timer, to_close
 from .commands import (
     Command,
     Complete,
@@ -31,6 +32,7 @@ from .commands import (
     Wait,
 )
 from .deferral import defer
+from .records import RunStatus
 from .registry import get_workflow
 from .tags import current_tags
 
@@ -48,7 +50,14 @@ RUN_NAMESPACE = uuid.UUID("6f1c2a52-3d4e-4b8a-9a51-0c7d2e9f4b10")
 
 def commit(engine: Engine, run: RunRecord, command: Command, ctx: WorkflowContext | None = None) -> bool:
     """Carry out what a resume of ``run`` decided; False if a conditional write lost (read the
-    run again and replay). ``ctx``: the replay that decided it (None: decided before one)."""
+    run again and replay). ``ctx``: the replay that decided it (None: decided before one).
+
+    An outcome the replay holds (an op it ran under its claim: ``WorkflowContext.hold``) goes with
+    the run's end (``Complete``, ``Fail``: one write); before any other command it is written alone.
+    """
+    if ctx is not None and ctx.pending is not None and not isinstance(command, (Complete, Fail)):
+        if not _write_held(engine, ctx, command):
+            return True  # another resume recorded the op (it goes on), or the run ended
     if isinstance(command, Halt):
         if command.reason:
             log.warning("%s", command.reason)
@@ -92,6 +101,24 @@ def write_outcome(engine: Engine, command: RecordOutcome, store: Store | None = 
     written = store.record_event_while_live(event) if command.while_live else store.record_event(event)
     if written:
         engine.cache.remember(event)
+    return written
+
+
+def _write_held(engine: Engine, ctx: WorkflowContext, command: Command) -> bool:
+    """Write the outcome ``ctx`` holds alone, before ``command``; False if another resume recorded
+    the op or the run ended (a store failure before ``Raise`` is left to its error)."""
+    event = ctx.take_pending()
+    if event is None:
+        return True
+    try:
+        written = write_outcome(engine, RecordOutcome(event))
+    except Exception:
+        if isinstance(command, Raise):  # the store failed already: the resume raises its first error
+            log.debug("run %s: the outcome of op %d was not written", ctx.run.run_id, event.pos, exc_info=True)
+            return True
+        raise
+    if not written:
+        engine.cache.forget(ctx.run.run_id)
     return written
 
 
@@ -153,9 +180,12 @@ def _continue_as_new(engine: Engine, ctx: WorkflowContext, command: Continue) ->
         engine.store.delete_signals(chain_anchor(run), taken)
     # The end, the anchor's pointer and the successor are one write: a run cancelled meanwhile gets no
     # successor.
-    ended = engine.store.continue_run(run.run_id, record, record_timers(record))
+    # Its children are closed by their policies, as at any end (core.children).
+    closing = to_close(ctx.children, RunStatus.CONTINUED.value)
+    closer = [close_timer(run.run_id, RunStatus.CONTINUED.value, engine.now())] if closing else []
+    ended = engine.store.continue_run(run.run_id, record, [*record_timers(record), *closer])
     if ended is not None:
         engine.cache.forget(run.run_id)
-        engine.after_end(ended, run, ctx)
+        engine.after_end(ended, run, ctx, closing)
         engine.send_leased_resume(new_id, priority=run.priority)
     return True

@@ -130,6 +130,13 @@ def settled(engine: Engine, run_id: str, branch: Branch, name: str, failed: bool
     return Criteria.of_branch(branch).outcome(run_id, branch.pos, name, succeeded_set, failed_set, engine.now())
 
 
+def decided(engine: Engine, branch: Branch) -> bool:
+    """Whether a fan-out with completion criteria is decided already by its tally (one read of the
+    tally item, not of the run): its branches not started yet need not run."""
+    succeeded, failed = engine.store.read_tally(branch.join)
+    return Criteria.of_branch(branch).decide(succeeded, failed) is not None
+
+
 def recovered(ctx: WorkflowContext, join: str, pos: int, name: str, criteria: Criteria,
               results: list[BranchRecord]) -> EventRecord | None:
     """Recovery of a dispatched fan-out: tally the recorded branches a dead worker left untallied (so the

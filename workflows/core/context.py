@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, TypeVar, cast
 
 from .. import codec
 from ..errors import NonDeterminismError, describe
+from .children import ChildLink, ChildStart
 from .commands import Dispatch, InFlight, RecordOutcome
 from .commit import write_outcome
 from .control import ReplayAborted, ReplayStopped, StaleHistory, Suspend
@@ -50,7 +51,12 @@ class WorkflowContext:
     def __init__(self, engine: Engine, run: RunRecord, history: RunHistory, *, recovering: bool = False,
                  resume_id: str | None = None) -> None:
         self.engine, self.run, self.history, self.recovering = engine, run, history, recovering
-        self.store = cast("Store", GuardedStore(engine.store, self.infrastructure))
+        self.store = cast("Store", GuardedStore(engine.store, self.infrastructure, self._before_store_call))
+        #: The outcome of an op this resume ran under its claim, not written yet: the run's end carries it
+        #: (``Store.finish_run``'s ``last``), else it is written alone before anything else (``flush``).
+        self.pending: EventRecord | None = None
+        #: ``run`` is the record a fresh resume message carried, not confirmed yet (``confirm``, ``claim``).
+        self.provisional = False
         self.fault: Exception | None = None  # a store failure: the resume raises it
         self.lease = LeaseSchedule(engine.settings.lease_seconds, run.lease_expires_at, engine.now())
         self.pos = 0
@@ -59,7 +65,7 @@ class WorkflowContext:
         self.halted: BaseException | None = None  # the first signal that stopped the function
         self.halted_at: tuple[int, str, str | None] = (-1, "", None)
         self.consumed_signals: set[str] = set()
-        self.children: list[str] = []
+        self.children: list[ChildLink] = []  # the children this replay met, and how they are linked
         self.has_hooks = False
         self.patches: dict[str, bool] = {}  # patched(id) answers of this replay (see patching)
         self.resume_id = resume_id or uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
@@ -126,17 +132,78 @@ class WorkflowContext:
         self.run = dataclasses.replace(self.run, lease_expires_at=self.lease.renewed(now))
 
     def claim(self, pos: int, waiting: dict[str, Any]) -> None:
-        """Become the one executor of this run's inline steps and steps run in place (one write per resume).
+        """Become the one executor of this run's inline steps and steps run in place (one write per resume;
+        for a run a fresh message carried, its condition confirms the run is stored as created).
 
         A concurrent resume of the run (two wakes, a duplicate message) must not run the
         same inline step; dispatched steps have ``advance_run`` for that.
         """
-        if not self.store.claim_run(self.run.run_id, pos, self.resume_id, waiting):
+        carried = self.run if self.provisional else None
+        if not self.store.claim_run(self.run.run_id, pos, self.resume_id, waiting, as_created=carried):
             raise self.halt(StaleHistory(pos))  # another resume holds the run: re-read, replay, or leave it
+        self.provisional = False
         now = self.now()
         self.run = dataclasses.replace(self.run, status="running", cursor=pos, waiting=waiting,
                                        lease_expires_at=self.lease.renewed(now))
         self.owns_run = True
+
+    # -- the run a fresh message carried; an outcome held for the end -------------------------
+    def _before_store_call(self, name: str) -> None:
+        """Before a store call of the replay: confirm a carried run (a claim confirms it by its
+        condition), and write a held outcome (only the end carries one, and it is no replay call)."""
+        if name != "claim_run":
+            self.confirm()
+        self.flush()
+
+    def before_write(self) -> None:
+        """Before a write the replay makes outside its guarded store (a child's creation): confirm a
+        carried run and write a held outcome, as before any store call."""
+        with self.infrastructure():
+            self._before_store_call("")
+
+    def confirm(self) -> None:
+        """Make sure the run a fresh message carried is the stored one, as created (one read), before
+        anything durable happens that no condition of its own confirms; else re-read and replay."""
+        if not self.provisional:
+            return
+        self.provisional = False
+        from .engine import still_created
+
+        stored = self.store.find_run(self.run.run_id)
+        if not still_created(stored, self.run):
+            raise self.halt(StaleHistory(self.pos))
+        self.run = cast("RunRecord", stored)
+
+    @contextlib.contextmanager
+    def blob_write(self) -> Iterator[None]:
+        """Guard a payload object's write (the run a fresh message carried is confirmed first)."""
+        with self.infrastructure():
+            self.confirm()
+            yield
+
+    def hold(self, event: EventRecord) -> EventRecord:
+        """Keep the outcome of an op this resume ran under its claim, to be written by the run's end if
+        the function ends next (one request), else alone first (``flush``)."""
+        self.flush()
+        self.pending = event
+        self.history.add(event)
+        return event
+
+    def flush(self) -> None:
+        """Write a held outcome by itself (before a step body runs, or any other store call).
+
+        Raises:
+            ReplayStopped: another resume recorded the op, or the run ended.
+        """
+        event, self.pending = self.pending, None
+        if event is not None and not write_outcome(self.engine, RecordOutcome(event), self.store):
+            self.engine.cache.forget(self.run.run_id)
+            raise self.stopped(f"op {event.pos} was recorded by another resume, or the run ended")
+
+    def take_pending(self) -> EventRecord | None:
+        """The held outcome, for the end to carry (no longer held)."""
+        event, self.pending = self.pending, None
+        return event
 
     def stopped(self, what: str) -> ReplayStopped:
         """The signal to raise when a write shows another resume runs this run."""
@@ -187,6 +254,8 @@ class WorkflowContext:
         place), so losing the write means another resume runs this run (or it ended): stop.
         """
         event = command.event
+        if exclusive and self.owns_run and command.branch is None and not command.while_live:
+            return self.hold(event)  # written with the run's end, if it comes next, else alone (``flush``)
         if not write_outcome(self.engine, command, self.store):
             if exclusive:
                 raise self.stopped(f"op {event.pos} was recorded by another resume, or the run ended")
@@ -215,7 +284,7 @@ class WorkflowContext:
         """Encode a payload under the configured size limit (a large one is written to the prefix
         of run ``owner``, this run by default, and its reference returned; a failed write is the
         store's, not the workflow's)."""
-        return self.engine.payloads.encode(value, what, owner or self.run.run_id, self.infrastructure)
+        return self.engine.payloads.encode(value, what, owner or self.run.run_id, self.blob_write)
 
     def adopt(self, text: str | None) -> str | None:
         """Stored payload text of another run made this run's (``Payloads.adopt``), before it is recorded."""
@@ -275,11 +344,12 @@ class WorkflowContext:
         finally:
             _current.reset(token)
 
-    def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Start a linked child run (idempotent on replay); return its handle."""
+    def start_child(self, workflow: WorkflowDef, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    start: ChildStart | None = None) -> Any:
+        """Start a child run (idempotent on replay) with its start options; return its handle."""
         from .waits import start_child
 
-        return start_child(self, workflow, args, kwargs)
+        return start_child(self, workflow, args, kwargs, start)
 
 
 def step_value(ctx: WorkflowContext, event: EventRecord) -> Any:

@@ -11,16 +11,18 @@ import logging
 import uuid
 from typing import Any, Callable
 
-from .. import codec
 from ..errors import NonDeterminismError, PayloadUnavailable, UnknownWorkflow, describe
 from ..settings import Settings
 from .async_workflow import call_workflow
 from .chains import follow
-from .commands import Command, Defer, Fail, Halt, Reload, RunEnd, decide
-from .commit import commit
+from .children import close_children, close_timer, close_timer_id, links_of, to_close
+from .commands import Command, Defer, Fail, Halt, InFlight, Raise, RecordOutcome, Reload, RunEnd, decide
+from .commit import commit, write_outcome
 from .context import WorkflowContext
 from .control import ContinueAsNew, OutcomeRecorded, ReplayAborted, ReplayStopped, StaleHistory, Suspend
+from .debounce import DEBOUNCE_TAG
 from .deferral import refusal
+from .delayed import start_timer, start_timer_id
 from .gates import pass_gates
 from .history_cache import HistoryCache
 from .in_place import InPlace
@@ -28,6 +30,7 @@ from .observer import NullObserver, Observer
 from .payloads import Payloads
 from .ports import Clock, Store, SystemClock, Transport
 from .records import (
+    CREATED_FIELDS,
     EventRecord,
     OpKind,
     ResumeMessage,
@@ -38,12 +41,15 @@ from .records import (
     child_end_seq,
 )
 from .registry import WorkflowDef, get_workflow
+from .storage import inline_result_limit, new_request
 from .versions import code_version
 from .workflow_slots import enqueue_new, release
 
 log = logging.getLogger("workflows.engine")
 
 MAX_CONTENDED_REPLAYS = 8
+#: Statuses of a run that nothing runs: a wake must send it a resume.
+PARKED = (RunStatus.SUSPENDED, RunStatus.DELAYED)
 
 RunEndListener = Callable[[RunRecord], None]
 
@@ -69,6 +75,7 @@ class Engine:
     def new_run_record(self, run_id: str, workflow: str, args: str, **fields: Any) -> RunRecord:
         """A run record ready for :meth:`Store.create_run`, stamped with this code's version."""
         fields.setdefault("code_version", self.code_version(workflow))
+        fields.setdefault("req", new_request())  # its creation's request id: see ``unread``
         return RunRecord(run_id=run_id, workflow=workflow, status=RunStatus.PENDING.value, created_at=self.now(),
                          args=args, **fields)
 
@@ -80,15 +87,19 @@ class Engine:
                    idempotency_key: str | None = None, **fields: Any) -> tuple[str, bool]:
         """Store a new run and queue its first resume; return ``(run_id, created)``.
 
-        The run is stored leased, so a resume lost in the send is recovered.
+        The run is stored leased, so a resume lost in the send is recovered. A ``start_at`` in
+        ``fields`` (epoch seconds) stores it ``delayed`` instead, with the timer that starts it
+        (``core.delayed``); its ``max_duration`` counts from then.
         """
-        deadline = self.now() + definition.max_duration if definition.max_duration else None
+        begins = max(self.now(), fields.get("start_at") or 0.0)
+        deadline = begins + definition.max_duration if definition.max_duration else None
         fields.setdefault("priority", definition.priority)
         record = self.new_run_record(run_id or str(uuid.uuid4()), definition.name, args, deadline=deadline,
                                      idempotency_key=idempotency_key, **fields)
-        enqueue_new(self, definition, record)  # a limited workflow's run waits its turn in creation order
+        if record.start_at is None:  # a delayed run joins its workflow's limit when it starts (gates)
+            enqueue_new(self, definition, record)  # a limited workflow's run waits its turn in creation order
         run_id, created = self.store.create_run(record, timers=record_timers(record))
-        if created:  # a fork has copied history: its first resume must read it
+        if created and record.start_at is None:  # a fork has copied history: its first resume must read it
             self.send_leased_resume(run_id, fresh=None if record.forked_from else record, priority=record.priority)
         return run_id, created
 
@@ -96,14 +107,15 @@ class Engine:
     def receive_resume(self, message: ResumeMessage, *, first_delivery: bool) -> None:
         """Body of a resume message; ``first_delivery``: the broker delivers it for the first time.
 
-        The run a fresh message carries is never trusted: the stored run is read (a run
-        that is not stored is dead-lettered). It only tells that the run may have no history.
+        The run a fresh message carries is used unread only while a write's condition shows
+        the stored run is still the one it describes (see ``unread``), else the run is read (a
+        run that is not stored is dead-lettered).
         """
-        fresh = message.fresh is not None and not message.recovering and first_delivery
+        fresh = message.fresh if not message.recovering and first_delivery else None
         self.resume(message.run_id, recovering=message.recovering, fresh=fresh)
 
     def resume(self, run_id: str, *, run: RunRecord | None = None, recovering: bool = False,
-               known_through: int | None = None, fresh: bool = False) -> None:
+               known_through: int | None = None, fresh: RunRecord | None = None) -> None:
         """Replay a run until it suspends, dispatches, or ends.
 
         Args:
@@ -111,20 +123,25 @@ class Engine:
             recovering: the reconciler found the run's lease expired: re-send an
                 op that is marked in flight.
             known_through: this process just recorded the outcome at this position.
-            fresh: the first delivery of the run's first resume: if the stored run is
-                still as created, it has no history to read.
+            fresh: the run the first delivery of its first resume carries: while the stored
+                run is as created, it has no history to read, and it is used unread: the first
+                write's condition (a claim), or one read before any other write, confirms it.
         """
         with self.observer.resume(run_id, recovering):
             self._resume(run_id, run, recovering, known_through, fresh)
 
     def _resume(self, run_id: str, run: RunRecord | None, recovering: bool, known_through: int | None,
-                fresh: bool) -> None:
+                fresh: RunRecord | None) -> None:
         resume_id = uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
+        provisional = fresh is not None and run is None and unread(fresh, run_id)
+        if provisional:
+            run = fresh
+        maybe_new = fresh is not None
         for _ in range(MAX_CONTENDED_REPLAYS):
             run = run or self.store.find_run(run_id)
-            if fresh and as_created(run):
+            if maybe_new and as_created(run):
                 known_through = -1
-            fresh = False
+            maybe_new = provisional  # the run read after the carried one failed to confirm may be as created still
             if run is None:
                 self.transport.dead_letter("resume message for an unknown run", {"run_id": run_id})
                 return
@@ -137,20 +154,25 @@ class Engine:
                 self.time_out(run, owner=resume_id)
                 return
             self.observer.replaying(run)
-            if self._replay(run, known_through, recovering, resume_id):
+            if self._replay(run, known_through, recovering, resume_id, provisional):
                 return
-            run, known_through = None, None
+            run, known_through, provisional = None, None, False
         log.warning("run %s: resume gave up after %d contended replays; its lease will recover it",
                     run_id, MAX_CONTENDED_REPLAYS)
 
-    def _replay(self, run: RunRecord, known_through: int | None, recovering: bool, resume_id: str) -> bool:
+    def _replay(self, run: RunRecord, known_through: int | None, recovering: bool, resume_id: str,
+                provisional: bool = False) -> bool:
         """Replay the workflow function once and commit what it decided; False if a conditional
-        write lost (replay again)."""
-        command, ctx = self._decide(run, known_through, recovering, resume_id)
+        write lost (replay again). ``provisional``: ``run`` is the run a fresh message carried, which
+        a command that writes confirms first (one read), unless a claim's condition did."""
+        command, ctx = self._decide(run, known_through, recovering, resume_id, provisional)
+        if (ctx.provisional if ctx is not None else provisional) and not isinstance(
+                command, (Halt, InFlight, Reload, Raise)) and not still_created(self.store.find_run(run.run_id), run):
+            return False  # not the stored run as created: read it and replay
         return commit(self, run, command, ctx)
 
     def _decide(self, run: RunRecord, known_through: int | None, recovering: bool,
-                resume_id: str) -> tuple[Command, WorkflowContext | None]:
+                resume_id: str, provisional: bool = False) -> tuple[Command, WorkflowContext | None]:
         """What this resume of ``run`` does: one command, and the replay that decided it (None:
         decided before one). The history is read once the run is this worker's to run (a deferred
         or parked run reads none)."""
@@ -165,6 +187,7 @@ class Engine:
             return (Halt() if passed is False else Reload()), None
         history = self.cache.load(run.run_id, known_through=known_through)
         ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
+        ctx.provisional = provisional
         try:
             args, kwargs = self.payloads.decode(run.args)
         except PayloadUnavailable as exc:  # gone for good: no retry brings it back
@@ -194,21 +217,45 @@ class Engine:
         parent = run.parent_run_id if status != RunStatus.CONTINUED else None
         owner = ctx.resume_id if ctx is not None else ending.owner
         notice = self._child_end(run, status, ending.result, ending.error) if parent is not None else None
+        last = self._last_outcome(run, ending, ctx)
         ended: RunRecord | None = None
         for _ in range(MAX_CONTENDED_REPLAYS):
-            fence = None if ctx is not None else self.cache.load(run.run_id).complete_below
+            # Its children to close by their policies (a replay's, or from the history the fence was read
+            # with): a timer in the end's write closes them if this process dies before it does (core.children).
+            if ctx is not None:
+                fence, links = None, ctx.children
+            else:
+                history = self.cache.load(run.run_id)
+                fence, links = history.complete_below, links_of(history)
+            closing = to_close(links, status.value)
+            timers = [close_timer(run.run_id, status.value, self.now())] if closing else []
             try:
                 ended = self.store.finish_run(run.run_id, status.value, result=ending.result, error=ending.error,
                                               continued_to=ending.continued_to, wake=parent, owner=owner,
-                                              fence=fence, wake_record=notice)
+                                              fence=fence, wake_record=notice, timers=timers, last=last)
                 break
             except OutcomeRecorded:
                 continue  # the op just recorded its outcome: read it, take the next position
         if ended is None:
+            if last is not None:  # this resume lost the run: its outcome is recorded alone, while the run lives
+                write_outcome(self, RecordOutcome(last, while_live=True))
+                self.cache.forget(run.run_id)
             return False
         self.cache.forget(run.run_id)
-        self.after_end(ended, run, ctx)
+        self.after_end(ended, run, ctx, closing)
         return True
+
+    def _last_outcome(self, run: RunRecord, ending: RunEnd, ctx: WorkflowContext | None) -> EventRecord | None:
+        """The outcome the resume ending the run holds (its last op's, run under its claim), for the end
+        to carry; one that would not fit in the run item beside the end is recorded alone first."""
+        last = None if ctx is None else ctx.take_pending()
+        if last is None:
+            return None
+        size = sum(len(text.encode()) for text in (last.data, last.error, ending.result, ending.error) if text)
+        if size + 1024 <= inline_result_limit(self.settings):
+            return last
+        write_outcome(self, RecordOutcome(last))  # as a step's record (lost: the end below loses too)
+        return None
 
     def _child_end(self, run: RunRecord, status: RunStatus, result: str | None,
                    error: str | None) -> EventRecord | None:
@@ -222,28 +269,28 @@ class Engine:
         return EventRecord(run_id=run.parent_run_id, seq=child_end_seq(run.parent_pos), kind=OpKind.CHILD_END.value,
                            status=status.value, at=self.now(), name=run.workflow, data=data, error=failed)
 
-    def after_end(self, ended: RunRecord, before: RunRecord, ctx: WorkflowContext | None) -> None:
-        """Tidy up after a run's end: its timers, hooks, children to cancel, parent, workflow slot."""
+    def after_end(self, ended: RunRecord, before: RunRecord, ctx: WorkflowContext | None,
+                  closing: list[tuple[str, str]] | None = None) -> None:
+        """Tidy up after a run's end: its timers, hooks, children to close (``closing``, whose
+        ``parent_close`` timer the end wrote), parent, workflow slot."""
         timers = [f"{ended.run_id}#deadline"] if ended.deadline is not None else []
         if before.waiting and before.waiting.get("timer"):
             timers.append(before.waiting["timer"])
-        for timer_id in timers:
-            self.store.delete_timer(timer_id)
+        if before.status == RunStatus.DELAYED:  # ended before its start time (cancelled)
+            timers.append(start_timer_id(ended.run_id))
         if ctx is None or ctx.has_hooks:
             self.store.close_hooks(ended.run_id)
-        if ended.status in (RunStatus.CANCELLED, RunStatus.TIMED_OUT):
-            for child in (ctx.children if ctx is not None else self._children(ended.run_id)):
-                self.request_cancel(child)
+        if closing:
+            close_children(self, closing)
+            timers.append(close_timer_id(ended.run_id))
+        for timer_id in timers:
+            self.store.delete_timer(timer_id)
         if ended.parent_run_id and ended.status != RunStatus.CONTINUED:
             self.resume_if_suspended(ended.parent_run_id)  # the end woke it (one transaction)
         release(self, ended)  # its workflow slot, if it is limited
         for listener in self.run_end_listeners:
             listener(ended)
         self.observer.run_ended(ended)
-
-    def _children(self, run_id: str) -> list[str]:
-        history = self.cache.load(run_id)
-        return [codec.loads(e.data)["run_id"] for e in history.outcomes.values() if e.kind == OpKind.CHILD]
 
     def cancel_now(self, run: RunRecord, owner: str | None = None) -> None:
         """End a run whose cancellation was requested (unless another resume runs it: it will)."""
@@ -263,22 +310,25 @@ class Engine:
             if current is None or current.run_id == run_id or current.is_terminal:
                 return None
             return self.request_cancel(current.run_id)
-        if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING):
+        fanning_out = (woken.waiting or {}).get("kind") == OpKind.PARALLEL.value
+        if woken.status in (RunStatus.SUSPENDED, RunStatus.PENDING, RunStatus.DELAYED) or fanning_out:
+            # a fan-out's branches read no run item: a resume acts on the cancel now, not at the join
             self.send_leased_resume(run_id, priority=woken.priority)
         return woken
 
     def wake(self, run_id: str) -> None:
-        """Tell a run something arrived; resume it if it is suspended."""
+        """Tell a run something arrived (its start time too); resume it if it is suspended or delayed."""
         woken = self.store.wake_run(run_id)
-        if woken is not None and woken.status == RunStatus.SUSPENDED:
+        if woken is not None and woken.status in PARKED:
             self.send_leased_resume(run_id, priority=woken.priority)
 
     def resume_if_suspended(self, run_id: str) -> None:
-        """Queue a resume of a run just woken (by a write that leased it) if it is suspended.
+        """Queue a resume of a run just woken (by a write that leased it) if it is suspended (or
+        delayed: a signal to a delayed run makes it park again at once, see ``core.delayed``).
 
         Best effort: the wake's lease already guarantees the run resumes."""
         run = self.store.find_run(run_id)
-        if run is not None and run.status == RunStatus.SUSPENDED:
+        if run is not None and run.status in PARKED:
             self.send_leased_resume(run_id, priority=run.priority)
 
     def send_leased_resume(self, run_id: str, fresh: RunRecord | None = None, priority: str | None = None) -> None:
@@ -301,12 +351,34 @@ def as_created(run: RunRecord | None) -> bool:
             and run.recoveries == 0)
 
 
+def unread(fresh: RunRecord, run_id: str) -> bool:
+    """Whether a fresh resume may use the run its message carries without reading it: the
+    message names its creation's request id (a condition checks that the stored run still
+    carries it, as created, before anything durable happens: ``WorkflowContext.confirm``), and
+    no gate before its first op (a debounce window, a workflow limit) reads the store with it."""
+    if fresh.req is None or fresh.run_id != run_id or not as_created(fresh) or DEBOUNCE_TAG in (fresh.tags or {}):
+        return False
+    try:
+        definition = get_workflow(fresh.workflow)
+    except UnknownWorkflow:
+        return False
+    return definition.limits is None
+
+
+def still_created(stored: RunRecord | None, carried: RunRecord) -> bool:
+    """Whether the stored run is still the run a fresh message carried (its creation's request id
+    and created fields), as created."""
+    return (stored is not None and as_created(stored) and stored.req == carried.req
+            and all(getattr(stored, name) == getattr(carried, name) for name in CREATED_FIELDS))
+
+
 def record_timers(record: RunRecord) -> list[TimerRecord]:
-    """The timers a new run starts with (its deadline)."""
+    """The timers a new run starts with (its deadline, its start time if it is delayed)."""
+    timers = [] if (start := start_timer(record)) is None else [start]
     if record.deadline is None:
-        return []
-    return [TimerRecord(timer_id=f"{record.run_id}#deadline", kind=TimerKind.DEADLINE.value, run_id=record.run_id,
-                        due_at=record.deadline)]
+        return timers
+    return [*timers, TimerRecord(timer_id=f"{record.run_id}#deadline", kind=TimerKind.DEADLINE.value,
+                                 run_id=record.run_id, due_at=record.deadline)]
 
 
 __all__ = ["Engine", "NonDeterminismError", "record_timers"]

@@ -13,7 +13,7 @@ from .context import WorkflowContext
 from .control import Suspend
 from .failures import step_failure
 from .priority import step_priority
-from .records import Branch, EventRecord, OpKind, RunRecord, StepMessage, event_seq
+from .records import Branch, EventRecord, OpKind, StepMessage, event_seq
 
 if TYPE_CHECKING:
     from ..decorators import StepCall
@@ -52,7 +52,7 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
         step = call.step.definition
         args = ctx.encode([list(call.args), call.kwargs], f"arguments of branch {index} ({step.name})")
         branch = Branch(join_id(ctx.run.run_id, pos), index, len(calls), fail_fast=not return_exceptions,
-                        criteria=None if criteria is None else criteria.carried)
+                        criteria=None if criteria is None else criteria.carried, workflow=ctx.run.workflow)
         messages.append(StepMessage(step.name, ctx.run.run_id, pos, attempts.get(index, 0) + 1, args, branch=branch,
                                     queue=step.queue, priority=step_priority(step.priority, ctx.run.priority)))
     raise ctx.halt(Suspend(Dispatch(pos, messages, {"kind": OpKind.PARALLEL.value, "name": name,
@@ -101,31 +101,33 @@ def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, 
     return results
 
 
-def settle_branch(engine: Engine, run: RunRecord, step: str, branch: Branch, error: str | None) -> None:
+def settle_branch(engine: Engine, run_id: str, step: str, branch: Branch, error: str | None) -> None:
     """Count a recorded branch in the join (idempotently); the write of the parent's
-    outcome that completes (or, failing fast, fails) the fan-out resumes it, once."""
+    outcome that completes (or, failing fast, fails) the fan-out resumes it, once. Reads no run
+    item: only the branch that decides the fan-out reads the run, to resume it."""
     pos, name = branch.pos, f"{branch.total} branches"
     if branch.race:  # a step candidate of first_of: wake the run, whose replay decides the race (core.first)
-        woken = engine.store.wake_run(run.run_id)
+        woken = engine.store.wake_run(run_id)
         if woken is not None and woken.status == "suspended" and woken.cursor == pos:
-            engine.resume(run.run_id, run=woken)
+            engine.resume(run_id, run=woken)
         return
     if branch.criteria is not None:  # a fan-out with completion criteria: the tally decides (core.completion)
-        if (decided := settled(engine, run.run_id, branch, name, error is not None)) is None:
+        if (decided := settled(engine, run_id, branch, name, error is not None)) is None:
             return
         outcome = decided
     elif error is not None and branch.fail_fast:
         data, text = _failure(branch.index, step, error)
-        outcome = EventRecord(run.run_id, event_seq(pos), OpKind.PARALLEL.value, "failed", engine.now(), name=name,
+        outcome = EventRecord(run_id, event_seq(pos), OpKind.PARALLEL.value, "failed", engine.now(), name=name,
                               data=data, error=text)
     elif engine.store.join_branch(branch.join, branch.index, branch.total):
-        outcome = EventRecord(run.run_id, event_seq(pos), OpKind.PARALLEL.value, "completed", engine.now(), name=name)
+        outcome = EventRecord(run_id, event_seq(pos), OpKind.PARALLEL.value, "completed", engine.now(), name=name)
     else:
         return
     # once per fan-out, never after a cancel ended the run; remembered, so a process that saw the
     # earlier ops then replays with no history Query
     if write_outcome(engine, RecordOutcome(outcome, while_live=True)):
-        since = (run.waiting or {}).get("since") if run.cursor == pos else None
-        if outcome.status == "completed" and isinstance(since, (int, float)):
+        run = engine.store.find_run(run_id)  # the resume's read of the run, once per fan-out
+        since = (run.waiting or {}).get("since") if run is not None and run.cursor == pos else None
+        if run is not None and outcome.status == "completed" and isinstance(since, (int, float)):
             engine.observer.joined(run, pos, branch.total, max(0.0, outcome.at - since))
-        engine.resume(run.run_id, run=run, known_through=pos)
+        engine.resume(run_id, run=run, known_through=pos)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from ..errors import ForkRefused
 from .chains import follow
 from .events import published
-from .records import EventRecord, OpKind, RunRecord, RunStatus, event_seq
+from .records import EventRecord, OpKind, RunRecord, RunStatus, event_seq, with_last_outcome
 from .registry import get_workflow
 
 if TYPE_CHECKING:
@@ -56,11 +56,15 @@ RERUN_KINDS = frozenset({OpKind.STEP.value, OpKind.PARALLEL.value})
 
 def outcomes_below(store: Store, run_id: str, at: int) -> dict[int, EventRecord]:
     """The recorded outcomes of ops ``0..at-1`` (an ``end`` record is no outcome of an op)."""
-    return _outcomes(_records_below(store, run_id, at))
+    return _outcomes(_records_below(store, store.find_run(run_id), run_id, at))
 
 
-def _records_below(store: Store, run_id: str, at: int) -> list[EventRecord]:
-    return store.read_history(run_id, until_seq=event_seq(at) - 1) if at > 0 else []
+def _records_below(store: Store, run: RunRecord | None, run_id: str, at: int) -> list[EventRecord]:
+    """The history records below op ``at`` (with the outcome ``run``'s end carries, if it is below)."""
+    if at <= 0:
+        return []
+    return [e for e in with_last_outcome(run, store.read_history(run_id, until_seq=event_seq(at) - 1))
+            if e.seq < event_seq(at)]
 
 
 def _outcomes(records: list[EventRecord]) -> dict[int, EventRecord]:
@@ -76,7 +80,7 @@ def plan_fork(store: Store, source: RunRecord, at: int) -> list[EventRecord]:
     """
     if isinstance(at, bool) or not isinstance(at, int) or at < 0:
         raise ForkRefused(source.run_id, None, f"the position must be an int of 0 or more, got {at!r}")
-    records = _records_below(store, source.run_id, at)
+    records = _records_below(store, source, source.run_id, at)
     outcomes = _outcomes(records)
     child_ends = {e.pos: e for e in records if e.is_child_end}  # how a child ended: its result() reads it
     copies = []
@@ -116,7 +120,8 @@ def rerun_position(store: Store, run: RunRecord) -> int:
     if run.status != RunStatus.FAILED:
         raise ForkRefused(run.run_id, None, f"only a failed run can be rerun (this one is {run.status}); "
                                             "fork it at a position instead")
-    outcomes = {e.pos: e for e in store.read_history(run.run_id) if e.is_outcome and e.kind != OpKind.END.value}
+    outcomes = {e.pos: e for e in with_last_outcome(run, store.read_history(run.run_id))
+                if e.is_outcome and e.kind != OpKind.END.value}
     failed = [pos for pos, e in outcomes.items() if e.kind in RERUN_KINDS and e.status == "failed"]
     if failed:
         return max(failed)

@@ -1,10 +1,11 @@
-"""What a run passes before its first op: its debounce window, then its workflow's limit."""
+"""What a run passes before its first op: its start time, its debounce window, then its workflow's limit."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from .debounce import hold_debounced
+from .delayed import hold_delayed
 from .records import RunRecord
 from .registry import WorkflowDef
 from .workflow_slots import admit
@@ -16,5 +17,7 @@ if TYPE_CHECKING:
 def pass_gates(engine: Engine, definition: WorkflowDef, run: RunRecord) -> bool | None:
     """True: the run may go on; False: it waits (parked with a timer, this resume is done);
     None: read the run again and retry."""
-    passed = hold_debounced(engine, run)
+    passed = hold_delayed(engine, run)
+    if passed is True:
+        passed = hold_debounced(engine, run)
     return admit(engine, definition, run) if passed is True else passed

@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
+from .batches import BatchRecord, Progress
 from .records import (
     BranchRecord,
     EventRecord,
@@ -162,10 +163,15 @@ class RunStore(Protocol):
         """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel).
         Returns the run after the update, or None if it does not exist or has ended."""
 
-    def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any]) -> bool:
+    def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any], *,
+                  as_created: RunRecord | None = None) -> bool:
         """Make resume ``owner`` the one executor of the run's inline steps from ``pos`` on.
-        Condition: live, not cancel-requested, cursor at most ``pos``, and not held by another
-        resume whose lease is live. ``suspend_run``, ``advance_run`` and ends release it."""
+        Condition: live, not cancel-requested, cursor at most ``pos``, op ``pos`` never marked in
+        flight for a message (``advance_run``: its message may be running it), and not held by
+        another resume whose lease is live. ``suspend_run``, ``advance_run`` and ends release it.
+        ``as_created``: also, the stored run is still this run (the run a fresh resume message
+        carried: its creation's request id and created fields), as created (pending, cursor -1,
+        never woken or recovered), which confirms that run without reading it."""
 
     def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
         """Extend the lease of a live run (whose cursor is ``pos``, if given) that no one
@@ -174,9 +180,17 @@ class RunStore(Protocol):
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
                    owner: str | None = None, fence: int | None = None,
-                   wake_record: EventRecord | None = None) -> RunRecord | None:
+                   wake_record: EventRecord | None = None, timers: list[TimerRecord] = ...,
+                   last: EventRecord | None = None) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request, its
         response lost, still wins). Returns the ended run, or None.
+
+        ``last``: the outcome of the run's last op, which resume ``owner`` ran under its claim and
+        has not recorded: the end keeps it on the run item (``RunRecord.last_outcome``; readers of
+        the history merge it in with ``records.with_last_outcome``), in the same single write.
+        Condition then: the run is live and ``owner`` still holds it (no one else can have
+        recorded that op: a claim of the run, its recovery, a dispatch and a cancel's end all
+        release or refuse ``owner``'s claim first).
 
         Condition: no resume claims the run (``claim_run``), or resume ``owner`` does, or
         the claim's lease has expired: a run whose executor is running its inline steps
@@ -194,6 +208,8 @@ class RunStore(Protocol):
         ``end`` record as its outcome (if it has none yet), so an op still running
         (a sent step, a stalled executor's inline step) records nothing after the end.
 
+        ``timers``: stored in the same write (a parent's ``parent_close`` timer, ``core.children``).
+
         Raises:
             OutcomeRecorded: the run is live and the fence position has an outcome now.
         """
@@ -208,11 +224,12 @@ class RunStore(Protocol):
         transaction sets ``chain_last`` on the anchor (condition: it exists)."""
 
     def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord,
-                  deferral: dict[str, Any] | None = None) -> bool:
+                  deferral: dict[str, Any] | None = None, status: str = "suspended") -> bool:
         """Leave a run this worker cannot serve (unknown workflow, code version not served) to
-        another: status ``suspended`` with its cursor and ``waiting`` kept, lease and claim
-        removed, ``deferral`` (if given: why, since when, how many tries; ``core.deferral``)
-        set on the run, and ``timer`` (a ``wake``) stored, in one transaction. Condition: the
+        another, or park it until ``timer`` (a gate: a debounce window, a workflow limit, a start
+        time, whose runs are parked as ``delayed``): ``status`` with its cursor and ``waiting``
+        kept, lease and claim removed, ``deferral`` (if given: why, since when, how many tries;
+        ``core.deferral``) set on the run, and ``timer`` stored, in one transaction. Condition: the
         run is live, ``wake_seq`` still equals ``seen_wake``, and no resume claims it with a
         live lease. False: nothing written. No recovery is counted."""
 
@@ -366,6 +383,10 @@ class JoinStore(Protocol):
         """Add branch ``index`` to the succeeded (or failed) set of a fan-out with completion
         criteria, once; return the sets of succeeded and failed branches after."""
 
+    def read_tally(self, join_id: str) -> tuple[set[int], set[int]]:
+        """The succeeded and failed sets of a fan-out with completion criteria (empty if none is
+        tallied yet), read consistently."""
+
     def branch_results(self, join_id: str, total: int | None = None) -> list[BranchRecord]:
         """Every recorded branch outcome, in index order. ``total`` (the join's width) reads every
         counter shard; without it, shards are read in order while each is full, which finds
@@ -387,6 +408,10 @@ class TagStore(Protocol):
         index items from ``before``, in one transaction, only while the run is live. False
         (nothing written) if the op has an outcome already or the run has ended; a retry of this
         very request (its response lost) returns True."""
+
+    def tag_ended_run(self, run: RunRecord, after: dict[str, str]) -> bool:
+        """Set an ended run's tags (and their index items, with the run's TTL) in one transaction,
+        only while it is ended with the tags read; False if it changed meanwhile."""
 
 
 class EventStore(Protocol):
@@ -589,6 +614,37 @@ class SessionStore(Protocol):
         """Whether the session was signed out (a consistent read)."""
 
 
+class BatchStore(Protocol):
+    """Batch operations (``core/batches.py``): one item per batch, every write conditioned on its
+    version, so two drivers never both advance it. A write whose response was lost and was sent
+    again reports what the first send did (its request id is on the item)."""
+
+    def create_batch(self, batch: BatchRecord) -> None:
+        """Store a new live batch."""
+
+    def get_batch(self, batch_id: str) -> BatchRecord | None:
+        """A batch, live or ended, or None."""
+
+    def live_batches(self) -> list[BatchRecord]:
+        """Every live batch (one Query)."""
+
+    def ended_batches(self, since: float | None = None) -> list[BatchRecord]:
+        """The ended batches (created since ``since``, if given), oldest first."""
+
+    def claim_batch(self, batch: BatchRecord, owner: str, lease_until: float) -> BatchRecord | None:
+        """Take a live batch at the version read whose ``due_at`` has come, for ``owner`` until
+        ``lease_until``; None if it moved meanwhile."""
+
+    def advance_batch(self, batch: BatchRecord, cursor: str | None, progress: Progress,
+                      due_at: float) -> BatchRecord | None:
+        """Record a chunk at the version read (cursor, counts, next chunk time; no owner after);
+        None if it moved meanwhile."""
+
+    def end_batch(self, batch: BatchRecord, state: str, progress: Progress = ...) -> BatchRecord | None:
+        """End a live batch at the version read (moved to the ended partition with its TTL);
+        None if it moved meanwhile."""
+
+
 class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
-            ScheduleStore, FlowStore, SessionStore, EventStore, UpdateStore, Protocol):
+            ScheduleStore, FlowStore, SessionStore, EventStore, BatchStore, UpdateStore, Protocol):
     """Everything the engine, the client and beat store."""

@@ -13,6 +13,7 @@ class RunStatus(str, enum.Enum):
     """The states of a run."""
 
     PENDING = "pending"
+    DELAYED = "delayed"  # created with a later start time: a ``start`` timer starts it (core.delayed)
     RUNNING = "running"
     SUSPENDED = "suspended"
     COMPLETED = "completed"
@@ -67,6 +68,8 @@ class TimerKind(str, enum.Enum):
     RETRY = "retry"  # send a step's next attempt
     WAKE = "wake"  # an inline step's backoff passed: wake the run
     DEADLINE = "deadline"  # the run's max_duration
+    START = "start"  # a delayed run's start time: wake it to start (core.delayed)
+    PARENT_CLOSE = "parent_close"  # an ended parent's children to close by their policy (core.children)
 
     def __str__(self) -> str:
         return self.value
@@ -144,11 +147,34 @@ class RunRecord:
     chain_last: str | None = None
     deferral: dict[str, Any] | None = None  # the last deferral to a worker that serves it (see core.deferral)
     priority: str | None = None  # the level its messages go at: "high", "low" or None for normal (core.priority)
+    start_at: float | None = None  # a delayed run's start time, epoch seconds (core.delayed)
+    #: The request id of the run's creation (until its first write after it): a fresh resume message's run
+    #: is used unread only under a condition that the stored run still carries it (``Engine.resume``).
+    req: str | None = field(default=None, compare=False, repr=False)
+    #: The outcome of its last op, written by the end with the run (one request), when the resume that ran
+    #: the op ended the run: a history record kept on the run item (see :func:`with_last_outcome`).
+    last_outcome: EventRecord | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_terminal(self) -> bool:
         """Whether the run has ended."""
         return self.status in TERMINAL
+
+
+#: What a run's creation fixes and its replays use: the run a fresh resume message carries is used unread
+#: only while the stored run holds these values (and its creation's ``req``), as created.
+CREATED_FIELDS = ("workflow", "args", "deadline", "idempotency_key", "parent_run_id", "parent_pos", "continued_from",
+                  "schedule_id", "fire_time", "code_version", "forked_from", "forked_at", "tags", "chain_head",
+                  "priority")
+
+
+def with_last_outcome(run: RunRecord | None, records: list[EventRecord]) -> list[EventRecord]:
+    """A run's history records with the outcome its end carries (``RunRecord.last_outcome``) in its
+    place: the history every reader of an ended run's history sees (``read_history`` alone misses it)."""
+    last = None if run is None else run.last_outcome
+    if last is None or any(e.seq == last.seq for e in records):
+        return records
+    return sorted([*records, last], key=lambda e: e.seq)
 
 
 @dataclass(frozen=True)
@@ -248,6 +274,12 @@ class BranchRecord:
     data: str | None
     error: str | None
 
+    @property
+    def closed(self) -> bool:
+        """Whether this is no outcome but the slot the retention sweep closed (neither data nor error: a
+        recorded outcome has one), so a branch of an ended run writes nothing there after the sweep."""
+        return self.data is None and self.error is None
+
 
 @dataclass
 class SlotRecord:
@@ -330,6 +362,8 @@ class Branch:
     criteria: tuple[int | None, int | None] | None = None
     #: A step candidate of a ``first_of`` race (core.first): its result wakes the run, which decides.
     race: bool = False
+    #: The run's workflow (a branch reads no run item: what its attempt is told to observers as).
+    workflow: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The branch as JSON data."""
@@ -337,6 +371,8 @@ class Branch:
                                 "fail_fast": self.fail_fast}
         if self.race:
             data["race"] = True
+        if self.workflow is not None:
+            data["workflow"] = self.workflow
         return data if self.criteria is None else {**data, "criteria": list(self.criteria)}
 
     @classmethod
@@ -345,8 +381,10 @@ class Branch:
         if data is None:
             return None
         criteria = data.get("criteria")
+        workflow = data.get("workflow")
         return cls(str(data["join"]), int(data["index"]), int(data["total"]), bool(data.get("fail_fast", True)),
-                   None if criteria is None else (criteria[0], criteria[1]), bool(data.get("race", False)))
+                   None if criteria is None else (criteria[0], criteria[1]), bool(data.get("race", False)),
+                   None if workflow is None else str(workflow))
 
     @property
     def pos(self) -> int:

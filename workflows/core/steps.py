@@ -20,7 +20,7 @@ from .commit import write_outcome
 from .context import step_value
 from .control import StaleHistory, Suspend
 from .flow import admission
-from .records import OpKind, RunRecord, StepMessage, TimerKind
+from .records import Branch, OpKind, RunRecord, StepMessage, TimerKind
 from .registry import StepDef, get_step
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
         raise ctx.halt(Suspend(Wait(pos, {**waiting, "due": due}, [ctx.timer(pos, TimerKind.WAKE, due)])))
     if not ctx.owns_run:
         ctx.claim(pos, waiting)
+    ctx.flush()  # the previous step's outcome is written before this one's body runs
     attempt = ctx.history.attempts.get(pos, 0) + 1
     with ctx.infrastructure():  # the step's own errors are classified inside; a store's escape
         outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos, workflow=ctx.run.workflow)
@@ -84,6 +85,7 @@ def run_in_place(ctx: WorkflowContext, step: StepDef, message: StepMessage, wait
         _mark_in_flight(ctx, pos, waiting)
     elif not ctx.owns_run:
         ctx.claim(pos, waiting)
+    ctx.flush()  # the previous step's outcome is written before this one's body runs
     with ctx.outside(), ctx.infrastructure():  # the body runs as a sent step's: in no workflow
         outcome = admitted_attempt(engine, step, message, ctx.run.workflow, lease_pos=ctx.run.cursor)
     if outcome is not None and outcome.retry_in is not None:
@@ -127,10 +129,14 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
     ``redelivered``: the broker may have delivered this message before; then what is
     recorded is read first, so a step with a recorded result, or an attempt with a recorded
     failure, never runs again. A first delivery skips that read (the writes are conditional).
-    ``run``: a read of the run made already, to save one.
+    ``run``: a read of the run made already, to save one. A fan-out branch reads no run item
+    (``_execute_branch``).
     """
     run_id, pos, branch = message.run_id, message.pos, message.branch
     step = get_step(message.step)
+    if branch is not None:
+        _execute_branch(engine, message, step, branch, redelivered)
+        return
     store = engine.store
     run = run or store.find_run(run_id)
     if run is None:
@@ -142,7 +148,7 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
     if run.cancel_requested:
         engine.resume(run_id, run=run)
         return
-    if run.cursor > pos or (redelivered and _recorded(engine, run, message)):
+    if run.cursor > pos or (redelivered and _recorded(engine, message)):
         return  # a repeat of a step whose result (or this attempt's failure) is recorded: never run it again
     outcome = admitted_attempt(engine, step, message, run.workflow)
     if outcome is None:
@@ -150,23 +156,53 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
     if outcome.retry_in is not None:
         schedule_retry(engine, message, step, outcome)
         return
-    written = write_outcome(engine, StepAddress.of(message).outcome(step.name, outcome, engine.now()))
-    if branch is not None:  # counted in its join whether or not this call wrote it (its first worker may have died)
-        from .fanout import settle_branch
-
-        settle_branch(engine, run, step.name, branch, outcome.error if outcome.status == "failed" else None)
-    elif written:
+    if write_outcome(engine, StepAddress.of(message).outcome(step.name, outcome, engine.now())):
         engine.resume(run_id, run=run, known_through=pos)
 
 
-def _recorded(engine: Engine, run: RunRecord, message: StepMessage) -> bool:
+def _execute_branch(engine: Engine, message: StepMessage, step: StepDef, branch: Branch, redelivered: bool) -> None:
+    """Body of a fan-out branch's message, reading no run item.
+
+    What a read of the run protected is kept by conditions: a branch of an ended run records nothing
+    in its run's history (a failed attempt and a retry timer are written only while the run is live,
+    the fan-out's outcome too), and its join writes land on items the retention sweep created with
+    the run's TTL (``RetentionWrites._close_join``: its result's put loses to a closed slot). A
+    branch of a cancelled or ended run still runs its body once delivered (the run's cancel no
+    longer stops branches already sent); a repeat is caught as for a sent step."""
+    if redelivered and _recorded(engine, message):
+        return  # its result (or this attempt's failure) is recorded, or its slot was closed
+    if branch.criteria is not None:
+        from .completion import decided
+
+        if decided(engine, branch):
+            return  # the fan-out is decided (its run went on): a branch not started yet is not run
+    outcome = admitted_attempt(engine, step, message, branch.workflow or "")
+    if outcome is None:
+        return
+    if outcome.retry_in is not None:
+        schedule_retry(engine, message, step, outcome)
+        return
+    error = outcome.error if outcome.status == "failed" else None
+    if not write_outcome(engine, StepAddress.of(message).outcome(step.name, outcome, engine.now())):
+        recorded = engine.store.get_branch(branch.join, branch.index)  # only when the put lost
+        if recorded is None or recorded.closed:
+            return  # the retention sweep closed the join: the run ended
+        error = recorded.error
+    from .fanout import settle_branch  # counted in its join whether or not this call wrote it
+
+    settle_branch(engine, message.run_id, step.name, branch, error)
+
+
+def _recorded(engine: Engine, message: StepMessage) -> bool:
     """Whether the step's outcome, or this attempt's failure, is recorded. A recorded branch
-    is counted in its join again (its worker may have died before counting it)."""
+    is counted in its join again (its worker may have died before counting it); a closed slot
+    (``BranchRecord.closed``) counts as recorded: its run has ended."""
     branch = message.branch
     if branch is not None and (recorded := engine.store.get_branch(branch.join, branch.index)) is not None:
-        from .fanout import settle_branch
+        if not recorded.closed:
+            from .fanout import settle_branch
 
-        settle_branch(engine, run, message.step, branch, recorded.error)
+            settle_branch(engine, message.run_id, message.step, branch, recorded.error)
         return True
     # An attempt whose failure is recorded already ran (its retry is scheduled before the
     # record): a recovery re-send or a second retry chain must not run it again.

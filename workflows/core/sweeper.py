@@ -6,6 +6,7 @@ import json
 import logging
 from typing import Any
 
+from .children import fire_close
 from .commands import RunEnd
 from .embed import unembed
 from .engine import Engine
@@ -60,11 +61,13 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
         hook = None if store.expire_hook(data["hash"]) else store.get_hook(data["hash"])
         if hook is None or hook.status == "expired":
             engine.wake(run_id)
+    elif kind == TimerKind.PARENT_CLOSE:  # the ended parent's process died before it closed its children
+        fire_close(engine, timer)
     elif kind == TimerKind.DEADLINE:
         run = store.find_run(run_id)
         if run is not None and not run.is_terminal:
             engine.time_out(run)
-    else:  # "wake": an inline step's retry backoff has passed
+    else:  # "wake": an inline step's retry backoff (or a gate's wait) has passed; "start": a delayed run's time
         engine.wake(run_id)
     store.delete_timer(timer.timer_id, write_id=timer.write_id)  # not the timer written again since it was read
 

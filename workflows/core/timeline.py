@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import codec
 from .failures import parse as parse_failure
-from .records import EventRecord, RunRecord
+from .records import EventRecord, RunRecord, with_last_outcome
+
+if TYPE_CHECKING:
+    from .ports import Store
 
 #: Maps stored payload text (or record data embedding one) to the text shown: the payload
 #: itself (``Payloads.resolve_record``) or a description of it (``describe_payload``).
@@ -17,8 +20,16 @@ def _as_stored(text: str | None) -> str | None:
     return text
 
 
+def run_history(store: Store, run_id: str) -> list[EventRecord]:
+    """A run's whole history as every reader sees it: its records (one Query) with the outcome its
+    end carries on the run item (one GetItem; see ``records.with_last_outcome``)."""
+    records = store.read_history(run_id)
+    return with_last_outcome(store.find_run(run_id), records)
+
+
 def timeline(run: RunRecord, history: list[EventRecord], show: Show = _as_stored) -> list[dict[str, Any]]:
     """The run's history in order, framed by its start and (if ended) its end."""
+    history = with_last_outcome(run, history)
     events: list[dict[str, Any]] = [{"seq": -1, "at": run.created_at, "type": "run_started",
                                      "workflow": run.workflow, "args": codec.loads(show(run.args))}]
     for event in history:
@@ -42,6 +53,7 @@ def timeline(run: RunRecord, history: list[EventRecord], show: Show = _as_stored
 
 def step_rows(run: RunRecord, history: list[EventRecord], show: Show = _as_stored) -> list[dict[str, Any]]:
     """One row per step op: outcome, attempts and timing (in-flight steps included)."""
+    history = with_last_outcome(run, history)
     rows: dict[int, dict[str, Any]] = {}
     for event in history:
         if event.kind not in ("step", "attempt"):

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..durations import Duration, to_seconds
-from ..errors import ChildFailed, ConfigurationError, RegistrationError, WaitTimeout
+from ..errors import ChildDetached, ChildFailed, ConfigurationError, RegistrationError, WaitTimeout
 from .async_workflow import awaitable
 from .chains import chain_anchor, current_run
+from .children import ChildLink, ChildStart, check_child_options
 from .commands import Wait
 from .context import WorkflowContext
 from .control import Suspend
+from .delayed import start_time
 from .embed import embed, unembed
 from .names import check_name
 from .records import EventRecord, HookRecord, OpKind, RunStatus, TimerKind, child_end_seq
@@ -160,6 +162,7 @@ class ChildHandle:
     run_id: str
     workflow: str
     start_pos: int  # the op that started the child: its end is recorded in this run's history there
+    detached: bool = False  # started detached: never waited for (core.children)
 
     def result(self) -> Any:
         """Suspend until the child run (or the last run of its continue-as-new chain) ends;
@@ -167,7 +170,10 @@ class ChildHandle:
 
         Raises:
             ChildFailed: the child failed, was cancelled or timed out.
+            ChildDetached: the child was started detached.
         """
+        if self.detached:
+            raise ChildDetached(self.run_id)
         return awaitable(f"result() of child {self.workflow!r}", self._result, self)
 
     def _result(self) -> Any:
@@ -204,16 +210,30 @@ class ChildHandle:
 
 
 def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ...],
-                kwargs: dict[str, Any]) -> ChildHandle:
-    """Start a linked child run; its id is derived from the parent, so replays start nothing new."""
+                kwargs: dict[str, Any], start: ChildStart | None = None) -> ChildHandle:
+    """Start a child run, linked unless ``start.detached`` (``core.children``), at once or at its
+    ``delay`` / ``start_at``; its id is derived from the parent, so replays start nothing new.
+
+    Raises:
+        InvalidChildOptions: a bad ``parent_close_policy`` or ``detached``.
+        InvalidStartTime, InvalidDuration: a bad ``delay`` or ``start_at``.
+    """
+    options = start or ChildStart()
+    detached, policy = check_child_options(options.detached, options.parent_close_policy)
     pos, event = ctx.next_op(OpKind.CHILD, workflow.name)
     if event is None:
         child_id = f"{ctx.run.run_id}.{pos}"
+        begins = start_time(options.delay, options.start_at, ctx.now())  # taken once: the start is recorded
         payload = ctx.encode([list(args), kwargs], f"arguments of child workflow {workflow.name!r}", child_id)
+        fields: dict[str, Any] = {} if detached else {"parent_run_id": ctx.run.run_id, "parent_pos": pos}
+        if begins is not None:
+            fields["start_at"] = begins
+        ctx.before_write()  # the child is written through the engine, not the replay's guarded store
         with ctx.infrastructure():
-            ctx.engine.create_run(workflow, payload, run_id=child_id, parent_run_id=ctx.run.run_id, parent_pos=pos,
+            ctx.engine.create_run(workflow, payload, run_id=child_id, **fields,
                                   priority=workflow.priority or ctx.run.priority)  # a child inherits the level
-        event = ctx.record(pos, OpKind.CHILD, "started", name=workflow.name, data=json.dumps({"run_id": child_id}))
-    child_id = json.loads(event.data or "{}")["run_id"]
-    ctx.children.append(child_id)
-    return ChildHandle(ctx, child_id, workflow.name, pos)
+        data = ChildLink(child_id, policy, detached).to_data()
+        event = ctx.record(pos, OpKind.CHILD, "started", name=workflow.name, data=data)
+    child = ChildLink.from_data(event.data)
+    ctx.children.append(child)
+    return ChildHandle(ctx, child.run_id, workflow.name, pos, child.detached)

@@ -42,7 +42,7 @@ FIND_QUEUES = {"Sid": "FindQueues", "Effect": "Allow", "Action": "sqs:ListQueues
 #: Every table (a grant's ``tables`` of ``None``).
 ALL = None
 #: The tables a client writes: not history (the engine's record) nor joins (branches' results).
-CLIENT_WRITES = ("runs", "hooks", "timers", "schedules", "signals", "idempotency", "tags", "flow")
+CLIENT_WRITES = ("runs", "hooks", "timers", "schedules", "signals", "idempotency", "tags", "flow", "batches")
 
 
 @dataclass(frozen=True)
@@ -92,9 +92,9 @@ ROLES = (
     Role("Beat", "workflows beat: due timers, schedules, recovery of expired leases, retention",
          (TableGrant("Read", READ), TableGrant("Write", WRITE), TableGrant("DeleteItems", DELETE)), SEND,
          bucket_actions=LIST_PAYLOADS),
-    Role("Client", "code that starts, signals, cancels and lists runs, resumes hooks, manages schedules",
+    Role("Client", "code that starts, signals, cancels and lists runs, resumes hooks, manages schedules and batches",
          (TableGrant("Read", READ), TableGrant("Write", WRITE, CLIENT_WRITES),
-          TableGrant("DeleteItems", DELETE, ("schedules",))), SEND),
+          TableGrant("DeleteItems", DELETE, ("schedules", "batches"))), SEND),
     Role("HookEndpoint", "the HTTP hook endpoint (workflows.http:app): resumes hooks",
          (TableGrant("Read", ("dynamodb:GetItem", "dynamodb:Query"), ("hooks", "runs")),
           TableGrant("Write", WRITE, ("hooks", "runs"))), SEND, payload_actions=WRITE_PAYLOADS),

@@ -81,6 +81,7 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, VersionTables, Pla
         self.run_tags = Table("tags", "tag", "run_key")
         self._init_schedules()
         self.flow = Table("flow", "limit_id", "slot")  # a flow item's slot number, stored as "slot"
+        self.batches = Table("batches", "part", "batch_id")
 
     # -- runs -----------------------------------------------------------------------------------------
     def run_for_key(self, key: str) -> str | None:
@@ -200,11 +201,12 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, VersionTables, Pla
         return [timer_record(item) for item in items]
 
     def next_due_at(self, *, schedules: bool = True) -> float | None:
-        """The earliest due time of any timer (and, with ``schedules``, of any schedule in
-        the due index), or None. Not a DynamoDB request: the testing kit asks it to know
+        """The earliest due time of any timer or live batch (and, with ``schedules``, of any
+        schedule in the due index), or None. Not a DynamoDB request: the testing kit asks it to know
         how far it may skip the clock."""
         with self._lock:
             dues = [item["due_at"] for item in self.timers.items.values()]
+            dues += [item["due_at"] for item in self.batches.items.values() if item.get("due_at") is not None]
             if schedules:
                 dues += [item["due_at"] for item in self.schedules.items.values()
                          if item.get("active_shard") is not None and item.get("due_at") is not None]

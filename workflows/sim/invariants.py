@@ -216,6 +216,8 @@ def check_ends(world: World) -> None:
                                         f"{run['status']} with {value!r} {run.get('error') or ''}; expected one "
                                         f"of {sorted(map(str, allowed))[:4]}")
             check_published(world, run_id)
+        if instance.workload.check is not None:
+            instance.workload.check(world, instance)
     extra: dict[str, int] = {}
     for key, count in world.executions.items():
         if count > 1:

@@ -277,9 +277,11 @@ class Workload:
     name: str
     make_args: Callable[[random.Random, str], list[Any]]
     ends: Callable[[list[Any]], list[tuple[str, Any]]]
-    # "hook", "signal", "signals", "handle", "fork", "updates" or "late_update": the client has to act
+    # "hook", "signal", "signals", "handle", "fork", "events", "updates" or "late_update": the client has to act
     needs: str | None = None
     act_after: float = 0.0  # the client acts this long (simulated seconds) after the scenario began, or later
+    delay: Callable[[list[Any]], float] | None = None  # start the run this long after the client asks (its args)
+    check: Callable[[Any, Any], None] | None = None  # a check of its own at the end: (world, instance)
 
 
 def _ok(value: Any) -> list[tuple[str, Any]]:
@@ -306,10 +308,11 @@ CATALOGUE = [
     Workload("sim_one_at_a_time", lambda r, k: [r.randint(1, 3)], lambda a: _ok(a[0])),
     Workload("sim_gated_batch", lambda r, k: [r.randint(2, 3)], lambda a: _ok(list(range(a[0])))),
     Workload("sim_keyed_batch", lambda r, k: [r.randint(1, 4)], lambda a: _ok([10 + i for i in range(a[0])])),
-    Workload("sim_events", lambda r, k: [r.randint(1, 3)], lambda a: _ok(list(range(a[0] + 1)))),
+    Workload("sim_events", lambda r, k: [r.randint(1, 3)], lambda a: _ok(list(range(a[0] + 1))), needs="events",
+             act_after=-300.0),  # the client reads its events and stream at a time drawn from its first 100 s
 ]
 
 
 # -- waits past the retention, limits under deletion and timeouts; deterministic helpers and completion
 # criteria (modules of their own, which build on the definitions above and add to CATALOGUE)
-from . import determinism, long_waits, races, updates  # noqa: E402,F401
+from . import determinism, long_waits, races, starts, updates  # noqa: E402,F401

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 
 from workflows.core.firing import ensure_listener, fire_due_schedules
 
+from ..batches import drive_due_batches
 from ..client import cancel_run, complete_hook, last_of_chain, signal_run
 from ..core import forks
 from ..core.engine import Engine
@@ -23,6 +24,7 @@ from ..core.sweeper import fire_due_timers, reconcile
 from ..errors import StorageError, Throttled, WorkflowError
 from ..memory import MemoryStore
 from ..settings import Settings
+from . import batches as batched
 from . import overrun, watch, workloads
 from . import schedules as scheduled
 from . import updates as sim_updates
@@ -39,6 +41,7 @@ from .invariants import (
     final_item,
 )
 from .keep import check_deleting, check_kept
+from .readers import read_and_check
 from .retention import check_retention
 
 START = 1_800_000_000.0
@@ -150,6 +153,7 @@ class World:
             self._boot(process)
         self.instances = [self._instance(i) for i in range(runs)]
         self.schedule = scheduled.create(self, self.rng, START) if self.rng.random() < 0.3 else None
+        self.batch = batched.plan(self, seed, START)
         self.decay = Decay(self, seed)
         watch.install(self)
 
@@ -316,6 +320,8 @@ class World:
                 check_liveness(self)
                 if self.schedule is not None:
                     scheduled.check_overlap(self, self.schedule)
+                if self.batch is not None:
+                    batched.finished(self, self.batch)  # keeps the ended batch as first seen
                 if self._finished():
                     break
                 idle_until = self._idle_until()
@@ -338,6 +344,8 @@ class World:
                 check_retention(self)
                 if self.schedule is not None:
                     scheduled.check_end(self, self.schedule)
+                if self.batch is not None:
+                    batched.check_end(self, self.batch)
         finally:
             for actor in self.actors:
                 actor.kill = True
@@ -353,8 +361,12 @@ class World:
         if any(i.workload.needs in ("fork", "handle") and not i.acted for i in self.instances):
             return False
         ended = [r for i in self.instances for r in (i.run_id, *i.forks)]
+        if any(item["status"] not in TERMINAL and run_id.partition(".")[0] in ended  # a child left by its parent
+               for (run_id,), item in self.store.runs.items.items()):
+            return False
         return all((run := final_item(self, r)) is not None and run["status"] in TERMINAL
-                   for r in ended) and (self.schedule is None or scheduled.finished(self, self.schedule))
+                   for r in ended) and (self.schedule is None or scheduled.finished(self, self.schedule)) and (
+            self.batch is None or batched.finished(self, self.batch))
 
     def _options(self) -> list[tuple[str, Any]]:
         options: list[tuple[str, Any]] = [("step", a) for a in self.actors if not a.done and a.ready_at <= self.time]
@@ -369,6 +381,8 @@ class World:
                 options.append(("beat", process))
             elif process.kind == "client" and not busy:
                 options += [("client", i) for i in self.instances if self._client_due(i)]
+                if self.batch is not None and batched.client_due(self, self.batch):
+                    options.append(("batch", self.batch))
         options.append(("tick", None))
         return options
 
@@ -393,6 +407,8 @@ class World:
         elif kind == "client":
             self._spawn(arg if isinstance(arg, Process) else self.processes[-1], f"client-{arg.run_id}",
                         lambda: self._client(arg), arg.run_id, None)
+        elif kind == "batch":
+            self._spawn(self.processes[-1], "client-batch", lambda: self._start_batch(arg), "", None)
         elif kind == "tick":
             self.time += self.rng.choice([0.0, 0.5, 2.0, 10.0])
 
@@ -422,6 +438,13 @@ class World:
         reconcile(process.engine)
         retain_ended_runs(process.engine)
         fire_due_schedules(process.engine)
+        drive_due_batches(process.engine)
+
+    def _start_batch(self, scenario: batched.BatchScenario) -> None:
+        try:
+            batched.start(self, scenario, self.processes[-1].engine)
+        except (StorageError, ConnectionError):
+            pass  # the client retries later
 
     # -- the client ---------------------------------------------------------------------------
     def _client_due(self, instance: Instance) -> bool:
@@ -438,8 +461,10 @@ class World:
         try:
             if not instance.started:
                 definition = get_workflow(instance.workload.name)
+                delay = instance.workload.delay
+                later: dict[str, Any] = {} if delay is None else {"start_at": engine.now() + delay(instance.args)}
                 engine.create_run(definition, engine.payloads.encode([instance.args, {}], "arguments"),
-                                  run_id=instance.run_id)
+                                  run_id=instance.run_id, **later)
                 instance.started = True
             elif instance.cancel_at is not None and not instance.cancelled and self.time >= instance.cancel_at:
                 instance.cancel_sent = True  # from here the run may end cancelled (the client may die after the write)
@@ -456,6 +481,8 @@ class World:
             elif instance.workload.needs in ("updates", "late_update"):  # a retry sends the rest, same ids
                 sim_updates.act(engine, instance)
                 instance.acted = True
+            elif instance.workload.needs == "events":  # reads its events and stream while it runs
+                instance.acted = read_and_check(self, engine, instance)
             elif instance.workload.needs == "handle":  # a handle of the chain's first run, used weeks later
                 last_of_chain(engine.store, instance.run_id)
                 instance.acted = True
@@ -491,13 +518,16 @@ class World:
         delay = self.settings.lease_seconds + 0.001
         moments += [r["ended_at"] + delay for r in self.store.runs.items.values()
                     if "retain_shard" in r and r.get("ended_at") is not None]
-        moments += [m for m in self.decay.moments() if m != float("inf")]
+        moments += [m for m in self.decay.moments() if m != float("inf")] + batched.moments(self)
+        if self.batch is not None and self.batch.batch_id is None:
+            moments.append(self.batch.at)
         return [m for m in moments if m is not None]
 
     def _idle_until(self) -> float | None:
         """The next moment something is due, if no task runs and nothing is due before it
         (a beat's sweep until then finds nothing); None if something can happen now."""
-        if any(not a.done for a in self.actors) or any(self._client_due(i) for i in self.instances):
+        if any(not a.done for a in self.actors) or any(self._client_due(i) for i in self.instances) or (
+                self.batch is not None and batched.client_due(self, self.batch)):
             return None
         moments = self._moments()
         if any(m <= self.time for m in moments) or not moments:
@@ -514,4 +544,4 @@ class World:
         return True
 
 
-WEIGHTS = {"step": 12.0, "deliver": 6.0, "beat": 1.5, "client": 3.0, "tick": 1.0}
+WEIGHTS = {"step": 12.0, "deliver": 6.0, "beat": 1.5, "client": 3.0, "batch": 3.0, "tick": 1.0}

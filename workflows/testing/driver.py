@@ -7,6 +7,7 @@ import functools
 
 from workflows.core.firing import fire_due_schedules
 
+from ..batches import drive_due_batches
 from ..core.engine import Engine
 from ..core.records import StepMessage
 from ..core.retention import retain_ended_runs
@@ -52,9 +53,11 @@ class Driver:
             self.engine.receive_resume(message, first_delivery=True)
 
     def tick(self) -> int:
-        """One beat tick at the current time: due timers, due schedules, expired leases, and (in a
-        deleting world) the retention sweep, which stamps ended runs' items with their TTL."""
+        """One beat tick at the current time: due timers, due schedules, expired leases, a chunk of
+        each due batch, and (in a deleting world) the retention sweep, which stamps ended runs'
+        items with their TTL."""
         busy = fire_due_timers(self.engine) + fire_due_schedules(self.engine) + reconcile(self.engine)
+        busy += drive_due_batches(self.engine)
         if self.deleting:
             retain_ended_runs(self.engine)
         return busy

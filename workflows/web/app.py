@@ -9,6 +9,7 @@ Routes (below wherever the app is mounted)::
     POST /runs/{run_id}/fork      fork at op ``at``, or without ``at`` rerun a failed run (a confirmation page first)
     GET  /schedules               schedules: timetable, next fires, overlap policy, state
     POST /schedules/action        pause, resume or trigger a schedule (a confirmation page first)
+    GET|POST /batches, GET /batches/{id}, POST /batches/{id}/stop   batch operations (``web/batches.py``)
     GET  /metrics                 Prometheus metrics (when ``WORKFLOWS_METRICS`` is on)
     GET|POST /login, POST /logout the credential form and the session cookie
     POST /hooks/{token}, GET /healthz   the hook endpoint (``workflows.web.hooks``), unchanged
@@ -39,6 +40,7 @@ from ..errors import InvalidName, InvalidSchedule, NotFound, RunEnded, Serializa
 from ..forking import fork_run, rerun
 from ..schedules import pause_schedule, resume_schedule, trigger_schedule
 from .auth import SESSION_COOKIE, Credentials, session_hash
+from .batches import BatchPages
 from .hooks import ClientGone, HooksApp, HttpError, Receive, Scope, Send, read_body, route_path
 from .hooks import create_app as create_hooks_app
 from .throttle import SignInThrottle
@@ -246,9 +248,9 @@ class Dashboard:
     # -- actions: a confirmation page, then the action ------------------------------------------
 
     def confirm(self, request: Request, auth: Auth, question: str, fields: dict[str, str],
-                detail: str | None = None) -> Response:
+                detail: str | None = None, label: str = "Payload:") -> Response:
         """The confirmation page of an action: the same form again, with ``confirm=yes``."""
-        return self.render(request, "confirm.html", auth=auth, question=question, detail=detail,
+        return self.render(request, "confirm.html", auth=auth, question=question, detail=detail, label=label,
                            action=request.url.path, fields=fields)
 
     async def cancel_run(self, request: Request, auth: Auth) -> Response:
@@ -333,6 +335,7 @@ class Dashboard:
             Route("/schedules", g(self.schedules)),
             Route("/schedules/action", g(self.schedule_action), methods=["POST"]),
             Route("/metrics", g(self.metrics)),
+            *BatchPages(self).routes(),
         ]
 
     async def metrics(self, request: Request, auth: Auth) -> Response:

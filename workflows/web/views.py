@@ -17,6 +17,7 @@ from beat.cron import ScheduleSpec, next_fire
 
 from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries, list_runs
+from ..core.children import ChildLink
 from ..core.deferral import current_deferral
 from ..core.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN
 from ..core.failures import Failure
@@ -174,8 +175,7 @@ def run_view(run_id: str) -> dict[str, Any]:
     chart: Chart = chart_for(run, history, now, _branches(run, history))
     hooks = [HookRow(h.pos, h.name, h.status, h.created_at, h.expires_at, h.completed_at)
              for h in get_engine().store.hooks_for_run(run_id)]
-    children = [json.loads(e.data or "{}").get("run_id") for e in history
-                if e.kind == OpKind.CHILD.value and e.is_outcome]
+    children = [ChildLink.from_data(e.data) for e in history if e.kind == OpKind.CHILD.value and e.is_outcome]
     waiting = run.waiting or {}
     steps = [{**row, "chain": Failure.from_dict(row["failure"]).describe_chain() if row["failure"] else None}
              for row in step_rows(run, history, describe_payload)]
@@ -189,7 +189,7 @@ def run_view(run_id: str) -> dict[str, Any]:
         "failure_chain": next((s["chain"] for s in reversed(steps) if s["chain"]), None) if run.error else None,
         "hooks": hooks,
         "events": _event_rows(run, history),
-        "children": [c for c in children if c],
+        "children": children,  # each with its link: detached, or its parent-close policy
         "chain": [h.run_id for h in handle.chain()] if run.continued_from or run.continued_to else [],
         "waiting": {k: waiting[k] for k in ("kind", "name", "due", "since") if waiting.get(k) is not None},
         "deferral": current_deferral(run),  # no worker that met it serves it (docs/versioning.md)

@@ -1,6 +1,7 @@
 """The store's writes, each built once as a write plan (``core.plans``) and committed by
 whichever store is mixed in: the DynamoDB store and the in-memory one share these methods."""
 
+from .batches import BatchWrites
 from .events import EventWrites
 from .flow import FlowWrites
 from .history import HistoryWrites, TimerWrites
@@ -16,7 +17,7 @@ from .updates import UpdateWrites
 
 
 class Writes(RunWrites, HistoryWrites, TimerWrites, HookWrites, SignalWrites, TagWrites, ScheduleWrites, FlowWrites,
-             SessionWrites, JoinWrites, RetentionWrites, EventWrites, UpdateWrites):
+             SessionWrites, JoinWrites, RetentionWrites, EventWrites, BatchWrites, UpdateWrites):
     """Every shared write; a store mixes this in beside its ``commit`` and ``read_item``."""
 
 

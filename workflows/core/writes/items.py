@@ -18,19 +18,22 @@ def to_json(value: object) -> str:
 
 
 def run_item(run: RunRecord, now: float, settings: Settings) -> Item:
-    """The item of a new run: pending, leased (so a lost start is recovered), with a request id."""
+    """The item of a new run: pending, leased (so a lost start is recovered), with a request id; or,
+    with a ``start_at``, delayed and without a lease (its ``start`` timer, in the same write, starts it)."""
     shards = settings.index_shards
-    return {"run_id": run.run_id, "workflow": run.workflow, "status": "pending",
-            "status_shard": listing_key("pending", run.run_id, shards),
+    status = "pending" if run.start_at is None else "delayed"
+    lease = lease_expiry(now, settings) if run.start_at is None else None
+    return {"run_id": run.run_id, "workflow": run.workflow, "status": status,
+            "status_shard": listing_key(status, run.run_id, shards),
             "workflow_shard": listing_key(run.workflow, run.run_id, shards),
             "created_at": run.created_at or now, "updated_at": now, "args": run.args, "cursor": -1,
             "wake_seq": 0, "recoveries": 0, "cancel_requested": False, "lease_shard": shard_of(run.run_id, shards),
-            "lease_expires_at": lease_expiry(now, settings), "deadline": run.deadline,
+            "lease_expires_at": lease, "deadline": run.deadline, "start_at": run.start_at,
             "idempotency_key": run.idempotency_key, "parent_run_id": run.parent_run_id,
             "parent_pos": run.parent_pos, "continued_from": run.continued_from, "schedule_id": run.schedule_id,
             "fire_time": run.fire_time, "code_version": run.code_version, "forked_from": run.forked_from,
-            "forked_at": run.forked_at, "req": new_request(), "tags": to_json(run.tags) if run.tags else None,
-            "chain_head": run.chain_head, "priority": run.priority}
+            "forked_at": run.forked_at, "req": run.req or new_request(),
+            "tags": to_json(run.tags) if run.tags else None, "chain_head": run.chain_head, "priority": run.priority}
 
 
 #: Stored attribute names that differ from the code's words (existing tables hold them; see
@@ -99,8 +102,25 @@ def run_record(item: Item) -> RunRecord:
         tags=json.loads(item["tags"]) if item.get("tags") else None, retain_until=item.get("retain_until"),
         code_version=item.get("code_version"), forked_from=item.get("forked_from"),
         forked_at=_int(item.get("forked_at")), chain_head=item.get("chain_head"), chain_last=item.get("chain_last"),
-        priority=item.get("priority"), deferral=json.loads(item["deferral"]) if item.get("deferral") else None,
+        priority=item.get("priority"), start_at=item.get("start_at"),
+        deferral=json.loads(item["deferral"]) if item.get("deferral") else None,
+        req=item.get("req"), last_outcome=last_outcome(item),
     )
+
+
+#: The run item's attribute holding its last op's outcome, written by the end (``RunRecord.last_outcome``).
+LAST_OUTCOME = "last_outcome"
+
+
+def last_outcome_value(event: EventRecord) -> str:
+    """How the end stores its last op's outcome on the run item (the history item's fields, as JSON)."""
+    return to_json({k: v for k, v in event_item(event, event.at).items() if v is not None})
+
+
+def last_outcome(item: Item) -> EventRecord | None:
+    """The last op's outcome a run item carries, if its end wrote one."""
+    text = item.get(LAST_OUTCOME)
+    return None if not text else event_record(json.loads(text))
 
 
 def event_record(item: Item) -> EventRecord:

@@ -90,6 +90,11 @@ class JoinWrites(WritesBase):
         item = done.item if done.applied else self.read_item("joins", (join_id, TALLY_ENTRY), "read tally")
         return {int(n) for n in (item or {}).get("ok") or ()}, {int(n) for n in (item or {}).get("failed") or ()}
 
+    def read_tally(self, join_id: str) -> tuple[set[int], set[int]]:
+        """The succeeded and failed sets of a fan-out with completion criteria (one consistent read)."""
+        item = self.read_item("joins", (join_id, TALLY_ENTRY), "read tally") or {}
+        return {int(n) for n in item.get("ok") or ()}, {int(n) for n in item.get("failed") or ()}
+
     def get_branch(self, join_id: str, index: int) -> BranchRecord | None:
         """Branch ``index``'s recorded outcome, or None (consistent read)."""
         item = self.read_item("joins", (shard_partition(join_id, branch_shard(index)), index), "read branch")
@@ -103,7 +108,8 @@ class JoinWrites(WritesBase):
         """Count every recorded branch the join has not counted (its worker died between recording and
         counting); the recorded outcomes in index order and whether the join is complete."""
         items = [item for shard in range(shard_count(total)) for item in self._shard_items(join_id, shard)]
-        results = sorted((_branch(i) for i in items if i[ENTRY] >= 0), key=lambda r: r.index)
+        results = sorted((r for r in (_branch(i) for i in items if i[ENTRY] >= 0) if not r.closed),
+                         key=lambda r: r.index)
         counted = {int(n) for i in items if i[ENTRY] <= shard_entry(0) for n in i.get("done") or ()}
         repeat = {r.index for r in results} - counted
         if len(results) == total:  # one repeat per shard also re-adds a full shard missing from the root
@@ -119,7 +125,8 @@ class JoinWrites(WritesBase):
         def read(shard: int) -> list[BranchRecord]:
             return [_branch(i) for i in self._shard_items(join_id, shard, 0, None, "read branches")]
 
-        return read_by_shard(total, read, lambda found: len(found) == SHARD_SIZE)
+        found = read_by_shard(total, read, lambda found: len(found) == SHARD_SIZE)
+        return [r for r in found if not r.closed]  # a slot the retention sweep closed holds no outcome
 
     def join_items(self, join_id: str, total: int | None = None) -> list[JoinCounter]:
         """The counter items of a join, the root's first (for inspection)."""

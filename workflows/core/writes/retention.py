@@ -5,16 +5,26 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..join_layout import fan_out_width_at, partitions
+from ..join_layout import (
+    ROOT_ENTRY,
+    TALLY_ENTRY,
+    branch_shard,
+    fan_out_width_at,
+    partitions,
+    shard_count,
+    shard_entry,
+    shard_partition,
+)
 from ..plans import A, Key, Remove, Set, Update, plan
 from ..records import TERMINAL, HookRecord, RunStatus, TimerKind, op_timer_id
 from ..retention import fan_out_positions
 from ..storage import shard_of
 from ..tags import index_key, index_sort_key
 from .base import WritesBase
+from .items import ENTRY
 
 #: The key attributes of each table whose items a run's end stamps.
-KEYS = {"history": ("run_id", "seq"), "joins": ("join_id", "slot"), "signals": ("run_id", "signal_key")}
+KEYS = {"history": ("run_id", "seq"), "joins": ("join_id", ENTRY), "signals": ("run_id", "signal_key")}
 
 
 class RetentionWrites(WritesBase):
@@ -27,7 +37,9 @@ class RetentionWrites(WritesBase):
         """Stamp every item of an ended run with the run's TTL, then take it out of the index.
 
         One write per item not stamped yet (a repeat after a crash skips what it sees stamped);
-        ``attribute_exists`` on each, so a deleted item is never brought back.
+        ``attribute_exists`` on each, so a deleted item is never brought back. A fan-out's join is
+        closed instead (``_close_join``): a branch reads no run item, so one still running, or a late
+        copy, must find every slot and counter of its join there already, with the run's TTL.
         """
         run = self.read_item("runs", (run_id,))
         if run is None or run.get("status") not in TERMINAL or "retain_shard" not in run or "retain_until" not in run:
@@ -36,14 +48,23 @@ class RetentionWrites(WritesBase):
         events = self.query_items("read history", "history", run_id)
         outcomes = [e for e in events if e["seq"] >= 0 and e["seq"] % 1000 == 999]
         kinds = {int(e["seq"]) // 1000: e["kind"] for e in outcomes}
-        names = {int(e["seq"]) // 1000: e.get("name") for e in outcomes}
+        # a fan-out's width from its outcome's name, else from the op in flight (an ``end`` record a cancel
+        # wrote at its position names none)
+        names = {int(e["seq"]) // 1000: e.get("name") for e in outcomes if e["kind"] == "parallel"}
         found = [("history", e) for e in events]
         waiting = json.loads(run["waiting"]) if run.get("waiting") else None
+        closing: list[tuple[str, int, int, list[Any]]] = []
         for pos in fan_out_positions(kinds, int(run.get("cursor", -1)), waiting):
-            join_id = f"{run_id}#{pos}"
-            found += [("joins", i) for partition in partitions(join_id, fan_out_width_at(pos, names, waiting) or 1)
-                      for i in self.query_items("read join", "joins", partition)]
+            join_id, width = f"{run_id}#{pos}", fan_out_width_at(pos, names, waiting)
+            items = [i for partition in partitions(join_id, width or 1)
+                     for i in self.query_items("read join", "joins", partition)]
+            if width is None:
+                found += [("joins", i) for i in items]
+            else:
+                closing.append((join_id, pos, width, items))
             found += [("history", i) for i in self.query_items("read join", "history", join_id)]
+        for join_id, _, width, items in closing:
+            self._close_join(until, join_id, width, items)
         found += [("signals", i) for i in self.query_items("read signals", "signals", run_id)]
         for table, item in found:
             if item.get("retain_until") != until:
@@ -62,6 +83,22 @@ class RetentionWrites(WritesBase):
                 A("run_id").exists() & A("retain_until").missing())))
         return self.commit(plan("release ended run", Update("runs", (run_id,), (Remove("retain_shard"),),
                                                             A("retain_shard").exists()))).applied
+
+    def _close_join(self, until: Any, join_id: str, width: int, items: list[Any]) -> None:
+        """Stamp every slot of a ``width``-branch join with the run's TTL, creating those not written:
+        each branch's result slot (one created here holds no outcome: ``BranchRecord.closed``, and a
+        branch's conditional put then loses), each counter shard, the root and the tally. A branch of
+        the ended run that writes later finds them (its result's put loses, its count or tally updates
+        an item that keeps its TTL), so nothing it writes lacks the TTL, and it reads no run item."""
+        stamped = {(i["join_id"], int(i[ENTRY])) for i in items if i.get("retain_until") == until}
+        keys = [(shard_partition(join_id, branch_shard(index)), index) for index in range(width)]
+        keys += [(shard_partition(join_id, shard), shard_entry(shard)) for shard in range(shard_count(width))]
+        keys += [(join_id, ROOT_ENTRY), (join_id, TALLY_ENTRY)]
+        for key in keys:
+            if key not in stamped:
+                self.commit(plan("close join", Update("joins", key, (Set("retain_until", until),), None)))
+        for key in {(i["join_id"], int(i[ENTRY])) for i in items} - stamped - set(keys):
+            self._stamp(until, "joins", key)  # any other item of the join (none in this layout)
 
     def _stamp(self, until: Any, table: str, key: Key) -> None:
         """Set ``retain_until`` on one existing item."""

@@ -7,8 +7,17 @@ from typing import TYPE_CHECKING, Any, cast
 from ...errors import PayloadTooLarge
 from ..listing import listing_key
 from ..metering import Tally, flush
-from ..plans import A, Action, Add, Check, Op, Put, Remove, Set, Update, cut_error, plan
-from ..records import RUN_RESULT_SEQ, TERMINAL, EventRecord, OpKind, RunRecord, TimerRecord, event_seq
+from ..plans import A, Action, Add, Check, Cond, Op, Put, Remove, Set, Update, cut_error, plan
+from ..records import (
+    CREATED_FIELDS,
+    RUN_RESULT_SEQ,
+    TERMINAL,
+    EventRecord,
+    OpKind,
+    RunRecord,
+    TimerRecord,
+    event_seq,
+)
 from ..retention import retain_until
 from ..storage import (
     check_item_size,
@@ -19,7 +28,10 @@ from ..storage import (
     shard_of,
 )
 from .base import LIVE_COND, WritesBase, carries, free, to_json
-from .items import run_record, tag_items
+from .items import LAST_OUTCOME, last_outcome_value, run_record, tag_items
+
+#: A run still as created: pending, never dispatched, claimed, woken or recovered.
+AS_CREATED = (A("status") == "pending") & (A("cursor") == -1) & (A("wake_seq") == 0) & (A("recoveries") == 0)
 
 if TYPE_CHECKING:
     from ..ports import Store
@@ -29,6 +41,18 @@ def count_actions(tally: Tally) -> list[Action]:
     """``ADD`` the requests counted for a run (none when nothing was counted)."""
     return [Add(name, n) for name, n in (("ddb_reads", tally.ddb_reads), ("ddb_writes", tally.ddb_writes),
                                          ("sqs_sends", tally.sqs_sends)) if n]
+
+
+def still_created(run: RunRecord) -> Cond:
+    """The stored run is still ``run`` as its creation wrote it (its request id and created fields), as
+    created: the condition that confirms the run a fresh resume message carries without reading it."""
+    cond: Cond = AS_CREATED & (A("req") == run.req)
+    for name in CREATED_FIELDS:
+        value = getattr(run, name)
+        if name == "tags":
+            value = to_json(value) if value else None
+        cond = cond & (A(name).missing() if value is None else A(name) == value)
+    return cond
 
 
 class RunWrites(WritesBase):
@@ -81,7 +105,7 @@ class RunWrites(WritesBase):
         return bool(self._run_write("advance run", run_id, [
             *self.status_actions(run_id, "running"), Set("cursor", pos), Set("waiting", to_json(waiting)),
             Set("lease_expires_at", self.lease_until()), Set("updated_at", self.now()), Set("req", req),
-            Remove("owner")], cursor & LIVE_COND & (A("cancel_requested") == False),  # noqa: E712
+            Set("sent", pos), Remove("owner")], cursor & LIVE_COND & (A("cancel_requested") == False),  # noqa: E712
             own=carries("runs", (run_id,), req)))
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
@@ -103,10 +127,15 @@ class RunWrites(WritesBase):
                                                                            if cancel else [])], LIVE_COND)
         return run_record(done.item) if done.applied else None
 
-    def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any]) -> bool:
-        """Make resume ``owner`` the one executor of the run's inline steps from ``pos`` on."""
+    def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any], *,
+                  as_created: RunRecord | None = None) -> bool:
+        """Make resume ``owner`` the one executor of the run's inline steps from ``pos`` on (``as_created``:
+        only if the stored run is still this run, as created)."""
         now = self.now()
         cond = (A("cursor") <= pos) & LIVE_COND & (A("cancel_requested") == False) & free(now, owner)  # noqa: E712
+        cond = cond & (A("sent").missing() | (A("sent") < pos))  # op ``pos`` was never sent as a message
+        if as_created is not None:
+            cond = cond & still_created(as_created)
         return bool(self._run_write("claim run", run_id, [
             *self.status_actions(run_id, "running"), Set("cursor", pos), Set("owner", owner),
             Set("waiting", to_json(waiting)), Set("lease_expires_at", self.lease_until()), Set("updated_at", now)],
@@ -147,25 +176,33 @@ class RunWrites(WritesBase):
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,
                    owner: str | None = None, fence: int | None = None,
-                   wake_record: EventRecord | None = None) -> RunRecord | None:
+                   wake_record: EventRecord | None = None,
+                   timers: list[TimerRecord] = (),  # type: ignore[assignment]
+                   last: EventRecord | None = None) -> RunRecord | None:
         """End a live run; exactly one caller wins (see the RunStore port)."""
         with flush(run_id) as counts:
-            ended = self._finish_run(run_id, status, result, error, continued_to, (wake, wake_record), owner, fence,
-                                     count_actions(counts.tally))
+            ended = self._finish_run(run_id, status, result, error, continued_to, (wake, wake_record), owner,
+                                     (fence, last), count_actions(counts.tally), timers)
             counts.applied = ended is not None
         return ended
 
     def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
                     continued_to: str | None, waking: tuple[str | None, EventRecord | None], owner: str | None,
-                    fence: int | None, counted: list[Action]) -> RunRecord | None:
+                    fenced: tuple[int | None, EventRecord | None], counted: list[Action],
+                    timers: list[TimerRecord]) -> RunRecord | None:
         wake, wake_record = waking
+        fence, last = fenced
         now, req = self.now(), new_request()
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         actions = self.end_actions(run_id, status, req, result=result, outside=outside, error=error,
                                    continued_to=continued_to)
-        end = Update("runs", (run_id,), (*actions, *counted), LIVE_COND & free(now, owner))
+        cond = LIVE_COND & free(now, owner)
+        if last is not None:  # the op's outcome goes with the end: only while ``owner`` holds the run (see the port)
+            actions.append(Set(LAST_OUTCOME, last_outcome_value(last)))
+            cond = LIVE_COND & (A("owner") == owner)
+        end = Update("runs", (run_id,), (*actions, *counted), cond)
         own = carries("runs", (run_id,), req)
-        kept: list[Op] = []
+        kept: list[Op] = [*self.timer_puts(timers)]
         if outside:
             kept.append(Put("history", {"run_id": run_id, "seq": RUN_RESULT_SEQ, "kind": "run", "status": status,
                                         "at": now, "data": result}))
@@ -219,11 +256,11 @@ class RunWrites(WritesBase):
         return run_record(done.item) if done.item is not None else self.find_run(run_id)
 
     def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord,
-                  deferral: dict[str, Any] | None = None) -> bool:
-        """Leave a run this worker cannot serve to another: suspended, no lease, no claim, its
-        ``deferral``, and a ``wake`` timer, in one transaction."""
+                  deferral: dict[str, Any] | None = None, status: str = "suspended") -> bool:
+        """Leave a run this worker cannot serve to another, or park it: ``status``, no lease, no
+        claim, its ``deferral``, and its timer, in one transaction."""
         now = self.now()
-        actions = [*self.status_actions(run_id, "suspended"), Remove("lease_expires_at"), Remove("owner"),
+        actions = [*self.status_actions(run_id, status), Remove("lease_expires_at"), Remove("owner"),
                    Set("updated_at", now), *([] if deferral is None else [Set("deferral", to_json(deferral))])]
         cond = (A("wake_seq") == seen_wake) & LIVE_COND & free(now)
         return self.commit(plan("defer run", Update("runs", (run_id,), tuple(actions), cond),

@@ -1,0 +1,139 @@
+"""A one-step run at 3 writes and no read (issue 26 item 3): the fresh first resume uses the run its
+message carries, and the end carries the last step's outcome. What keeps both safe, on the in-memory
+store (which evaluates the same write plans as the DynamoDB store)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.replay import replay_flows as flows
+from workflows.core.engine import Engine
+from workflows.core.records import EventRecord, ResumeMessage, RunStatus, event_seq, with_last_outcome
+from workflows.core.registry import get_workflow
+from workflows.core.steps import run_worker_task
+from workflows.core.timeline import run_history
+from workflows.memory import ManualClock, MemoryStore, RecordingTransport
+from workflows.settings import Settings
+
+SETTINGS = Settings(lease_seconds=60.0, hook_secret="last-outcome-tests-hook-secret-0123456789abcdef")
+
+
+def setup() -> tuple[Engine, MemoryStore, RecordingTransport]:
+    clock = ManualClock()
+    store = MemoryStore(SETTINGS, clock)
+    transport = RecordingTransport({None})
+    return Engine(store, transport, SETTINGS, clock=clock), store, transport
+
+
+def outcome(run_id: str, pos: int, data: str) -> EventRecord:
+    return EventRecord(run_id=run_id, seq=event_seq(pos), kind="step", status="completed", at=1.0,
+                       name="replay_double", data=data)
+
+
+def test_a_claim_is_refused_at_an_op_marked_in_flight_for_a_message() -> None:
+    """A resume that read the run before another one sent op 0 must not run op 0 in place: the end of
+    that resume would carry an outcome while the sent copy records its own."""
+    engine, store, _ = setup()
+    run_id, _ = engine.create_run(get_workflow(flows.replay_ten.name), "[[1],{}]")
+    waiting = {"kind": "step", "name": "replay_double"}
+    assert store.advance_run(run_id, 0, waiting)
+    assert not store.claim_run(run_id, 0, "late-resume", waiting)
+    assert store.claim_run(run_id, 1, "next-resume", waiting)  # a later op is free to claim
+
+
+def test_an_end_carries_the_outcome_only_while_its_resume_holds_the_claim() -> None:
+    engine, store, _ = setup()
+    run_id, _ = engine.create_run(get_workflow(flows.replay_ten.name), "[[1],{}]")
+    waiting = {"kind": "step", "name": "replay_double"}
+    assert store.claim_run(run_id, 0, "r1", waiting)
+    assert store.advance_run(run_id, 1, waiting)  # another resume moved on: the claim is released
+    assert store.finish_run(run_id, "completed", result="2", owner="r1", last=outcome(run_id, 0, "2")) is None
+    assert store.claim_run(run_id, 2, "r2", waiting)
+    ended = store.finish_run(run_id, "completed", result="4", owner="r2", last=outcome(run_id, 2, "4"))
+    assert ended is not None and ended.last_outcome == outcome(run_id, 2, "4")
+    assert store.read_history(run_id) == []  # kept on the run item, merged by every reader of the history
+    assert [e.pos for e in run_history(store, run_id)] == [2]
+    assert [e.pos for e in with_last_outcome(ended, [outcome(run_id, 0, "2")])] == [0, 2]
+
+
+def test_a_fresh_resume_of_a_run_cancelled_before_its_delivery_runs_no_step() -> None:
+    """The message carries the run as created; the stored run was asked to cancel meanwhile: the claim's
+    condition refuses the carried run, the resume reads the stored one and cancels it."""
+    engine, store, transport = setup()
+    run_id, _ = engine.create_run(get_workflow(flows.replay_ten.name), "[[1],{}]")
+    (message,) = transport.resumes
+    assert message.fresh is not None
+    engine.request_cancel(run_id)
+    flows.RAN.clear()
+    run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=True))
+    assert store.get_run(run_id).status == RunStatus.CANCELLED
+    assert flows.RAN == {}
+
+
+def test_a_fresh_resume_never_trusts_the_arguments_its_message_carries() -> None:
+    engine, store, transport = setup()
+    run_id, _ = engine.create_run(get_workflow(flows.replay_ten.name), "[[3],{}]")
+    (message,) = transport.resumes
+    assert message.fresh is not None
+    message.fresh.args = "[[1],{}]"  # not what the run was created with
+    run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=True))
+    run = store.get_run(run_id)
+    assert (run.status, json.loads(run.result or "null")) == (RunStatus.COMPLETED, 0)
+    assert [e.pos for e in run_history(store, run_id) if e.is_outcome] == [0, 1, 2]
+
+
+def test_a_resume_message_for_an_unknown_run_runs_nothing() -> None:
+    engine, store, transport = setup()
+    run_id, _ = engine.create_run(get_workflow(flows.replay_ten.name), "[[1],{}]")
+    (message,) = transport.resumes
+    assert message.fresh is not None
+    message.fresh.run_id = "not-stored"
+    flows.RAN.clear()
+    run_worker_task(engine, lambda: engine.receive_resume(ResumeMessage("not-stored", fresh=message.fresh),
+                                                          first_delivery=True))
+    assert flows.RAN == {} and store.find_run("not-stored") is None
+    assert [d["run_id"] for _, d in transport.dead_letters] == ["not-stored"]
+
+
+def test_a_branch_of_an_ended_run_writes_nothing_without_its_ttl() -> None:
+    """A branch reads no run item: one delivered after its run was cancelled and stamped by the retention
+    sweep finds its join closed (every slot and counter there, with the run's TTL): its result's put loses,
+    and every item of the join carries the run's TTL."""
+    from workflows.core.fanout import join_id
+    from workflows.core.retention import retain_ended_runs
+    from workflows.core.steps import execute_step
+
+    engine, store, transport = setup()
+    run_id, _ = engine.create_run(get_workflow(flows.replay_fan.name), "[[3],{}]")
+    (first,) = transport.resumes
+    transport.clear()
+    run_worker_task(engine, lambda: engine.receive_resume(first, first_delivery=True))
+    branches = list(transport.steps)
+    assert [m.branch.index for m in branches if m.branch is not None] == [0, 1, 2]
+    transport.clear()
+    run_worker_task(engine, lambda: execute_step(engine, branches[0], redelivered=False))
+    engine.request_cancel(run_id)  # a fan-out in flight: a resume acts on the cancel at once
+    for resume in transport.resumes:
+        run_worker_task(engine, lambda r=resume: engine.receive_resume(r, first_delivery=True))
+    run = store.get_run(run_id)
+    assert run.status == RunStatus.CANCELLED
+    engine.clock.advance(SETTINGS.lease_seconds + 1)  # type: ignore[attr-defined]
+    assert retain_ended_runs(engine) == 1
+    for late in branches[1:]:
+        run_worker_task(engine, lambda m=late: execute_step(engine, m, redelivered=False))
+    join = join_id(run_id, 0)
+    items = [i for (j, _), i in store.joins.items.items() if j.startswith(join)]
+    assert items and {i.get("retain_until") for i in items} == {run.retain_until}
+    assert [r.index for r in store.branch_results(join, 3)] == [0]  # closed slots hold no outcome
+
+
+def test_a_fresh_resume_starts_no_child_for_a_run_that_changed() -> None:
+    """A child's creation is written through the engine, outside the replay's guarded store: the run the
+    fresh message carried is confirmed first, so a run cancelled before its first delivery starts none."""
+    engine, store, transport = setup()
+    run_id, _ = engine.create_run(get_workflow(flows.replay_child_first.name), "[[2],{}]")
+    (message,) = transport.resumes
+    engine.request_cancel(run_id)
+    run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=True))
+    assert store.get_run(run_id).status == RunStatus.CANCELLED
+    assert store.find_run(f"{run_id}.0") is None

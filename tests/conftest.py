@@ -65,7 +65,7 @@ def aws_env() -> Iterator[dict[str, str]]:
                                 "tests.e2e.version_flows,tests.e2e.run_gate_flows,tests.e2e.name_flows,"
                                 "tests.e2e.priority_flows,tests.e2e.event_flows,tests.e2e.det_flows,"
                                 "tests.e2e.failure_flows,tests.e2e.first_flows,"
-                                "tests.e2e.delay_flows,tests.e2e.batch_flows"}
+                                "tests.e2e.delay_flows,tests.e2e.batch_flows,tests.e2e.update_flows"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     configure(Settings.from_env())

@@ -92,6 +92,10 @@ _EXPORTS: dict[str, str] = {
                      "resume_hook", "send_signal", "start"], "workflows.client"),
     "RunStatus": "workflows.core.records",
     **dict.fromkeys(["StreamPage", "get_event", "read_stream"], "workflows.events"),
+    "update_run": "workflows.client",
+    "on_update": "workflows.core.updates",
+    **dict.fromkeys(["DurableCallInUpdate", "UpdateError", "UpdateFailed", "UpdateRefused", "UpdateRunEnded",
+                     "UpdateTimeout"], "workflows.errors"),
     **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
     **dict.fromkeys(["now", "random", "uuid4"], "workflows.core.deterministic"),
     "logger": "workflows.core.replay_log",
@@ -117,6 +121,8 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "DurableCallInUpdate", "UpdateError", "UpdateFailed", "UpdateRefused", "UpdateRunEnded", "UpdateTimeout",
+    "on_update", "update_run",
     "ChildDetached", "InvalidChildOptions", "InvalidStartTime",
     "BatchNotFound", "BatchRecord", "InvalidBatch", "RunFilter", "batch_cancel", "batch_rerun", "batch_signal",
     "batch_tag", "drive_batch", "get_batch", "list_batches", "start_batch", "stop_batch",
@@ -175,6 +181,7 @@ if TYPE_CHECKING:
         resume_hook,
         send_signal,
         start,
+        update_run,
     )
     from .core.completion import FanOutResult
     from .core.deterministic import now, random, uuid4
@@ -195,10 +202,12 @@ if TYPE_CHECKING:
     from .core.patching import deprecate_patch, patched
     from .core.records import RunStatus
     from .core.replay_log import logger
+    from .core.updates import on_update
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
         BatchNotFound,
         ChildDetached,
+        DurableCallInUpdate,
         EventNotSet,
         EventTimeout,
         FanOutFailed,
@@ -226,6 +235,11 @@ if TYPE_CHECKING:
         StepFailed,
         StreamFull,
         UnknownWorkflow,
+        UpdateError,
+        UpdateFailed,
+        UpdateRefused,
+        UpdateRunEnded,
+        UpdateTimeout,
         WaitTimeout,
         WorkflowError,
     )

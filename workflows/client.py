@@ -1,4 +1,5 @@
-"""The client API: start runs, inspect them, cancel them, complete hooks (``resume_hook``), send signals."""
+"""The client API: start runs, inspect them, cancel them, complete hooks (``resume_hook``), send signals
+and updates."""
 
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
 from .core.registry import WorkflowDef, check_arguments, get_workflow
 from .core.tags import check_tags, limit_count, parse_filter
 from .core.tokens import hash_token
+from .core.update_requests import send_update, wait_for_answer
 from .debounce import Debounce, debounce_options, start_debounced
-from .durations import to_seconds
+from .durations import Duration, to_seconds
 from .errors import (
     HookClosed,
     HookNotFound,
@@ -179,6 +181,12 @@ class RunHandle:
         from .events import read_stream
 
         return read_stream(self.run_id, offset)
+
+    def update(self, name: str, payload: Any = None, *, update_id: str | None = None,
+               timeout: float | str | None = None, poll: float = 0.1) -> Any:
+        """Send update ``name`` into this run and return its handler's answer (see
+        :func:`workflows.update_run`)."""
+        return update_run(self.run_id, name, payload, update_id=update_id, timeout=timeout, poll=poll)
 
     def history(self) -> list[EventRecord]:
         """The raw history records, in order (with the outcome the run's end carries: see
@@ -452,6 +460,31 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
     if run.is_terminal:
         raise RunEnded(f"run {run_id} has ended ({run.status}); signal {name!r} not sent")
     engine.resume_if_suspended(run.run_id)
+
+
+def update_run(run_id: str, name: str, payload: Any = None, *, update_id: str | None = None,
+               timeout: Duration | None = None, poll: float = 0.1) -> Any:
+    """Send update ``name`` with ``payload`` into run ``run_id`` and return its handler's answer.
+
+    Args:
+        update_id: the update's id (letters, digits, ``_ . - : / @``); a new one if None. Sending
+            again with the same id never runs the handler twice: it returns the same answer.
+        timeout: how long to wait for the answer (seconds, ``"30s"`` or a timedelta); None waits
+            without limit. The request stays stored after a timeout: the run may still apply it.
+        poll: the first pause between two looks (it grows to one second).
+
+    Raises:
+        UpdateRefused: the run has no handler ``name``, or its validator refused the payload.
+        UpdateFailed: the handler raised (its message).
+        UpdateTimeout: no answer within ``timeout``.
+        UpdateRunEnded: the run (the last run of its continue-as-new chain) ended first.
+        RunNotFound: no run has this id.
+        SerializationError / PayloadTooLarge: the payload is not acceptable JSON data.
+    """
+    engine = get_engine()
+    update_id, first = send_update(engine, run_id, name, payload, update_id)
+    text = wait_for_answer(engine.store, first, update_id, timeout, poll=poll)
+    return engine.payloads.decode(text)
 
 
 def resume_hook(token: str, payload: Any = None) -> RunHandle:

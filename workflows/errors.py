@@ -60,12 +60,19 @@ Tree::
     ├── StreamFull                   a run's progress stream holds its maximum of entries or bytes
     ├── EventTimeout                 get_event waited its timeout (also TimeoutError)
     ├── EventNotSet                  the run ended without setting the event key (also LookupError)
+    ├── UpdateError                  an update (``update_run``) got no answer from its handler
+    │   ├── UpdateRefused            no handler of that name, or its validator refused the request
+    │   ├── UpdateFailed             the handler raised: its message
+    │   ├── UpdateTimeout            no answer within the timeout (also TimeoutError); it may still be applied
+    │   └── UpdateRunEnded*          the run (its chain) ended before it answered
+    ├── DurableCallInUpdate          an update handler or validator made a durable call
     ├── ParallelError                a branch failed
     │   └── FanOutFailed             a fan-out's completion criteria cannot be met (too many branches failed)
     ├── RunFailed
     ├── RunCancelled
     ├── RunTimedOut
     ├── RunEnded                     a signal or cancel sent to an ended run
+    │   └── UpdateRunEnded*
     ├── ChildFailed
     ├── ChildDetached                result() of a detached child (its end is no business of its parent)
     └── Stalled                      the testing kit cannot make a run go on
@@ -398,6 +405,28 @@ class EventNotSet(WorkflowError, LookupError):
     """The run ended (or continued as a new run) without setting the event key ``get_event`` waits for."""
 
 
+class UpdateError(WorkflowError):
+    """An update sent with ``update_run`` got no answer from its handler (see docs/updates.md)."""
+
+
+class UpdateRefused(UpdateError):
+    """The run has no handler of the update's name, or the handler's validator refused the
+    request: nothing was recorded in the run's history (the message says why)."""
+
+
+class UpdateFailed(UpdateError):
+    """The update's handler raised; the message is its error (the run goes on)."""
+
+
+class UpdateTimeout(UpdateError, TimeoutError):
+    """No answer within the timeout; the request stays stored and the run may still apply it."""
+
+
+class DurableCallInUpdate(WorkflowError):
+    """An update handler or validator made a durable call (a step, a wait, an op): handlers
+    run between two durable calls of the workflow and may only read and change its state."""
+
+
 class ParallelError(WorkflowError):
     """A branch of ``parallel`` failed after its retries."""
 
@@ -431,6 +460,10 @@ class RunFailed(WorkflowError):
 
 class RunEnded(WorkflowError):
     """The run has ended; it takes no more signals."""
+
+
+class UpdateRunEnded(UpdateError, RunEnded):
+    """The run (the last run of its continue-as-new chain) ended before it answered the update."""
 
 
 class RunCancelled(WorkflowError):

@@ -203,6 +203,14 @@ def test_a_run_completes_with_every_process_under_its_own_policy(deployment: Dep
                    "the high-priority run", deployment)
     assert "priority  high" in shown, shown
 
+    # An update: the client stores the request (signals) and reads the answer (history); the worker answers.
+    counter = deployment.run("Client", "runs", "start", "counter").split()[-1]
+    answer = deployment.run("Client", "runs", "update", counter, "add", "--payload", "2", "--timeout", "60")
+    assert answer.strip() == "2", answer
+    deployment.run("Client", "runs", "signal", counter, "stop")
+    _until(lambda: _status_line(deployment.run("Client", "runs", "show", counter), "completed"), "the counter's end",
+           deployment)
+
     conn = http.client.HTTPConnection("127.0.0.1", deployment.web_port, timeout=15)  # type: ignore[attr-defined]
     conn.request("GET", "/runs", headers={"Authorization": f"Bearer {deployment.env['WORKFLOWS_DASHBOARD_TOKEN']}"})
     response = conn.getresponse()

@@ -13,7 +13,7 @@ import sys
 import urllib.parse
 from typing import Any
 
-from workflows import hook, sleep, step, workflow
+from workflows import hook, on_update, sleep, step, wait_for_signal, workflow
 from workflows.settings import Settings, configure
 
 from .hook_flows import publish_token, published_token
@@ -34,6 +34,20 @@ def journey(blob: str) -> dict[str, Any]:
     publish_token(h.token)
     decision = h.wait()
     return {"size": len(doubled), "decision": decision}
+
+
+@workflow
+def counter() -> int:
+    """Takes updates (a request stored in the signals table, its answer in the run's history) until stopped."""
+    total = [0]
+
+    def add(n: int) -> int:
+        total[0] += n
+        return total[0]
+
+    on_update("add", add)
+    wait_for_signal("stop", timeout=120)
+    return total[0]
 
 
 @step

@@ -16,6 +16,7 @@ EXPECTED = {
     ("examples.order",): "shipped o-7 from east, west",
     ("examples.signals",): "'cents': 2100",
     ("examples.children",): "paginate: 435 runs in chain: 4",
+    ("examples.updates",): "refused: unknown sku 'pot'",
     ("workflows", "demo", "--sleep", "1"): "result: {'receipt': 'rcpt-o-1-1999'",
 }
 

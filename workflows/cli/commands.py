@@ -21,6 +21,7 @@ from .flow import add_flow_commands
 from .forks import add_fork_commands
 from .payloads import add_payload_commands
 from .schedules import add_schedule_commands
+from .updates import add_update_commands
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -503,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="start the run at this time (ISO 8601 with its offset, e.g. 2027-01-15T09:00:00Z)")
     add_fork_commands(runs, add)
     add_event_commands(runs, add)
+    add_update_commands(runs, add)
     add_deferred_commands(runs, add)
 
     hooks = add("hooks", lambda a: EXIT_USAGE, "resume and list hooks").add_subparsers(dest="hooks_cmd", required=True)

@@ -28,6 +28,7 @@ from .payloads import reference_of
 from .priority import step_priority
 from .records import EventRecord, OpKind, RunRecord, StepMessage, TimerKind, TimerRecord, event_seq, op_timer_id
 from .registry import check_arguments
+from .updates import UpdateState, before_op
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -70,6 +71,7 @@ class WorkflowContext:
         self.resume_id = resume_id or uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
         self.owns_run = False
         self.streamed = (0, 0)  # the progress stream's entries and bytes, as this replay passed them (core.events)
+        self.updates = UpdateState()  # update handlers declared and updates answered (core.updates)
 
     # -- bookkeeping --------------------------------------------------------------------
     def activate(self) -> contextvars.Token[WorkflowContext | None]:
@@ -211,6 +213,7 @@ class WorkflowContext:
         """Take the next op position; check it against the history (invariant 1)."""
         if self.halted is not None:
             raise Suspend()  # the code swallowed a suspension and went on: stop it here
+        before_op(self)  # updates recorded before this op replayed, or the waiting ones handled here
         self.keep_lease()
         pos = self.pos
         self.pos += 1
@@ -259,6 +262,8 @@ class WorkflowContext:
             existing = self.store.get_outcome(self.run.run_id, event.pos)
             if existing is None:
                 raise self.stopped("the run has ended")
+            if existing.kind != event.kind:  # an update took the position first (core.updates): re-read
+                raise self.halt(StaleHistory(event.pos))
             event = existing
             self.engine.cache.remember(event)
         self.history.add(event)

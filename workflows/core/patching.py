@@ -23,6 +23,7 @@ from .context import WorkflowContext
 from .control import StaleHistory, Suspend
 from .ops import _context
 from .records import OpKind
+from .updates import replay_recorded
 
 MAX_PATCH_ID = 256
 
@@ -41,6 +42,7 @@ def deprecate_patch(patch_id: str) -> None:
     patch's marker where a run recorded one, records nothing otherwise."""
     ctx = _context("deprecate_patch")
     patch_id = _checked(patch_id)
+    replay_recorded(ctx)  # updates handled before this point come first (core.updates)
     if _holds_marker(ctx, patch_id):
         ctx.next_op(OpKind.PATCH, patch_id)
 
@@ -56,6 +58,7 @@ def is_patched(ctx: WorkflowContext, patch_id: str) -> bool:
 def _decide(ctx: WorkflowContext, patch_id: str) -> bool:
     if ctx.halted is not None:
         raise Suspend()  # the code swallowed a suspension and went on: stop it here
+    replay_recorded(ctx)  # updates handled before this point come first (core.updates)
     pos, run = ctx.pos, ctx.run
     event = ctx.history.outcomes.get(pos)
     if event is None and pos < run.cursor:

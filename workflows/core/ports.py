@@ -430,6 +430,22 @@ class EventStore(Protocol):
         only while the run is live; False (nothing written) otherwise, as :meth:`set_event`."""
 
 
+class UpdateStore(Protocol):
+    """Updates (``core.updates``): requests in the signals table, answers in the run's history partition."""
+
+    def put_update(self, request: SignalRecord, wake: str) -> bool:
+        """Store ``request`` (write-once by key) and wake run ``wake``, in one transaction while that
+        run is live; False (nothing written) if the request is stored already or the run ended."""
+
+    def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord) -> bool:
+        """Record the update op ``record`` and its ``answer`` (both write-once) and delete ``request``,
+        in one transaction while the run is live; False (nothing written) otherwise."""
+
+    def refuse_update(self, answer: EventRecord, request: SignalRecord) -> bool:
+        """Put the refusal ``answer`` (write-once) and delete ``request``, in one transaction while
+        the run is live; False (nothing written) otherwise."""
+
+
 class RetentionStore(Protocol):
     """Expiry of ended runs: the TTL attribute ``retain_until`` (epoch seconds) on their items."""
 
@@ -632,5 +648,5 @@ class BatchStore(Protocol):
 
 
 class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
-            ScheduleStore, FlowStore, SessionStore, EventStore, BatchStore, Protocol):
+            ScheduleStore, FlowStore, SessionStore, EventStore, BatchStore, UpdateStore, Protocol):
     """Everything the engine, the client and beat store."""

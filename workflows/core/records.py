@@ -52,6 +52,7 @@ class OpKind(str, enum.Enum):
     VALUE = "value"  # a value taken once and replayed: ``now()``, ``uuid4()``, ``random()`` (core.deterministic)
     EVENT = "event"  # set_event(key, value): the value set (the latest is also kept per key, core.events)
     STREAM = "stream"  # write_stream(value): the entry appended (also kept as a stream item, core.events)
+    UPDATE = "update"  # an update handled between two ops: its request (the answer is kept apart, core.updates)
     FIRST_OF = "first_of"  # first_of(...): the race's winner and its value (core.first)
 
     def __str__(self) -> str:

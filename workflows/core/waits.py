@@ -21,6 +21,7 @@ from .embed import embed, unembed
 from .names import check_name
 from .records import EventRecord, HookRecord, OpKind, RunStatus, TimerKind, child_end_seq
 from .tokens import derive_token, hash_token, new_nonce
+from .updates import before_signal
 
 if TYPE_CHECKING:
     from .registry import WorkflowDef
@@ -139,6 +140,7 @@ def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -
                    if s.signal_key not in ctx.consumed_signals]
         if pending:
             first = pending[0]
+            pos = before_signal(ctx, pos, name)  # updates sent before it are handled first (core.updates)
             event = ctx.record(pos, OpKind.SIGNAL, "received", name=name,
                                data=embed({"key": first.signal_key}, first.payload or "null"))
         else:

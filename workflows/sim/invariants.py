@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, cast
 from ..core.embed import unembed
 from ..core.events import published
 from ..core.payloads import Payloads
-from ..core.records import RUN_RESULT_SEQ, TERMINAL, OpKind, RunRecord, RunStatus, TimerKind
+from ..core.records import RUN_RESULT_SEQ, TERMINAL, EventRecord, OpKind, RunRecord, RunStatus, TimerKind
+from ..core.updates import is_answer_seq
 from ..core.writes.items import event_record
 
 if TYPE_CHECKING:
@@ -236,11 +237,27 @@ def check_published(world: World, run_id: str) -> None:
         return  # expiry may already have taken some of them, in any order
     records = sorted((event_record(i) for i in items if i["seq"] >= 0), key=lambda r: r.seq)
     expected = sorted((r.seq, r.name, r.data) for r in published(records))
+    answers = [i for i in items if is_answer_seq(int(i["seq"]))]
     actual = sorted((int(i["seq"]), i.get("name"), i.get("data")) for i in items
-                    if i["seq"] < 0 and i["seq"] != RUN_RESULT_SEQ)
+                    if i["seq"] < 0 and i["seq"] != RUN_RESULT_SEQ and not is_answer_seq(int(i["seq"])))
     if actual != expected:
         world.violations.append(f"run {run_id}: its event and stream items {actual[:4]} are not what its "
                                 f"op records published {expected[:4]}")
+    check_answers(world, run_id, records, answers)
+
+
+def check_answers(world: World, run_id: str, records: list[EventRecord], answers: list[dict[str, Any]]) -> None:
+    """Each update id was handled at most once in a run (one ``update`` record), and a run's answer
+    items are its update records' answers, plus refusals (``core.updates``)."""
+    handled = [str(unembed(r.data or "{}", "payload")[0].get("id")) for r in records
+               if r.is_outcome and r.kind == OpKind.UPDATE.value]
+    twice = sorted({h for h in handled if handled.count(h) > 1})
+    if twice:
+        world.violations.append(f"run {run_id}: updates {twice[:4]} were handled more than once")
+    answered = sorted(str(i.get("name")) for i in answers if i.get("status") != "refused")
+    if answered != sorted(set(handled)):
+        world.violations.append(f"run {run_id}: its update answers {answered[:4]} are not its update "
+                                f"records {sorted(set(handled))[:4]}")
 
 
 def final_record(world: World, run_id: str) -> RunRecord:

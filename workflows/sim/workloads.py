@@ -277,7 +277,8 @@ class Workload:
     name: str
     make_args: Callable[[random.Random, str], list[Any]]
     ends: Callable[[list[Any]], list[tuple[str, Any]]]
-    needs: str | None = None  # "hook", "signal", "signals", "handle", "fork" or "events": the client has to act
+    # "hook", "signal", "signals", "handle", "fork", "events", "updates" or "late_update": the client has to act
+    needs: str | None = None
     act_after: float = 0.0  # the client acts this long (simulated seconds) after the scenario began, or later
     delay: Callable[[list[Any]], float] | None = None  # start the run this long after the client asks (its args)
     check: Callable[[Any, Any], None] | None = None  # a check of its own at the end: (world, instance)
@@ -314,4 +315,4 @@ CATALOGUE = [
 
 # -- waits past the retention, limits under deletion and timeouts; deterministic helpers and completion
 # criteria (modules of their own, which build on the definitions above and add to CATALOGUE)
-from . import determinism, long_waits, races, starts  # noqa: E402,F401
+from . import determinism, long_waits, races, starts, updates  # noqa: E402,F401

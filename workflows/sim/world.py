@@ -27,6 +27,7 @@ from ..settings import Settings
 from . import batches as batched
 from . import overrun, watch, workloads
 from . import schedules as scheduled
+from . import updates as sim_updates
 from .actors import Actor, ActorLocalInPlace, Baton, Crash
 from .broker import Broker, Envelope
 from .decay import DAY, Decay
@@ -476,6 +477,9 @@ class World:
                 for payload in ("first", "second")[instance.progress:]:
                     signal_run(engine, instance.run_id, "item", payload)
                     instance.progress += 1
+                instance.acted = True
+            elif instance.workload.needs in ("updates", "late_update"):  # a retry sends the rest, same ids
+                sim_updates.act(engine, instance)
                 instance.acted = True
             elif instance.workload.needs == "events":  # reads its events and stream while it runs
                 instance.acted = read_and_check(self, engine, instance)

@@ -29,8 +29,9 @@ from ..core.engine import Engine
 from ..core.events import check_key
 from ..core.failures import Failure
 from ..core.timeline import step_rows
+from ..core.update_requests import answer_value, lookup_answer, send_update, timed_out
 from ..durations import Duration, to_seconds
-from ..errors import EventTimeout, Stalled
+from ..errors import EventTimeout, Stalled, UpdateTimeout
 from ..events import StreamPage, lookup_event, read_stream
 from ..memory import ManualClock, MemoryStore
 from ..options import StartOptions, split_start_options
@@ -75,6 +76,12 @@ class EnvRunHandle(RunHandle):
         """Run the env (skipping time) until this run sets event ``key`` (see
         :meth:`WorkflowEnv.get_event`; ``timeout`` is virtual time, ``poll`` is ignored)."""
         return self.env.get_event(self, key, timeout)
+
+    def update(self, name: str, payload: Any = None, *, update_id: str | None = None,
+               timeout: float | str | None = None, poll: float = 0.1) -> Any:
+        """Send update ``name`` and run the env until this run answers (see :meth:`WorkflowEnv.update`;
+        ``timeout`` is virtual time, ``poll`` is ignored)."""
+        return self.env.update(self, name, payload, update_id=update_id, timeout=timeout)
 
 
 def _run_id(run: RunHandle | str) -> str:
@@ -197,6 +204,32 @@ class WorkflowEnv:
                               "resume its hook or send its signal first")
             self.driver.jump_to(due)
         raise Stalled(f"run {run_id} did not set event {key!r} after {MAX_ROUNDS} timers")
+
+    def update(self, run: RunHandle | str, name: str, payload: Any = None, *, update_id: str | None = None,
+               timeout: Duration | None = None) -> Any:
+        """Send update ``name`` into ``run`` and run the env (skipping time to each next timer) until
+        it answers; return the answer (see :func:`workflows.update_run`; ``timeout`` is virtual time).
+
+        Raises:
+            UpdateRefused, UpdateFailed, UpdateRunEnded: as ``update_run``.
+            UpdateTimeout: ``timeout`` (virtual time) passed first.
+            Stalled: no answer and no timer is due (the run waits on something else).
+        """
+        update_id, first = send_update(self.engine, _run_id(run), name, payload, update_id)
+        limit = None if timeout is None else self.clock.now() + to_seconds(timeout, what="update timeout")
+        for _ in range(MAX_ROUNDS):
+            self.driver.settle()
+            answer = lookup_answer(self.store, first, update_id)
+            if answer is not None:
+                return self.engine.payloads.decode(answer_value(answer))
+            due = self.driver.next_due(schedules=False)
+            if limit is not None and (due is None or due > limit):
+                self.driver.jump_to(max(limit, self.clock.now()))
+                raise UpdateTimeout(timed_out(first, update_id, str(timeout)))
+            if due is None:
+                raise Stalled(f"run {first} has not answered update {update_id!r} and no timer is due")
+            self.driver.jump_to(due)
+        raise Stalled(f"run {first} did not answer update {update_id!r} after {MAX_ROUNDS} timers")
 
     def read_stream(self, run: RunHandle | str, offset: int = 0) -> StreamPage:
         """The run's progress stream from ``offset``, as stored now (does not run the env)."""

@@ -13,10 +13,11 @@ from .schedules import ScheduleWrites
 from .sessions import SessionWrites
 from .signals import SignalWrites
 from .tags import TagWrites
+from .updates import UpdateWrites
 
 
 class Writes(RunWrites, HistoryWrites, TimerWrites, HookWrites, SignalWrites, TagWrites, ScheduleWrites, FlowWrites,
-             SessionWrites, JoinWrites, RetentionWrites, EventWrites, BatchWrites):
+             SessionWrites, JoinWrites, RetentionWrites, EventWrites, BatchWrites, UpdateWrites):
     """Every shared write; a store mixes this in beside its ``commit`` and ``read_item``."""
 
 

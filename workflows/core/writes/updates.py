@@ -1,0 +1,38 @@
+"""The writes of updates: a request stored like a signal (waking the run), its answer recorded once."""
+
+from __future__ import annotations
+
+from ..plans import A, Check, Delete, Put, Update, plan
+from ..records import EventRecord, SignalRecord
+from ..storage import check_item_size
+from .base import LIVE_COND, WritesBase
+
+
+class UpdateWrites(WritesBase):
+    """``put_update``, ``answer_update`` and ``refuse_update`` (see the UpdateStore port)."""
+
+    def put_update(self, request: SignalRecord, wake: str) -> bool:
+        """Store update ``request`` under its chain's anchor (once: its key holds the update id) and
+        wake run ``wake``, in one transaction while that run is live; False if the request is stored
+        already or the run has ended."""
+        check_item_size({"payload": request.payload})
+        item = {"run_id": request.run_id, "signal_key": request.signal_key, "name": request.name,
+                "payload": request.payload, "sent_at": request.sent_at}
+        return self.commit(plan("put update", Put("signals", item, A("signal_key").missing()),
+                                Update("runs", (wake,), self.wake_actions(), LIVE_COND))).applied
+
+    def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord) -> bool:
+        """Record the update op ``record`` and its ``answer``, and delete its ``request``, in one
+        transaction while the run is live; False (nothing written) if the op's slot or the answer
+        is taken or the run has ended."""
+        return self.commit(plan("answer update", Put("history", self.event_item(record), A("seq").missing()),
+                                Put("history", {**self.event_item(answer), "pos": record.pos}, A("seq").missing()),
+                                Delete("signals", (request.run_id, request.signal_key)),
+                                Check("runs", (record.run_id,), LIVE_COND))).applied
+
+    def refuse_update(self, answer: EventRecord, request: SignalRecord) -> bool:
+        """Put the refusal ``answer`` of an update (no history record) and delete its ``request``,
+        in one transaction while the run is live; False if the answer is taken or the run ended."""
+        return self.commit(plan("refuse update", Put("history", self.event_item(answer), A("seq").missing()),
+                                Delete("signals", (request.run_id, request.signal_key)),
+                                Check("runs", (answer.run_id,), LIVE_COND))).applied

@@ -45,6 +45,10 @@ def current_workflow() -> WorkflowContext | None:
     return _current.get()
 
 
+#: How often a resume claims again when each claim is answered after a third of the lease.
+MAX_SLOW_CLAIMS = 3
+
+
 class WorkflowContext:
     """Replay state of one resume of one run."""
 
@@ -139,12 +143,19 @@ class WorkflowContext:
         same inline step; dispatched steps have ``advance_run`` for that.
         """
         carried = self.run if self.provisional else None
-        if not self.store.claim_run(self.run.run_id, pos, self.resume_id, waiting, as_created=carried):
-            raise self.halt(StaleHistory(pos))  # another resume holds the run: re-read, replay, or leave it
-        self.provisional = False
-        now = self.now()
+        for _ in range(MAX_SLOW_CLAIMS):
+            sent = self.now()  # the lease written runs from about when the request was built, not answered
+            if not self.store.claim_run(self.run.run_id, pos, self.resume_id, waiting, as_created=carried):
+                raise self.halt(StaleHistory(pos))  # another resume holds the run: re-read, replay, or leave it
+            carried, self.provisional = None, False
+            if self.now() < sent + self.lease.lease_seconds / 3:
+                break
+            # The claim was answered late (a slow or retried request): its lease may be expiring, and a
+            # resume that claims after it would run the same step. Claim again, as this resume's owner.
+        else:
+            raise self.halt(StaleHistory(pos))
         self.run = dataclasses.replace(self.run, status="running", cursor=pos, waiting=waiting,
-                                       lease_expires_at=self.lease.renewed(now))
+                                       lease_expires_at=self.lease.renewed(sent))
         self.owns_run = True
 
     # -- the run a fresh message carried; an outcome held for the end -------------------------

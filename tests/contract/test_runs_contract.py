@@ -116,6 +116,20 @@ def test_only_the_first_resume_at_a_race_suspends_to_send_its_steps(store, clock
     assert store.suspend_run(run_id, 1, waiting, seen, [], lease=True) is True  # a suspend that sends nothing
 
 
+def test_no_other_resume_marks_an_op_in_flight_under_a_live_claim(store, clock) -> None:  # type: ignore[no-untyped-def]
+    # A recovering resume (cursor <= pos) used to mark the op in flight and send it while another resume
+    # held the run's claim and ran that op in place: the run was left with no lease holder (seed 3475).
+    run_id = start(store)
+    assert store.claim_run(run_id, 1, "resume-a", {})
+    assert store.advance_run(run_id, 1, {}, recovering=True, owner="resume-b") is False
+    assert store.advance_run(run_id, 1, {}, recovering=True) is False  # nor one that names no owner
+    assert store.advance_run(run_id, 1, {}, recovering=True, owner="resume-a") is True  # the holder may
+    other = start(store)
+    assert store.claim_run(other, 1, "resume-a", {})
+    clock.advance(store.settings.lease_seconds + 60)
+    assert store.advance_run(other, 1, {}, recovering=True, owner="resume-b") is True  # its claim expired
+
+
 def test_suspend_run_needs_the_wake_seq_it_saw(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     store.advance_run(run_id, 0, {})

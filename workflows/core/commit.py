@@ -125,7 +125,8 @@ def _write_held(engine: Engine, ctx: WorkflowContext, command: Command) -> bool:
 def _dispatch(engine: Engine, ctx: WorkflowContext, command: Dispatch) -> bool:
     # Mark the op in flight first: only the resume that wins sends. A crash
     # before the sends leaves a leased run that the reconciler re-dispatches.
-    if not engine.store.advance_run(ctx.run.run_id, command.pos, command.waiting, recovering=ctx.recovering):
+    if not engine.store.advance_run(ctx.run.run_id, command.pos, command.waiting, recovering=ctx.recovering,
+                                  owner=ctx.resume_id):
         return False
     for message in command.calls:
         engine.transport.send_step(dataclasses.replace(message, resent=True) if ctx.recovering else message)

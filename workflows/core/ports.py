@@ -148,9 +148,11 @@ class RunStore(Protocol):
         """How many runs have ``status`` (created within ``since``..``until``), counting at most
         ``cap``: returns the count and whether it stopped at the cap (an index Query, Select COUNT)."""
 
-    def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
+    def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False,
+                    owner: str | None = None) -> bool:
         """Mark op ``pos`` in flight and renew the lease. Condition: the run is live, not
-        cancel-requested, and its cursor is below ``pos`` (at most ``pos`` when recovering).
+        cancel-requested, its cursor is below ``pos`` (at most ``pos`` when recovering), and no
+        resume other than ``owner`` holds it with a live claim (``claim_run``).
         A retry of this very request (its response lost) returns True."""
 
     def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,

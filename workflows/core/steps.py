@@ -102,7 +102,8 @@ def run_in_place(ctx: WorkflowContext, step: StepDef, message: StepMessage, wait
 def _mark_in_flight(ctx: WorkflowContext, pos: int, waiting: dict[str, Any], recovering: bool = False) -> None:
     """Mark op ``pos`` in flight (``Store.advance_run``, which releases a claim); ``recovering``:
     also when this resume's claim put the cursor at ``pos``."""
-    if not ctx.store.advance_run(ctx.run.run_id, pos, waiting, recovering=recovering):
+    if not ctx.store.advance_run(ctx.run.run_id, pos, waiting, recovering=recovering,
+                                 owner=ctx.resume_id):
         raise ctx.halt(StaleHistory(pos))  # moved on, ended or cancelled: re-read the run
     ctx.advanced(pos, waiting)
 

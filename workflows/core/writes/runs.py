@@ -98,9 +98,11 @@ class RunWrites(WritesBase):
             counts.applied = done.applied
         return done
 
-    def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False) -> bool:
-        """Mark op ``pos`` in flight and renew the lease (a retry of this very request is True)."""
-        cursor = A("cursor") <= pos if recovering else A("cursor") < pos
+    def advance_run(self, run_id: str, pos: int, waiting: dict[str, Any], *, recovering: bool = False,
+                    owner: str | None = None) -> bool:
+        """Mark op ``pos`` in flight and renew the lease (a retry of this very request is True); never
+        while another resume than ``owner`` holds the run with a live claim."""
+        cursor = (A("cursor") <= pos if recovering else A("cursor") < pos) & free(self.now(), owner)
         req = new_request()
         return bool(self._run_write("advance run", run_id, [
             *self.status_actions(run_id, "running"), Set("cursor", pos), Set("waiting", to_json(waiting)),

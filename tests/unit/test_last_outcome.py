@@ -46,6 +46,8 @@ def test_an_end_carries_the_outcome_only_while_its_resume_holds_the_claim() -> N
     run_id, _ = engine.create_run(get_workflow(flows.replay_ten.name), "[[1],{}]")
     waiting = {"kind": "step", "name": "replay_double"}
     assert store.claim_run(run_id, 0, "r1", waiting)
+    assert not store.advance_run(run_id, 1, waiting)  # no other resume moves on under r1's live claim
+    engine.clock.advance(SETTINGS.lease_seconds + 60)  # (ManualClock) r1 stalled past its lease
     assert store.advance_run(run_id, 1, waiting)  # another resume moved on: the claim is released
     assert store.finish_run(run_id, "completed", result="2", owner="r1", last=outcome(run_id, 0, "2")) is None
     assert store.claim_run(run_id, 2, "r2", waiting)

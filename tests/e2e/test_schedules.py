@@ -51,8 +51,8 @@ def test_two_beats_start_each_fire_once_and_pause_resume_without_backfill(cluste
 
         time.sleep(5)  # the time is the test: paused, at least two fire times pass
         assert len(runs_of(schedule_id, "scheduled_tick")) == len(runs), "a paused schedule fired"
+        resumed_at = time.time()  # taken before the call: the first fire after it may come while it returns
         resume_schedule(schedule_id)
-        resumed_at = time.time()
         assert holds_within(lambda: len(runs_of(schedule_id, "scheduled_tick")) > len(runs), 10)
         after = [r.fire_time for r in runs_of(schedule_id, "scheduled_tick")][len(runs):]
         assert all(f > resumed_at for f in after), f"resume backfilled fires of the pause: {after}"

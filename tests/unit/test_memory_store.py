@@ -89,6 +89,17 @@ def test_lost_response_of_a_transaction_is_recognised(store: MemoryStore) -> Non
     assert store.suspend_run("r1", 1, {}, 0) is True
 
 
+def test_lost_response_of_a_race_suspend_that_sends_is_recognised(store: MemoryStore) -> None:
+    # suspend_run(first=True) moves the cursor onto the op, so its own retry fails the condition: its request
+    # id tells it the suspend was its own, and the resume sends the race's steps.
+    store.create_run(run(store))
+    store.advance_run("r1", 0, {})
+    store.interceptor = Recorder(times=2)
+    assert store.suspend_run("r1", 1, {"kind": "first_of"}, 0, lease=True, first=True) is True
+    store.interceptor = None
+    assert store.suspend_run("r1", 1, {"kind": "first_of"}, 0, lease=True, first=True) is False  # another resume
+
+
 def test_requests_mirror_the_dynamodb_store(store: MemoryStore) -> None:
     store.create_run(run(store, key="k"))
     recorder = store.interceptor = Recorder()

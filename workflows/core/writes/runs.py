@@ -117,12 +117,17 @@ class RunWrites(WritesBase):
         (``first``: only if the cursor is still before ``pos``; see the RunStore port)."""
         cond = (A("wake_seq") == seen_wake) & LIVE_COND & ((A("cursor") < pos) if first else (A("cursor") <= pos))
         leased = Set("lease_expires_at", self.lease_until()) if lease else Remove("lease_expires_at")
+        # ``first``: a retry of this request whose response was lost finds the cursor at ``pos`` and is
+        # recognised by its request id (else the resume would think it lost and send nothing).
+        req = new_request() if first else None
+        mark = (Set("req", req),) if req is not None else ()
         with flush(run_id) as counts:
             actions = (*self.status_actions(run_id, "suspended"), Set("cursor", pos), Set("waiting", to_json(waiting)),
-                       leased, Remove("owner"), Set("updated_at", self.now()),
+                       leased, Remove("owner"), Set("updated_at", self.now()), *mark,
                        *count_actions(counts.tally))
             counts.applied = self.commit(plan("suspend run", Update("runs", (run_id,), actions, cond),
-                                              *self.timer_puts(timers))).applied
+                                              *self.timer_puts(timers),
+                                              own=None if req is None else carries("runs", (run_id,), req))).applied
         return counts.applied
 
     def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:

@@ -252,3 +252,15 @@ def test_an_update_sent_before_the_signal_a_wait_takes_is_handled_before_it(env:
     env.store.interceptor = late
     assert run.result() == {"seen": ["x", "y"], "go": "yes"}
     assert updates_of(env, run.run_id) == [(0, "note", "completed"), (1, "note", "completed")]
+
+
+def test_a_fork_answers_the_updates_it_copied_as_the_original_did(env: WorkflowEnv) -> None:
+    run = env.start(flows.cart, 3)
+    assert run.update("add", "apple", update_id="order-1") == 1
+    fork = run.fork(1)  # copies the update record at position 0
+    # The fork replays that update, so it counts it as answered: the same id gets the same answer,
+    # not a request dropped as a retry and a caller left to time out.
+    assert fork.update("add", "apple", update_id="order-1", timeout="5s") == 1
+    assert fork.update("add", "pear") == 2
+    env.signal(fork, "checkout")
+    assert fork.result() == {"items": ["apple", "pear"], "total": 10}

@@ -6,7 +6,8 @@ run again (with the code this worker has now). It is linked to the original
 (``forked_from``, ``forked_at``) and started like any run: leased and sent.
 
 What is copied: the outcomes of steps (results and failures), sleeps, received signals,
-``patched`` markers, and child starts and results whose child run has ended. What is not:
+``patched`` markers, updates with their answers (a caller retrying an update id the fork replays
+gets the same answer), and child starts and results whose child run has ended. What is not:
 failed-attempt records (op N starts at attempt 1), hooks (a hook's token is derived from
 its run's id, and its record belongs to the original), fan-outs (their branch results live
 in the original's join), signals not yet received, and live children (their end wakes the
@@ -36,9 +37,11 @@ from typing import TYPE_CHECKING
 
 from ..errors import ForkRefused
 from .chains import follow
+from .embed import unembed
 from .events import published
 from .records import EventRecord, OpKind, RunRecord, RunStatus, event_seq, with_last_outcome
 from .registry import get_workflow
+from .updates import find_answer
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -97,7 +100,16 @@ def plan_fork(store: Store, source: RunRecord, at: int) -> list[EventRecord]:
         if pos in child_ends:
             copies.append(child_ends[pos])
         copies.append(event)
+        if event.kind == OpKind.UPDATE.value:
+            copies.extend(_answer_of(store, source.run_id, event))
     return copies
+
+
+def _answer_of(store: Store, run_id: str, update: EventRecord) -> list[EventRecord]:
+    """The answer item of a recorded update (the fork replays the update, so it must answer it too)."""
+    update_id = str(unembed(update.data or "{}", "payload")[0].get("id"))
+    answer = find_answer(store, run_id, update_id)
+    return [] if answer is None else [answer]
 
 
 def _live_child(store: Store, event: EventRecord) -> str | None:

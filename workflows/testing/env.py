@@ -83,6 +83,14 @@ class EnvRunHandle(RunHandle):
         ``timeout`` is virtual time, ``poll`` is ignored)."""
         return self.env.update(self, name, payload, update_id=update_id, timeout=timeout)
 
+    def fork(self, at: int, *, idempotency_key: str | None = None) -> EnvRunHandle:
+        """A fork of this run (see :meth:`RunHandle.fork`), driven by the env like this one."""
+        return EnvRunHandle(super().fork(at, idempotency_key=idempotency_key).run_id, self.env)
+
+    def rerun(self, *, idempotency_key: str | None = None) -> EnvRunHandle:
+        """A rerun of this failed run (see :meth:`RunHandle.rerun`), driven by the env like this one."""
+        return EnvRunHandle(super().rerun(idempotency_key=idempotency_key).run_id, self.env)
+
 
 def _run_id(run: RunHandle | str) -> str:
     return run if isinstance(run, str) else run.run_id

@@ -48,3 +48,16 @@ def expiry_parent_of_grower(blob: str) -> Any:
     result = child.result()
     sleep("100d")
     return result
+
+
+@workflow
+def expiry_slow_grower(blob: str) -> str:
+    """Sleep 10 days, then return a large result."""
+    sleep("10d")
+    return expiry_grow(blob)
+
+
+@workflow
+def expiry_leaves_a_grower(blob: str) -> str:
+    """Start a child that returns a large result in 10 days, leave it running, and end."""
+    return expiry_slow_grower.options(parent_close_policy="abandon").start(blob).run_id

@@ -130,3 +130,16 @@ def test_orphan_prefixes_are_listed_and_deleted_by_the_operator(env: WorkflowEnv
     assert "deleted 1 object(s)" in capsys.readouterr().out
     assert objects(env, ghost) == [] and len(objects(env, live.run_id)) == 3
     assert env.store.blob_objects.get_blob(new_ghost) is not None
+
+
+def test_a_childs_result_copied_for_a_parent_that_ended_is_marked_ended(env: WorkflowEnv) -> None:
+    parent = env.start(flows.expiry_leaves_a_grower, BLOB)
+    child = env.run_until_complete(parent)
+    env.advance("2d")  # the retention sweep marked the parent's objects (its arguments)
+    assert objects(env, parent.run_id) and set(objects(env, parent.run_id)) <= env.store.blob_objects.ended
+    assert env.run_until_complete(child) == BLOB * 2  # day 10: its large result is copied for the parent first
+    # The parent had ended, so nothing records or reads the copy: it must expire like the rest of
+    # the parent's objects, not stay unmarked (and kept) for ever.
+    assert set(objects(env, parent.run_id)) <= env.store.blob_objects.ended
+    env.advance("200d")
+    assert objects(env, parent.run_id) == []

@@ -243,7 +243,23 @@ class Engine:
             return False
         self.cache.forget(run.run_id)
         self.after_end(ended, run, ctx, closing)
+        if notice is not None and notice.data != ending.result:
+            self._settle_copied_result(notice)
         return True
+
+    def _settle_copied_result(self, notice: EventRecord) -> None:
+        """A child's large result was copied into its parent's prefix before the end. If the parent
+        has ended, its end came first (the record was not written: nothing reads the copy) or right
+        after (its history holds the record for the retention after that end); either way the
+        parent's retention sweep may have listed its prefix already, so the copy is marked ended
+        here, which keeps it at least as long as that sweep's mark would have."""
+        try:
+            parent = self.store.find_run(notice.run_id)
+            if parent is None or parent.is_terminal:
+                self.payloads.mark_ended(notice.data)
+        except Exception:  # noqa: BLE001 - the run has ended: an unmarked copy is kept, never lost
+            log.exception("run %s: the copy of a child's result for its ended parent was not marked ended "
+                          "(it is kept until deleted: see docs/payloads.md, orphans)", notice.run_id)
 
     def _last_outcome(self, run: RunRecord, ending: RunEnd, ctx: WorkflowContext | None) -> EventRecord | None:
         """The outcome the resume ending the run holds (its last op's, run under its claim), for the end

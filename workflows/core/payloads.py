@@ -223,6 +223,14 @@ class Payloads:
             self._wrote(target)
         return Reference(target, ref.sha256, ref.size).text()
 
+    def mark_ended(self, text: str | None) -> bool:
+        """Mark the object stored payload text ``text`` references ended (the lifecycle rule then
+        deletes it), as retention does for an ended run's objects; False for inline text."""
+        ref = reference_of(text)
+        if ref is None or self.blobs is None:
+            return False
+        return self.blobs.mark_ended(ref.key)
+
     # -- reading ----------------------------------------------------------------------------
     def resolve(self, text: str | None) -> str | None:
         """The payload text ``text`` stands for: itself, or the object its reference names.

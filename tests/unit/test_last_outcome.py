@@ -139,3 +139,33 @@ def test_a_fresh_resume_starts_no_child_for_a_run_that_changed() -> None:
     run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=True))
     assert store.get_run(run_id).status == RunStatus.CANCELLED
     assert store.find_run(f"{run_id}.0") is None
+
+
+def test_a_step_candidate_of_a_cancelled_race_writes_nothing_without_its_ttl() -> None:
+    """A ``first_of`` race's step candidates are branches of a join too: the sweep closes that join
+    (its width from the race's name), so a candidate delivered after the run was cancelled and
+    stamped loses its put and leaves no item without the run's TTL (simulator seed 11209)."""
+    from tests.testing import first_flows
+    from workflows.core.fanout import join_id
+    from workflows.core.retention import retain_ended_runs
+    from workflows.core.steps import execute_step
+
+    engine, store, transport = setup()
+    run_id, _ = engine.create_run(get_workflow(first_flows.race_step.name), "[[900],{}]")
+    (first,) = transport.resumes
+    transport.clear()
+    run_worker_task(engine, lambda: engine.receive_resume(first, first_delivery=True))
+    (candidate,) = [m for m in transport.steps if m.branch is not None]
+    transport.clear()
+    engine.request_cancel(run_id)
+    for resume in transport.resumes:
+        run_worker_task(engine, lambda r=resume: engine.receive_resume(r, first_delivery=True))
+    run = store.get_run(run_id)
+    assert run.status == RunStatus.CANCELLED
+    engine.clock.advance(SETTINGS.lease_seconds + 1)  # type: ignore[attr-defined]
+    assert retain_ended_runs(engine) == 1
+    run_worker_task(engine, lambda: execute_step(engine, candidate, redelivered=False))
+    join = join_id(run_id, 0)
+    items = [i for (j, _), i in store.joins.items.items() if j.startswith(join)]
+    assert items and {i.get("retain_until") for i in items} == {run.retain_until}
+    assert store.branch_results(join, 1) == []  # the closed slot holds no outcome

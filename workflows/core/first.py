@@ -29,6 +29,7 @@ from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, InvalidArguments, WaitTimeout
 from .chains import chain_anchor
 from .commands import Wait
+from .join_layout import RACE_SEPARATOR
 from .control import Suspend
 from .embed import embed, unembed
 from .failures import step_failure
@@ -114,7 +115,7 @@ class _Race:
 
     @property
     def name(self) -> str:
-        return " | ".join(f"{kind}:{label}" for kind, label in self.kinds)
+        return RACE_SEPARATOR.join(f"{kind}:{label}" for kind, label in self.kinds)
 
     @property
     def join(self) -> str:

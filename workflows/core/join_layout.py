@@ -17,6 +17,9 @@ T = TypeVar("T")
 SHARD_SIZE = 100
 ROOT_ENTRY = -1
 _WIDTH = re.compile(r"(\d+) branches")
+#: A ``first_of`` race's name: its candidates' ``kind:label``, joined (``core.first``).
+RACE_SEPARATOR = " | "
+RACE_KINDS = frozenset({"signal", "timer", "hook", "step", "child"})
 
 
 def shard_entry(shard: int) -> int:
@@ -55,9 +58,16 @@ def partitions(join_id: str, total: int) -> list[str]:
 
 
 def fan_out_width(name: str | None) -> int | None:
-    """The branch count of a fan-out from its op name (``"<n> branches"``), if it says one."""
+    """The branch count of a fan-out from its op name (``"<n> branches"``), or of a ``first_of``
+    race from its name (``"signal:go | step:charge"``: one branch per step candidate), if it
+    says one (a race without step candidates has no join: None)."""
     found = _WIDTH.fullmatch(name or "")
-    return int(found.group(1)) if found else None
+    if found:
+        return int(found.group(1))
+    parts = (name or "").split(RACE_SEPARATOR)
+    if name and all(part.split(":", 1)[0] in RACE_KINDS and ":" in part for part in parts):
+        return sum(1 for part in parts if part.startswith("step:")) or None
+    return None
 
 
 def fan_out_width_at(pos: int, outcome_names: Mapping[int, str | None],
@@ -66,7 +76,7 @@ def fan_out_width_at(pos: int, outcome_names: Mapping[int, str | None],
     (``outcome_names``: op position -> name), else from the op in flight (``waiting``)."""
     if pos in outcome_names:
         return fan_out_width(outcome_names[pos])
-    if (waiting or {}).get("kind") == "parallel":
+    if (waiting or {}).get("kind") in ("parallel", "first_of"):
         return fan_out_width(str((waiting or {}).get("name")))
     return None
 

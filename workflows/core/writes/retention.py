@@ -50,7 +50,7 @@ class RetentionWrites(WritesBase):
         kinds = {int(e["seq"]) // 1000: e["kind"] for e in outcomes}
         # a fan-out's width from its outcome's name, else from the op in flight (an ``end`` record a cancel
         # wrote at its position names none)
-        names = {int(e["seq"]) // 1000: e.get("name") for e in outcomes if e["kind"] == "parallel"}
+        names = {int(e["seq"]) // 1000: e.get("name") for e in outcomes if e["kind"] in ("parallel", "first_of")}
         found = [("history", e) for e in events]
         waiting = json.loads(run["waiting"]) if run.get("waiting") else None
         closing: list[tuple[str, int, int, list[Any]]] = []

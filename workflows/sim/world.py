@@ -217,14 +217,33 @@ class World:
         if fault == "pause":
             self.last_pause = self.time
             self.time += SETTINGS.lease_seconds * self.rng.uniform(0.5, 1.5)
+        held = self._expired_claim(actor) if name == "claim run" else None
         result = apply()
         if name == "claim recovery":
             check_recovery(self, result["run_id"])
+        if held is not None:
+            self._taken_over(actor, held)
         if fault == "lost":
             result = apply()  # the SDK's retry of a request that already applied
         if fault == "crash_after":
             self.crash(process)
         return result
+
+    def _expired_claim(self, actor: Actor | None) -> str | None:
+        """The owner of the run's claim if another resume holds it and its lease has expired."""
+        item = self.store.runs.items.get((actor.run_id,)) if actor is not None else None
+        owner = (item or {}).get("owner")
+        expires = (item or {}).get("lease_expires_at")
+        return owner if owner and expires is not None and expires < self.time else None
+
+    def _taken_over(self, actor: Actor | None, held: str) -> None:
+        """A claim taken from a resume whose lease expired: the step that resume was running may run
+        again (excused, as a recovery is), but only if its holder had stopped or stalled."""
+        item = self.store.runs.items.get((actor.run_id,)) if actor is not None else None
+        if actor is None or item is None or item.get("owner") in (None, held):
+            return
+        self.excuses[actor.run_id] = self.excuses.get(actor.run_id, 0) + 1
+        check_recovery(self, actor.run_id)
 
     def _read_shards(self, process: Process, view: MemoryStore, shards: int, limit: int,
                      query: Callable[[str], Iterator[Any]]) -> list[Any]:

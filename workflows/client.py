@@ -211,6 +211,10 @@ class RunHandle:
         """Request cancellation (see :func:`cancel`)."""
         cancel(self.run_id)
 
+    def signal(self, name: str, payload: Any = None) -> None:
+        """Send signal ``name`` to this run (see :func:`send_signal`)."""
+        send_signal(self.run_id, name, payload)
+
     def fork(self, at: int, *, idempotency_key: str | None = None) -> RunHandle:
         """A new run reusing this run's outcomes below op ``at`` (see :func:`workflows.fork_run`)."""
         from .forking import fork_run

@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 import pytest
 
 from tests.conftest import IN_CI
-from tests.e2e import dashboard_flows, flows
+from tests.e2e import dashboard_flows, flows, update_flows
 from tests.e2e.flows import counter_dir
 from tests.serving import serve
 from tests.waiting import wait_for
@@ -253,8 +253,8 @@ def test_a_signal_sent_from_the_page_reaches_the_run(server: str, browser: Any) 
     run = flows.signal_collector.start(1)
     wait_status(run, RunStatus.SUSPENDED)
     browser.get(f"{server}/runs/{run.run_id}")
-    browser.find_element(By.NAME, "name").send_keys("item")
-    payload = browser.find_element(By.NAME, "payload")
+    browser.find_element(By.CSS_SELECTOR, "form.signal input[name=name]").send_keys("item")
+    payload = browser.find_element(By.CSS_SELECTOR, "form.signal textarea[name=payload]")
     payload.clear()
     payload.send_keys('{"sku": "<i>A</i>"}')
     follow(browser, browser.find_element(By.CSS_SELECTOR, "form.signal button"))  # the confirmation page
@@ -262,6 +262,35 @@ def test_a_signal_sent_from_the_page_reaches_the_run(server: str, browser: Any) 
     submit(browser, "confirm")
     assert "Signal sent" in browser.find_element(By.CLASS_NAME, "notice").text
     assert run.result(timeout=30) == [{"sku": "<i>A</i>"}]
+
+
+def send_update_from_the_page(browser: Any, server: str, run_id: str, name: str, payload: str) -> None:
+    browser.get(f"{server}/runs/{run_id}")
+    browser.find_element(By.CSS_SELECTOR, "form.update input[name=name]").send_keys(name)
+    box = browser.find_element(By.CSS_SELECTOR, "form.update textarea[name=payload]")
+    box.clear()
+    box.send_keys(payload)
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "form.update button"))  # the confirmation page
+    assert payload in browser.find_element(By.CSS_SELECTOR, "pre.detail").text
+    submit(browser, "confirm")
+
+
+def test_an_update_sent_from_the_page_shows_the_runs_answer_and_a_refusal(server: str, browser: Any) -> None:
+    run = update_flows.cart.start(0.1)
+    wait_status(run, RunStatus.SUSPENDED)  # after its step, waiting for the checkout signal
+    send_update_from_the_page(browser, server, run.run_id, "add", '"<b>apple</b>"')
+    assert browser.find_element(By.ID, "update-outcome").text == "answered", browser.page_source[:800]
+    assert browser.find_element(By.ID, "update-answer").text == "1"
+    first_id = browser.find_element(By.ID, "update-id").text
+    browser.refresh()  # the browser posts the confirmation again: the same update id, applied once
+    assert browser.find_element(By.ID, "update-id").text == first_id
+    assert browser.find_element(By.ID, "update-answer").text == "1"
+    shot(browser, "update-answer")
+    send_update_from_the_page(browser, server, run.run_id, "add", '""')
+    assert browser.find_element(By.ID, "update-outcome").text == "refused"
+    assert "non-empty string" in browser.find_element(By.ID, "update-answer").text
+    run.signal("checkout")
+    assert run.result(timeout=30) == {"items": ["<b>apple</b>"], "total": 12}
 
 
 def test_html_in_a_payload_is_shown_escaped(server: str, browser: Any) -> None:

@@ -6,6 +6,7 @@ Routes (below wherever the app is mounted)::
     GET  /runs/{run_id}           a run: timeline, arguments, result, steps, hooks, history, links
     POST /runs/{run_id}/cancel    cancel (a confirmation page first)
     POST /runs/{run_id}/signal    send a signal: name + JSON payload (a confirmation page first)
+    POST /runs/{run_id}/update    send an update: name + JSON payload (a confirmation page first), show its answer
     POST /runs/{run_id}/fork      fork at op ``at``, or without ``at`` rerun a failed run (a confirmation page first)
     GET  /schedules               schedules: timetable, next fires, overlap policy, state
     POST /schedules/action        pause, resume or trigger a schedule (a confirmation page first)
@@ -44,6 +45,7 @@ from .batches import BatchPages
 from .hooks import ClientGone, HooksApp, HttpError, Receive, Scope, Send, read_body, route_path
 from .hooks import create_app as create_hooks_app
 from .throttle import SignInThrottle
+from .updates import send_and_wait
 from .views import run_view, runs_page, schedules_page, status_counts, time_window, when
 
 FORM_LIMIT = 300 * 1024  # a signal payload up to the default payload limit, form-encoded
@@ -274,6 +276,21 @@ class Dashboard:
         await self.call(send_signal, run_id, name, payload)
         return self.redirect(request, f"/runs/{run_id}", "signalled")
 
+    async def update_run(self, request: Request, auth: Auth) -> Response:
+        """POST /runs/{run_id}/update: ``name`` and ``payload`` (JSON text); shows the answer (``web/updates.py``)."""
+        run_id, form = request.path_params["run_id"], request.state.form
+        name, text = form.get("name", "").strip(), form.get("payload", "").strip() or "null"
+        payload = parse_json(text)
+        if not name:
+            raise Refused(422, "An update needs a name.")
+        if form.get("confirm") != "yes":
+            # One update id per confirmation page: submitting it twice applies the update once.
+            return self.confirm(request, auth, f"Send update {name!r} to run {run_id}?",
+                                {"name": name, "payload": text, "update_id": secrets.token_hex(16)}, detail=text)
+        update_id = form.get("update_id") or secrets.token_hex(16)
+        result = await self.call(send_and_wait, run_id, name, payload, update_id)
+        return self.render(request, "update.html", auth=auth, run_id=run_id, update_name=name, result=result)
+
     async def fork_run(self, request: Request, auth: Auth) -> Response:
         """POST /runs/{run_id}/fork: ``at`` (an op position), or none to rerun a failed run."""
         run_id, form = request.path_params["run_id"], request.state.form
@@ -331,6 +348,7 @@ class Dashboard:
             Route("/runs/{run_id}", g(self.run)),
             Route("/runs/{run_id}/cancel", g(self.cancel_run), methods=["POST"]),
             Route("/runs/{run_id}/signal", g(self.signal_run), methods=["POST"]),
+            Route("/runs/{run_id}/update", g(self.update_run), methods=["POST"]),
             Route("/runs/{run_id}/fork", g(self.fork_run), methods=["POST"]),
             Route("/schedules", g(self.schedules)),
             Route("/schedules/action", g(self.schedule_action), methods=["POST"]),

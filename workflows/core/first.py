@@ -29,10 +29,10 @@ from ..durations import Duration, to_seconds
 from ..errors import ChildFailed, InvalidArguments, WaitTimeout
 from .chains import chain_anchor
 from .commands import Wait
-from .join_layout import RACE_SEPARATOR
 from .control import Suspend
 from .embed import embed, unembed
 from .failures import step_failure
+from .join_layout import RACE_SEPARATOR
 from .names import check_name
 from .priority import step_priority
 from .records import Branch, OpKind, StepMessage, TimerKind

@@ -3,8 +3,8 @@ some sleep and some are running, and the beats drive the batch through the real 
 while processes die mid-chunk (the faults of any port call).
 
 At the end: the batch completed, it selected every target run recorded as created before it (by
-the clocks of the processes, which are skewed) and acted on each once (done or skipped, none failed), and each target ended completed or
-cancelled, those asleep for days cancelled.
+the clocks of the processes, which are skewed) and acted on each once (done or skipped, none
+failed), and each target ended completed or cancelled, those asleep for days cancelled.
 """
 
 from __future__ import annotations

@@ -264,3 +264,30 @@ def test_a_fork_answers_the_updates_it_copied_as_the_original_did(env: WorkflowE
     assert fork.update("add", "pear") == 2
     env.signal(fork, "checkout")
     assert fork.result() == {"items": ["apple", "pear"], "total": 10}
+
+
+def test_a_race_without_step_candidates_answers_updates_while_it_waits(env: WorkflowEnv) -> None:
+    run = env.start(flows.race, False)
+    start = env.clock.now()
+    env.advance("10m")
+    assert run.update("note", "a") == 1
+    assert env.clock.now() == start + 600  # answered at once, not when the race is decided
+    assert run.result() == {"won": 1, "seen": ["a"]}  # the timer won
+    assert env.clock.now() == start + 3600  # at its due time: the update did not move it
+
+
+def test_an_update_sent_before_a_races_winning_signal_is_handled_before_the_race_returns(env: WorkflowEnv) -> None:
+    from workflows.client import signal_run
+    from workflows.core.update_requests import send_update
+
+    run = env.start(flows.race, False)
+    env.driver.settle()  # the race waits (no time skipped: its timer is not due)
+    send_update(env.engine, run.run_id, "note", "x", "a")
+    signal_run(env.engine, run.run_id, "go", "now")
+    assert run.result() == {"won": 0, "seen": ["x"]}
+
+
+def test_a_race_with_a_step_candidate_handles_updates_once_it_is_decided(env: WorkflowEnv) -> None:
+    run = env.start(flows.race, True)
+    env.run_until_idle()  # the step candidate ran and won: the race is decided, the run ended
+    assert run.result() == {"won": 2, "seen": []}

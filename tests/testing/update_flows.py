@@ -114,3 +114,15 @@ def with_patch() -> dict[str, Any]:
     new = patched("after-poke")
     go = wait_for_signal("go")
     return {"seen": seen, "new": new, "go": go}
+
+
+@workflow(name="updates_race")
+def race(with_step: bool) -> dict[str, Any]:
+    """Notes taken while a first_of race waits: on a signal and an hour's timer, and a step if asked."""
+    from workflows import first_of, signal, timer
+
+    seen: list[Any] = []
+    on_update("note", lambda value: seen.append(value) or len(seen))
+    candidates = [signal("go"), timer("1h"), *([price.s(1)] if with_step else [])]
+    won = first_of(*candidates)
+    return {"won": won.index, "seen": list(seen)}

@@ -5,8 +5,9 @@ is stored like a signal (under the chain's anchor, in the signals table, one tra
 wake of the run), at the key ``~update#<update id>``: a retried request with the same id is
 stored once. A run handles its requests at its **frontier**: the first op position of a replay
 without a recorded outcome, when nothing is in flight there (a new op, or a sleep, a signal or
-hook wait, or a child's result the run waits for; not a dispatched step or fan-out, whose outcome
-a worker writes at that position). There, in send order, each request is
+hook wait, a child's result the run waits for, or a ``first_of`` race without step candidates; not a
+dispatched step, a fan-out or a race with step candidates, whose outcome or branches a worker writes
+at that position). There, in send order, each request is
 
 * **refused** when the run has no handler of its name or the validator raises: its answer item is
   put and the request deleted (one transaction); nothing enters the run's history;
@@ -32,6 +33,7 @@ from ..errors import DurableCallInUpdate, NonDeterminismError, NotInWorkflow, Re
 from .chains import MAX_HOPS, chain_anchor
 from .control import ContinueAsNew, StaleHistory, Suspend
 from .embed import embed, unembed
+from .join_layout import fan_out_width
 from .names import check_name
 from .records import EventRecord, OpKind, SignalRecord, event_seq
 
@@ -141,7 +143,16 @@ def _free(ctx: WorkflowContext, pos: int) -> bool:
     run = ctx.run
     if pos != run.cursor:
         return pos > run.cursor
-    return not run.waiting or run.waiting.get("kind") in DISPLACEABLE
+    return not run.waiting or displaceable(run.waiting)
+
+
+def displaceable(waiting: dict[str, Any]) -> bool:
+    """Whether the wait stored as ``waiting`` may move one position on for an update: a sleep, a
+    signal, hook or child wait, and a ``first_of`` race without step candidates (theirs are branches
+    of a join at the race's position, which cannot move)."""
+    if waiting.get("kind") == OpKind.FIRST_OF.value:
+        return fan_out_width(str(waiting.get("name"))) is None
+    return waiting.get("kind") in DISPLACEABLE
 
 
 def _advance(ctx: WorkflowContext, pos: int) -> None:

@@ -4,8 +4,10 @@
 update ``y`` (id ``b``), ``x`` again with id ``a`` (a retry, as after a client crash: a crash between
 the store and the count repeats a send too), then the signal. Whatever the faults, each id is applied
 once: the notes are ``["x", "y"]`` (or, if the wait timed out first, what was handled by then), and
-the state invariant checks that no id has two update records in a run's history. ``sim_update_late``
-ends at once; the client sends an update well after: ``UpdateRunEnded``, nothing stored.
+the state invariant checks that no id has two update records in a run's history. ``sim_race_updates``
+takes the same sends while a ``first_of`` race of the signal and a timer waits: the updates sent
+before the signal are handled before the race returns it. ``sim_update_late`` ends at once; the
+client sends an update well after: ``UpdateRunEnded``, nothing stored.
 Kept apart from the basic catalogue; this module adds them to ``CATALOGUE``.
 """
 
@@ -13,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.ops import wait_for_signal
+from ..core.first import signal, timer
+from ..core.ops import first_of, wait_for_signal
 from ..core.update_requests import send_update
 from ..core.updates import on_update
 from ..decorators import workflow
@@ -45,6 +48,14 @@ def sim_updates() -> dict[str, Any]:
 
 
 @workflow
+def sim_race_updates() -> dict[str, Any]:
+    notes: list[str] = []
+    on_update("note", lambda value: notes.append(value) or len(notes))
+    won = first_of(signal("go"), timer(900.0))
+    return {"notes": notes, "go": won.value if won.kind == "signal" else "timed out"}
+
+
+@workflow
 def sim_update_late() -> int:
     on_update("note", lambda value: value)
     return sim_add(1, 2)
@@ -70,6 +81,7 @@ def _ends(args: list[Any]) -> list[tuple[str, Any]]:
 
 UPDATES: list[Workload] = [
     Workload("sim_updates", lambda r, k: [], _ends, needs="updates"),
+    Workload("sim_race_updates", lambda r, k: [], _ends, needs="updates"),
     Workload("sim_update_late", lambda r, k: [], lambda a: _ok(3), needs="late_update", act_after=600.0),
 ]
 base.CATALOGUE += UPDATES

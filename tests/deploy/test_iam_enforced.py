@@ -175,7 +175,7 @@ def test_a_run_completes_with_every_process_under_its_own_policy(deployment: Dep
     out = deployment.log("client")
     assert client.returncode == 0, out + deployment.log("worker")[-3000:]
     journey = json.loads(out.strip().splitlines()[-1])
-    assert journey["result"] == {"size": 2 * BLOB, "decision": {"approved": True}}
+    assert journey["result"] == {"size": 2 * BLOB, "decision": {"approved": True}, "lengths": list(range(1, 13))}
     s3 = deployment.client("s3", "admin")
     objects = s3.list_objects_v2(Bucket=deployment.env["WORKFLOWS_PAYLOAD_BUCKET"]).get("Contents", [])
     assert objects, "the payloads over the threshold went to S3"

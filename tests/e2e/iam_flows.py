@@ -13,7 +13,7 @@ import sys
 import urllib.parse
 from typing import Any
 
-from workflows import hook, on_update, sleep, step, wait_for_signal, workflow
+from workflows import hook, on_update, parallel, sleep, step, wait_for_signal, workflow
 from workflows.settings import Settings, configure
 
 from .hook_flows import publish_token, published_token
@@ -25,15 +25,22 @@ def iam_grow(blob: str) -> str:
     return blob + blob
 
 
+@step
+def iam_length(text: str) -> int:
+    """A fan-out's branch."""
+    return len(text)
+
+
 @workflow
 def journey(blob: str) -> dict[str, Any]:
-    """A step, a durable sleep and a hook resumed over HTTP."""
+    """A step, a durable sleep, a hook resumed over HTTP, then a fan-out (its messages sent in a batch)."""
     doubled = iam_grow(blob)
     sleep(1)
     h = hook("approve", timeout=120)
     publish_token(h.token)
     decision = h.wait()
-    return {"size": len(doubled), "decision": decision}
+    lengths = parallel(*(iam_length.s("x" * n) for n in range(1, 13)))
+    return {"size": len(doubled), "decision": decision, "lengths": lengths}
 
 
 @workflow

@@ -13,13 +13,16 @@
   share a worker's slots about evenly. Here a queue whose higher level's queue waits for room
   yields the room to it, up to ``priority_share`` times in a row (then takes one, so a steady
   stream of high work does not starve the lower levels; 0: strict order).
+- Sends in a :func:`batched_sends` block (a fan-out's branches, a race's step candidates) go
+  with SendMessageBatch: up to 10 messages and 256 KiB a request, per queue, in send order.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from typing import Any, Collection
+from typing import Any, Collection, Iterator
 
 from kombu.transport import SQS
 
@@ -34,6 +37,83 @@ _clients_lock = threading.Lock()
 
 #: Yields of a lower level to a higher one before it takes a slot itself (``WORKFLOWS_PRIORITY_SHARE``).
 DEFAULT_PRIORITY_SHARE = 8
+#: SendMessageBatch's limits: entries a request, and bytes of all their bodies and attributes.
+BATCH_ENTRIES = 10
+BATCH_BYTES = 256 * 1024
+
+#: The sends a thread collects inside :func:`batched_sends` (None outside one).
+_collecting = threading.local()
+
+
+@contextlib.contextmanager
+def batched_sends() -> Iterator[None]:
+    """Collect this thread's SQS sends inside the block and send them at its end, batched per queue
+    (also when the block raises: what was sent before the error is sent, as without the block). A
+    block inside another leaves the sending to the outer one."""
+    if getattr(_collecting, "sends", None) is not None:
+        yield
+        return
+    _collecting.sends = sends = []
+    try:
+        yield
+    finally:
+        _collecting.sends = None
+        send_batches(sends)
+
+
+def send_batches(sends: list[tuple[Any, dict[str, Any]]]) -> None:
+    """Send ``(client, send_message kwargs)`` pairs with SendMessageBatch, in order within each queue.
+    An entry SQS refuses in a batch is sent again alone, whose error (if any) is raised."""
+    queues: dict[tuple[int, str], list[tuple[Any, dict[str, Any]]]] = {}
+    for client, kwargs in sends:
+        queues.setdefault((id(client), kwargs["QueueUrl"]), []).append((client, kwargs))
+    for entries in queues.values():
+        for chunk in _chunks([kwargs for _, kwargs in entries]):
+            _send_chunk(entries[0][0], chunk)
+
+
+def _size(kwargs: dict[str, Any]) -> int:
+    attributes = kwargs.get("MessageAttributes") or {}
+    return len(kwargs["MessageBody"].encode()) + sum(len(k) + len(repr(v)) for k, v in attributes.items())
+
+
+def _chunks(messages: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    size = 0
+    for kwargs in messages:
+        if chunk and (len(chunk) == BATCH_ENTRIES or size + _size(kwargs) > BATCH_BYTES):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(kwargs)
+        size += _size(kwargs)
+    if chunk:
+        yield chunk
+
+
+def _send_chunk(client: Any, chunk: list[dict[str, Any]]) -> None:
+    if len(chunk) == 1 or _size(chunk[0]) > BATCH_BYTES:
+        for kwargs in chunk:
+            client.send_message(**kwargs)
+        return
+    entries = [{"Id": str(i), **{k: v for k, v in kwargs.items() if k != "QueueUrl"}} for i, kwargs in enumerate(chunk)]
+    answer = client.send_message_batch(QueueUrl=chunk[0]["QueueUrl"], Entries=entries)
+    for failed in answer.get("Failed") or []:
+        log.warning("SQS refused a message of a batch (%s: %s); sending it alone", failed.get("Code"),
+                    failed.get("Message"))
+        client.send_message(**chunk[int(failed["Id"])])
+
+
+class _Collector:
+    """An SQS client whose ``send_message`` is collected for :func:`send_batches` (all else passes)."""
+
+    def __init__(self, client: Any, sends: list[tuple[Any, dict[str, Any]]]) -> None:
+        self._client, self._sends = client, sends
+
+    def send_message(self, **kwargs: Any) -> None:
+        self._sends.append((self._client, kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
 
 
 class LevelTurns:
@@ -88,6 +168,11 @@ class Channel(SQS.Channel):
                 client = _clients[key] = super().new_sqs_client(region, access_key_id, secret_access_key,
                                                                  session_token)
             return client
+
+    def sqs(self, queue: Any = None) -> Any:
+        client = super().sqs(queue=queue)
+        sends = getattr(_collecting, "sends", None)
+        return client if sends is None else _Collector(client, sends)
 
     def _on_messages_ready(self, queue: Any, qname: str, messages: Any) -> int:
         if not isinstance(messages, dict):

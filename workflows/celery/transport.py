@@ -19,6 +19,7 @@ from ..core.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMess
 from ..errors import UnknownStep
 from ..observe import propagation
 from .config import RESUME_QUEUE, STEP_QUEUE
+from .sqs import batched_sends
 from .task_steps import STEP_HEADER
 
 if TYPE_CHECKING:
@@ -83,6 +84,12 @@ class CeleryTransport:
                               kwargs=kwargs, queue=queue_for(message.queue or STEP_QUEUE, message.priority),
                               serializer=SERIALIZER,
                               headers=propagation.outgoing())
+
+    def send_steps(self, messages: list[StepMessage]) -> None:
+        """Send several step messages (a fan-out's branches), batched per queue (``sqs.batched_sends``)."""
+        with batched_sends():
+            for message in messages:
+                self.send_step(message)
 
     def send_resume(self, message: ResumeMessage) -> None:
         count_sqs()

@@ -32,7 +32,7 @@ from .commands import (
     Wait,
 )
 from .deferral import defer
-from .records import RunStatus
+from .records import RunStatus, StepMessage
 from .registry import get_workflow
 from .tags import current_tags
 
@@ -128,8 +128,7 @@ def _dispatch(engine: Engine, ctx: WorkflowContext, command: Dispatch) -> bool:
     if not engine.store.advance_run(ctx.run.run_id, command.pos, command.waiting, recovering=ctx.recovering,
                                   owner=ctx.resume_id):
         return False
-    for message in command.calls:
-        engine.transport.send_step(dataclasses.replace(message, resent=True) if ctx.recovering else message)
+    send_calls(engine, ctx, command.calls)
     return True
 
 
@@ -143,9 +142,17 @@ def _wait(engine: Engine, ctx: WorkflowContext, command: Wait) -> bool:
     if suspended:
         engine.observer.waiting(run, command.pos, command.waiting)
         # Sent after the suspend, whose lease covers a crash before the sends (recovery sends them again).
-        for message in command.calls:
-            engine.transport.send_step(dataclasses.replace(message, resent=True) if ctx.recovering else message)
+        send_calls(engine, ctx, command.calls)
     return suspended
+
+
+def send_calls(engine: Engine, ctx: WorkflowContext, calls: list[StepMessage]) -> None:
+    """Send a command's step messages (one, or a fan-out's branches batched), marked resent on recovery."""
+    messages = [dataclasses.replace(m, resent=True) if ctx.recovering else m for m in calls]
+    if len(messages) == 1:
+        engine.transport.send_step(messages[0])
+    elif messages:
+        engine.transport.send_steps(messages)
 
 
 def _complete(engine: Engine, ctx: WorkflowContext, command: Complete) -> bool:

@@ -65,6 +65,10 @@ class Transport(Protocol):
     def send_step(self, message: StepMessage) -> None:
         """Queue one attempt of a step."""
 
+    def send_steps(self, messages: list[StepMessage]) -> None:
+        """Queue several step attempts (a fan-out's branches, a race's step candidates), in as few
+        requests as the broker allows; in order."""
+
     def send_resume(self, message: ResumeMessage) -> None:
         """Queue a resume of a run."""
 

@@ -6,7 +6,8 @@ enforcing emulator runs in a process of its own (``workflows local-aws --enforce
 
 Stock moto authorises every DynamoDB action against the resource ``*`` (a statement
 naming table ARNs never matches), ``TransactWriteItems`` as an action of its own, and
-``sqs:GetQueueUrl`` against ``*``. :func:`authorise_like_aws` makes the emulator
+``sqs:GetQueueUrl`` against ``*``, and SQS's batch operations as actions of their own.
+:func:`authorise_like_aws` makes the emulator
 authorise them as AWS documents: a DynamoDB action against its table's ARN (the index
 ARN for a query of an index), each item of a transaction by its own action
 (``PutItem``, ``UpdateItem``, ``DeleteItem``, ``ConditionCheckItem``, ``GetItem``), a
@@ -40,6 +41,9 @@ ADMIN_USER = "local-admin"
 #: Transaction item kind -> the IAM action that authorises it.
 ITEM_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
                 "ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}
+#: SQS batch operation -> the IAM action that authorises it (that of one message).
+SQS_BATCH_ACTIONS = {"SendMessageBatch": "SendMessage", "DeleteMessageBatch": "DeleteMessage",
+                     "ChangeMessageVisibilityBatch": "ChangeMessageVisibility"}
 
 
 def dynamodb_checks(action: str, params: dict[str, Any], table_arn: str) -> Iterator[tuple[str, str]]:
@@ -102,7 +106,12 @@ def authorise_like_aws() -> None:
         except QueueDoesNotExist:
             return "*"
 
+    def authorise_sqs(self: Any, resource: str = "*") -> None:
+        action = self._get_action()
+        self._authenticate_and_authorize_action(as_action(SQS_BATCH_ACTIONS.get(action, action)), resource)
+
     DynamoHandler._authenticate_and_authorize_normal_action = authorise_dynamodb  # type: ignore[method-assign]
+    SQSResponse._authenticate_and_authorize_normal_action = authorise_sqs  # type: ignore[method-assign]
     SQSResponse._determine_resource = sqs_resource  # type: ignore[method-assign]
     S3Response._authenticate_and_authorize_s3_action = authorise_s3  # type: ignore[method-assign]
 

@@ -19,6 +19,10 @@ class RecordingTransport:
     def send_step(self, message: StepMessage) -> None:
         self.steps.append(message)
 
+    def send_steps(self, messages: list[StepMessage]) -> None:
+        for message in messages:
+            self.send_step(message)
+
     def send_resume(self, message: ResumeMessage) -> None:
         self.resumes.append(message)
 

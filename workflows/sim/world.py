@@ -82,6 +82,10 @@ class SimTransport:
     def send_step(self, message: StepMessage) -> None:
         self.world.send(self.process, message)
 
+    def send_steps(self, messages: list[StepMessage]) -> None:
+        for message in messages:
+            self.send_step(message)
+
     def send_resume(self, message: ResumeMessage) -> None:
         self.world.send(self.process, message)
 

@@ -33,6 +33,10 @@ class QueueTransport:
     def send_step(self, message: StepMessage) -> None:
         self._put(message)
 
+    def send_steps(self, messages: list[StepMessage]) -> None:
+        for message in messages:
+            self.send_step(message)
+
     def send_resume(self, message: ResumeMessage) -> None:
         self._put(message)
 

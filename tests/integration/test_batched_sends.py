@@ -28,7 +28,8 @@ def received(settings: Settings, count: int) -> list[dict[str, Any]]:
     for _ in range(50):
         if len(bodies) >= count:
             break
-        for found in client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+        answer = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        for found in answer.get("Messages", []):
             text = found["Body"]
             bodies.append(json.loads(base64.b64decode(text) if not text.startswith("{") else text))
             client.delete_message(QueueUrl=url, ReceiptHandle=found["ReceiptHandle"])

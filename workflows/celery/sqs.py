@@ -53,7 +53,8 @@ def batched_sends() -> Iterator[None]:
     if getattr(_collecting, "sends", None) is not None:
         yield
         return
-    _collecting.sends = sends = []
+    sends: list[tuple[Any, dict[str, Any]]] = []
+    _collecting.sends = sends
     try:
         yield
     finally:

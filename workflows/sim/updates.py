@@ -50,7 +50,12 @@ def sim_updates() -> dict[str, Any]:
 @workflow
 def sim_race_updates() -> dict[str, Any]:
     notes: list[str] = []
-    on_update("note", lambda value: notes.append(value) or len(notes))
+
+    def note(value: str) -> int:
+        notes.append(value)
+        return len(notes)
+
+    on_update("note", note)
     won = first_of(signal("go"), timer(900.0))
     return {"notes": notes, "go": won.value if won.kind == "signal" else "timed out"}
 

@@ -17,6 +17,10 @@ branch's result or ``StepFailed`` handed back to ``gather``). While the coroutin
 the thread's running loop is a :class:`ReplayLoop` whose only service is making futures:
 anything that schedules work on a loop (``asyncio.sleep``, tasks, I/O) fails the run
 with ``NonDurableAwait``, and so does a coroutine that yields anything else to the driver.
+
+``asyncio.wait_for`` is replaced, once, by :func:`wait_for`: inside an async workflow it races
+the call and a durable timer (what the standard one did up to Python 3.11, whose successor needs
+an asyncio task); anywhere else it is the standard one.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import inspect
 from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Iterator, NoReturn, cast
 
@@ -57,6 +62,41 @@ def call_workflow(ctx: WorkflowContext, fn: Callable[..., Any], args: list[Any],
     if not inspect.iscoroutine(value):
         return value
     return Driver(ctx).run(value)
+
+
+_STANDARD_WAIT_FOR = asyncio.wait_for
+
+
+async def wait_for(aw: Any, timeout: float | None) -> Any:
+    """``asyncio.wait_for``: in an async workflow, a race of ``aw`` (a durable call) and a durable
+    timer of ``timeout`` seconds, the same on every Python version; elsewhere the standard one.
+
+    Raises:
+        TimeoutError: the timer won (the call is given up: ``DurableAwaitable.cancel``).
+    """
+    if _driver.get() is None:
+        return await _STANDARD_WAIT_FOR(aw, timeout)
+    if timeout is None:
+        return await aw
+    loop = asyncio.get_running_loop()
+    call = asyncio.ensure_future(aw, loop=loop)  # a durable call is future-like; anything else is refused
+    waiter = loop.create_future()
+    release = functools.partial(asyncio.tasks._release_waiter, waiter)  # type: ignore[attr-defined]
+    timer = loop.call_later(max(0.0, float(timeout)), asyncio.tasks._release_waiter,  # type: ignore[attr-defined]
+                            waiter)
+    call.add_done_callback(release)
+    try:
+        await waiter  # the driver races the call and the timer (``Driver._race``)
+    finally:
+        timer.cancel()
+    if call.done():
+        return call.result()
+    call.remove_done_callback(release)
+    call.cancel()
+    raise TimeoutError
+
+
+asyncio.wait_for = wait_for  # type: ignore[assignment]
 
 
 class DurableAwaitable:

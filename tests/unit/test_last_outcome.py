@@ -5,10 +5,11 @@ store (which evaluates the same write plans as the DynamoDB store)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from tests.replay import replay_flows as flows
 from workflows.core.engine import Engine
-from workflows.core.records import EventRecord, ResumeMessage, RunStatus, event_seq, with_last_outcome
+from workflows.core.records import EventRecord, ResumeMessage, RunRecord, RunStatus, event_seq, with_last_outcome
 from workflows.core.registry import get_workflow
 from workflows.core.steps import run_worker_task
 from workflows.core.timeline import run_history
@@ -97,35 +98,52 @@ def test_a_resume_message_for_an_unknown_run_runs_nothing() -> None:
     assert [d["run_id"] for _, d in transport.dead_letters] == ["not-stored"]
 
 
-def test_a_branch_of_an_ended_run_writes_nothing_without_its_ttl() -> None:
-    """A branch reads no run item: one delivered after its run was cancelled and stamped by the retention
-    sweep finds its join closed (every slot and counter there, with the run's TTL): its result's put loses,
-    and every item of the join carries the run's TTL."""
-    from workflows.core.fanout import join_id
-    from workflows.core.retention import retain_ended_runs
-    from workflows.core.steps import execute_step
-
-    engine, store, transport = setup()
-    run_id, _ = engine.create_run(get_workflow(flows.replay_fan.name), "[[3],{}]")
+def start_fan_out(engine: Engine, transport: RecordingTransport, workflow: str, args: str) -> tuple[str, list[Any]]:
+    """Create a run and deliver its first resume; the run's id and the branch messages it sent."""
+    run_id, _ = engine.create_run(get_workflow(workflow), args)
     (first,) = transport.resumes
     transport.clear()
     run_worker_task(engine, lambda: engine.receive_resume(first, first_delivery=True))
-    branches = list(transport.steps)
-    assert [m.branch.index for m in branches if m.branch is not None] == [0, 1, 2]
+    branches = [m for m in transport.steps if m.branch is not None]
     transport.clear()
-    run_worker_task(engine, lambda: execute_step(engine, branches[0], redelivered=False))
-    engine.request_cancel(run_id)  # a fan-out in flight: a resume acts on the cancel at once
+    return run_id, branches
+
+
+def cancel_and_sweep(engine: Engine, store: MemoryStore, transport: RecordingTransport, run_id: str) -> RunRecord:
+    """Cancel the run (its resumes delivered), then let the retention sweep stamp it; the ended run."""
+    from workflows.core.retention import retain_ended_runs
+
+    engine.request_cancel(run_id)  # a fan-out or race in flight: a resume acts on the cancel at once
     for resume in transport.resumes:
         run_worker_task(engine, lambda r=resume: engine.receive_resume(r, first_delivery=True))
     run = store.get_run(run_id)
     assert run.status == RunStatus.CANCELLED
     engine.clock.advance(SETTINGS.lease_seconds + 1)  # type: ignore[attr-defined]
     assert retain_ended_runs(engine) == 1
+    return run
+
+
+def join_ttls(store: MemoryStore, join: str) -> set[Any]:
+    """The TTLs of every item of a join (None for an item without one)."""
+    return {i.get("retain_until") for (j, _), i in store.joins.items.items() if j.startswith(join)}
+
+
+def test_a_branch_of_an_ended_run_writes_nothing_without_its_ttl() -> None:
+    """A branch reads no run item: one delivered after its run was cancelled and stamped by the retention
+    sweep finds its join closed (every slot and counter there, with the run's TTL): its result's put loses,
+    and every item of the join carries the run's TTL."""
+    from workflows.core.fanout import join_id
+    from workflows.core.steps import execute_step
+
+    engine, store, transport = setup()
+    run_id, branches = start_fan_out(engine, transport, flows.replay_fan.name, "[[3],{}]")
+    assert [m.branch.index for m in branches] == [0, 1, 2]
+    run_worker_task(engine, lambda: execute_step(engine, branches[0], redelivered=False))
+    run = cancel_and_sweep(engine, store, transport, run_id)
     for late in branches[1:]:
         run_worker_task(engine, lambda m=late: execute_step(engine, m, redelivered=False))
     join = join_id(run_id, 0)
-    items = [i for (j, _), i in store.joins.items.items() if j.startswith(join)]
-    assert items and {i.get("retain_until") for i in items} == {run.retain_until}
+    assert join_ttls(store, join) == {run.retain_until}
     assert [r.index for r in store.branch_results(join, 3)] == [0]  # closed slots hold no outcome
 
 
@@ -147,25 +165,12 @@ def test_a_step_candidate_of_a_cancelled_race_writes_nothing_without_its_ttl() -
     stamped loses its put and leaves no item without the run's TTL (simulator seed 11209)."""
     from tests.testing import first_flows
     from workflows.core.fanout import join_id
-    from workflows.core.retention import retain_ended_runs
     from workflows.core.steps import execute_step
 
     engine, store, transport = setup()
-    run_id, _ = engine.create_run(get_workflow(first_flows.race_step.name), "[[900],{}]")
-    (first,) = transport.resumes
-    transport.clear()
-    run_worker_task(engine, lambda: engine.receive_resume(first, first_delivery=True))
-    (candidate,) = [m for m in transport.steps if m.branch is not None]
-    transport.clear()
-    engine.request_cancel(run_id)
-    for resume in transport.resumes:
-        run_worker_task(engine, lambda r=resume: engine.receive_resume(r, first_delivery=True))
-    run = store.get_run(run_id)
-    assert run.status == RunStatus.CANCELLED
-    engine.clock.advance(SETTINGS.lease_seconds + 1)  # type: ignore[attr-defined]
-    assert retain_ended_runs(engine) == 1
+    run_id, (candidate,) = start_fan_out(engine, transport, first_flows.race_step.name, "[[900],{}]")
+    run = cancel_and_sweep(engine, store, transport, run_id)
     run_worker_task(engine, lambda: execute_step(engine, candidate, redelivered=False))
     join = join_id(run_id, 0)
-    items = [i for (j, _), i in store.joins.items.items() if j.startswith(join)]
-    assert items and {i.get("retain_until") for i in items} == {run.retain_until}
+    assert join_ttls(store, join) == {run.retain_until}
     assert store.branch_results(join, 1) == []  # the closed slot holds no outcome

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 SENDS = (("a", "x"), ("b", "y"), ("a", "x"))
 
 
-@workflow
-def sim_updates() -> dict[str, Any]:
+def taking_notes() -> list[str]:
+    """Declare the ``note`` update handler (it appends the payload, answers the count); the notes."""
     notes: list[str] = []
 
     def note(value: str) -> int:
@@ -40,6 +40,12 @@ def sim_updates() -> dict[str, Any]:
         return len(notes)
 
     on_update("note", note)
+    return notes
+
+
+@workflow
+def sim_updates() -> dict[str, Any]:
+    notes = taking_notes()
     try:
         go = wait_for_signal("go", timeout=900)
     except WaitTimeout:
@@ -49,13 +55,7 @@ def sim_updates() -> dict[str, Any]:
 
 @workflow
 def sim_race_updates() -> dict[str, Any]:
-    notes: list[str] = []
-
-    def note(value: str) -> int:
-        notes.append(value)
-        return len(notes)
-
-    on_update("note", note)
+    notes = taking_notes()
     won = first_of(signal("go"), timer(900.0))
     return {"notes": notes, "go": won.value if won.kind == "signal" else "timed out"}
 

@@ -266,10 +266,7 @@ class Dashboard:
     async def signal_run(self, request: Request, auth: Auth) -> Response:
         """POST /runs/{run_id}/signal: ``name`` and ``payload`` (JSON text)."""
         run_id, form = request.path_params["run_id"], request.state.form
-        name, text = form.get("name", "").strip(), form.get("payload", "").strip() or "null"
-        payload = parse_json(text)
-        if not name:
-            raise Refused(422, "A signal needs a name.")
+        name, text, payload = named_payload(form, "A signal")
         if form.get("confirm") != "yes":
             return self.confirm(request, auth, f"Send signal {name!r} to run {run_id}?",
                                 {"name": name, "payload": text}, detail=text)
@@ -279,10 +276,7 @@ class Dashboard:
     async def update_run(self, request: Request, auth: Auth) -> Response:
         """POST /runs/{run_id}/update: ``name`` and ``payload`` (JSON text); shows the answer (``web/updates.py``)."""
         run_id, form = request.path_params["run_id"], request.state.form
-        name, text = form.get("name", "").strip(), form.get("payload", "").strip() or "null"
-        payload = parse_json(text)
-        if not name:
-            raise Refused(422, "An update needs a name.")
+        name, text, payload = named_payload(form, "An update")
         if form.get("confirm") != "yes":
             # One update id per confirmation page: submitting it twice applies the update once.
             return self.confirm(request, auth, f"Send update {name!r} to run {run_id}?",
@@ -403,6 +397,15 @@ def parse_position(text: str) -> int:
     if not text.isdigit() or len(text) > 9:
         raise Refused(422, f"An op position is a whole number of 0 or more, got {text[:40]!r}.")
     return int(text)
+
+
+def named_payload(form: dict[str, str], what: str) -> tuple[str, str, Any]:
+    """A signal's or an update's form: its name, its payload as typed (``null`` if empty) and decoded."""
+    name, text = form.get("name", "").strip(), form.get("payload", "").strip() or "null"
+    payload = parse_json(text)
+    if not name:
+        raise Refused(422, f"{what} needs a name.")
+    return name, text, payload
 
 
 def parse_json(text: str) -> Any:

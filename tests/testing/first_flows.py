@@ -159,3 +159,10 @@ async def race_wait_for(seconds: float) -> str:
     except asyncio.TimeoutError:
         return "timed out"
     return f"got {value}"
+
+
+@workflow
+def race_step_then_wait(seconds: float) -> dict[str, Any]:
+    """A step raced against a short timer; then a long wait, during which the losing step may end."""
+    won = _won(first_of(first_double.s(21), timer(seconds)))
+    return {"won": won, "then": wait_for_signal("done")}

@@ -23,7 +23,7 @@ from workflows import (
     stop_batch,
 )
 from workflows.batches import drive_due_batches, run_chunk
-from workflows.core.batches import STOPPED, Progress
+from workflows.core.batches import INDEX_SETTLE_SECONDS, STOPPED, Progress
 from workflows.errors import StorageError
 from workflows.settings import Settings
 from workflows.testing import WorkflowEnv
@@ -45,7 +45,7 @@ def test_batch_cancel_runs_to_its_end_throttled_under_the_virtual_clock(env: Wor
     waiting = _start(env, flows.batch_waiter, 5)
     done = _start(env, flows.batch_quick, 2)
     batch_id = batch_cancel(RunFilter(workflow=flows.batch_waiter), reason="bad deploy")
-    started = env.clock.now() + 5  # its first chunk waits for the listing index to settle
+    started = env.clock.now() + INDEX_SETTLE_SECONDS  # its first chunk waits for the listing index to settle
     batch = get_batch(batch_id)
     assert (batch.state, batch.params, batch.counts()) == ("running", {"reason": "bad deploy"},
                                                           {"selected": 0, "done": 0, "failed": 0, "skipped": 0})
@@ -67,7 +67,7 @@ def test_ended_runs_are_skipped_and_later_runs_never_selected(env: WorkflowEnv) 
     env.clock.advance(0.001)
     late = env.start(flows.batch_waiter, 9)  # after the batch: not selected
     env.driver.settle()
-    env.advance("6s")  # the first chunk waits for the listing index to settle (5 s)
+    env.advance(INDEX_SETTLE_SECONDS + 1)  # the first chunk waits for the listing index to settle
     assert get_batch(batch_id).counts() == {"selected": 2, "done": 1, "failed": 0, "skipped": 1}
     assert late.status() == "suspended"
 
@@ -86,7 +86,7 @@ def test_batch_rerun_starts_one_rerun_per_failed_run_even_when_a_chunk_is_taken_
     _start(env, flows.batch_quick, 1)
     store = env.store
     batch_id = batch_rerun(RunFilter(status="failed"), rate=100)
-    env.clock.advance(5)  # the index settles; the reruns are created after the batch (never selected)
+    env.clock.advance(INDEX_SETTLE_SECONDS)  # the index settles; the reruns are created after the batch
     batch = store.get_batch(batch_id)
     # a driver claims the batch, applies its chunk and dies before advancing the cursor
     claimed = store.claim_batch(batch, "dead driver", env.clock.now() + 5)
@@ -123,7 +123,7 @@ def test_a_failed_operation_is_counted_with_its_error(env: WorkflowEnv) -> None:
 def test_stop_batch_and_listing(env: WorkflowEnv) -> None:
     _start(env, flows.batch_waiter, 6)
     first = batch_cancel(RunFilter(workflow="batch_waiter"), rate=1)
-    env.clock.advance(5)  # the index settles
+    env.clock.advance(INDEX_SETTLE_SECONDS)  # the index settles
     env.driver.tick()  # one chunk
     stopped = stop_batch(first)
     assert stopped.state == STOPPED and stopped.done == 1
@@ -150,7 +150,7 @@ def test_bad_input_stores_nothing(env: WorkflowEnv) -> None:
 def test_two_drivers_never_both_advance_a_batch(env: WorkflowEnv) -> None:
     _start(env, flows.batch_waiter, 3)
     batch = env.store.get_batch(batch_cancel(RunFilter(workflow="batch_waiter"), rate=100))
-    env.clock.advance(5)  # its first chunk's time
+    env.clock.advance(INDEX_SETTLE_SECONDS)  # its first chunk's time
     one = env.store.claim_batch(batch, "one", env.clock.now() + 10)
     assert one is not None and env.store.claim_batch(batch, "two", env.clock.now() + 10) is None
     assert run_chunk(env.engine, batch, "three") is None  # the version it read is gone
@@ -161,7 +161,7 @@ def test_two_drivers_never_both_advance_a_batch(env: WorkflowEnv) -> None:
 def test_a_lost_response_to_a_claim_is_recognised(env: WorkflowEnv) -> None:
     _start(env, flows.batch_waiter, 1)
     batch = env.store.get_batch(batch_cancel(RunFilter(workflow="batch_waiter")))
-    env.clock.advance(5)  # its first chunk's time
+    env.clock.advance(INDEX_SETTLE_SECONDS)  # its first chunk's time
 
     def twice(name: str, apply: Callable[[], Any]) -> Any:
         if name in ("claim batch", "advance batch"):
@@ -184,7 +184,7 @@ def test_a_storage_error_leaves_the_chunk_to_the_next_driver(env: WorkflowEnv) -
         return apply()
 
     env.store.interceptor = failing
-    env.clock.advance(5)  # its first chunk's time
+    env.clock.advance(INDEX_SETTLE_SECONDS)  # its first chunk's time
     assert drive_due_batches(env.engine) == 0  # logged; its claim holds the batch a lease
     assert get_batch(batch_id).done == 0
     env.store.interceptor = None
@@ -215,7 +215,7 @@ def test_a_chunk_is_sized_by_the_rate_and_by_beats_budget() -> None:
 def test_a_chunk_records_its_seconds_per_run(env: WorkflowEnv) -> None:
     _start(env, flows.batch_waiter, 3)
     batch_id = batch_cancel(RunFilter(workflow="batch_waiter"))
-    env.clock.advance(5)
+    env.clock.advance(INDEX_SETTLE_SECONDS)
     assert drive_due_batches(env.engine, budget=10.0) == 1
     batch = get_batch(batch_id)
     assert batch.selected == 2 and batch.run_seconds is not None and batch.run_seconds > 0
@@ -232,4 +232,37 @@ def test_runs_created_just_before_a_batch_are_selected_though_the_listing_index_
     batch_id = batch_cancel(RunFilter(workflow="batch_waiter"), rate=100)
     env.run_until_idle()
     assert get_batch(batch_id).counts() == {"selected": 3, "done": 3, "failed": 0, "skipped": 0}
+    assert {r.status() for r in runs} == {"cancelled"}
+
+
+class AheadClock:
+    """Another process's clock: the env's, ``ahead`` seconds ahead."""
+
+    def __init__(self, clock: Any, ahead: float) -> None:
+        self.clock, self.ahead = clock, ahead
+
+    def now(self) -> float:
+        return float(self.clock.now()) + self.ahead
+
+
+def test_a_batch_waits_for_the_index_though_the_driving_beats_clock_runs_ahead(env: WorkflowEnv) -> None:
+    # The simulator's seed 47654: the client's clock 1.7 s behind, the beat's 1.6 s ahead, the listing
+    # index 3 s late: the first chunk ran 1.8 s after the batch's creation and missed the runs created
+    # just before it. The wait covers an index 3 s late and clocks up to 2 s off either way.
+    import copy
+
+    from workflows.core.engine import Engine
+    from workflows.memory.tables import IndexLag
+
+    env.store.runs.lag = IndexLag(env.clock.now, lambda: 3.0)
+    runs = _start(env, flows.batch_waiter, 3)
+    batch_id = batch_cancel(RunFilter(workflow="batch_waiter"), rate=100)
+    ahead = AheadClock(env.clock, 4.0)
+    view = copy.copy(env.store)  # the beat's view: the same tables, its own clock
+    view.clock = ahead.now
+    beat = Engine(view, env.engine.transport, env.engine.settings, clock=ahead)
+    while drive_due_batches(beat) == 0:
+        env.clock.advance(0.25)
+    assert get_batch(batch_id).counts()["selected"] == 3
+    env.run_until_idle()
     assert {r.status() for r in runs} == {"cancelled"}

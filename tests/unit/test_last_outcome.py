@@ -174,3 +174,26 @@ def test_a_step_candidate_of_a_cancelled_race_writes_nothing_without_its_ttl() -
     join = join_id(run_id, 0)
     assert join_ttls(store, join) == {run.retain_until}
     assert store.branch_results(join, 1) == []  # the closed slot holds no outcome
+
+
+def test_a_step_candidate_that_ends_after_its_race_leaves_the_run_alone() -> None:
+    """The timer won the race and the run went on to wait elsewhere: the losing step's late result must
+    not lease the run (no resume follows such a wake: the reconciler would recover the run, a recovery
+    counted towards its limit, once per race lost this way; simulator seed 52911)."""
+    from tests.testing import first_flows
+    from workflows.core.steps import execute_step
+    from workflows.core.sweeper import fire_due_timers
+
+    engine, store, transport = setup()
+    run_id, (candidate,) = start_fan_out(engine, transport, first_flows.race_step_then_wait.name, "[[5],{}]")
+    engine.clock.advance(6)  # type: ignore[attr-defined]
+    assert fire_due_timers(engine) == 1
+    for resume in transport.resumes:  # the timer wins; the run waits for "done"
+        run_worker_task(engine, lambda r=resume: engine.receive_resume(r, first_delivery=True))
+    transport.clear()
+    waiting = store.get_run(run_id)
+    assert (waiting.status, waiting.cursor, waiting.lease_expires_at) == (RunStatus.SUSPENDED, 1, None)
+    run_worker_task(engine, lambda: execute_step(engine, candidate, redelivered=False))  # the late loser
+    after = store.get_run(run_id)
+    assert (after.status, after.cursor, after.lease_expires_at) == (RunStatus.SUSPENDED, 1, None)
+    assert transport.resumes == []

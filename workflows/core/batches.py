@@ -25,8 +25,11 @@ RUNNING, COMPLETED, STOPPED = "running", "completed", "stopped"
 LIVE_PART, ENDED_PART = "live", "ended"
 #: A batch's first chunk waits this long after its creation: the listing indexes are eventually
 #: consistent (DynamoDB's GSIs lag their table by up to a second or so), and the batch selects every
-#: run created before it, so it reads them once they show every such run.
-INDEX_SETTLE_SECONDS = 5.0
+#: run created before it, so it reads them once they show every such run. The wait is measured by two
+#: clocks (the creator's sets ``due_at``, a beat's compares), so it covers an index up to 3 s late
+#: plus a run's creator and the batch's creator each 2 s off, and the beat 2 s ahead: 3 + 4 + 4 = 11,
+#: with a second to spare.
+INDEX_SETTLE_SECONDS = 12.0
 #: The most runs one chunk (one listing page, one cursor advance) takes.
 MAX_CHUNK = 100
 #: The failures a batch keeps (the latest), each a run id and its error text.

@@ -107,7 +107,9 @@ def settle_branch(engine: Engine, run_id: str, step: str, branch: Branch, error:
     item: only the branch that decides the fan-out reads the run, to resume it."""
     pos, name = branch.pos, f"{branch.total} branches"
     if branch.race:  # a step candidate of first_of: wake the run, whose replay decides the race (core.first)
-        woken = engine.store.wake_run(run_id)
+        # Only while the race is open: a run that moved on (the race decided) is left alone, since a
+        # wake leases it and no resume would follow (the reconciler would recover it, counted).
+        woken = engine.store.wake_run(run_id, at=pos)
         if woken is not None and woken.status == "suspended" and woken.cursor == pos:
             engine.resume(run_id, run=woken)
         return

@@ -167,9 +167,10 @@ class RunStore(Protocol):
         that no resume reached ``pos`` yet (the cursor is before it): the one resume that wins sends
         the race's step messages (two resumes of one wake never both send them)."""
 
-    def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
-        """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel).
-        Returns the run after the update, or None if it does not exist or has ended."""
+    def wake_run(self, run_id: str, *, cancel: bool = False, at: int | None = None) -> RunRecord | None:
+        """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel). ``at``: only if
+        the run's cursor is that op position (a race's step candidate wakes only the race).
+        Returns the run after the update, or None if it does not exist, has ended or moved on."""
 
     def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any], *,
                   as_created: RunRecord | None = None) -> bool:

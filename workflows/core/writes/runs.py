@@ -130,10 +130,12 @@ class RunWrites(WritesBase):
                                               own=None if req is None else carries("runs", (run_id,), req))).applied
         return counts.applied
 
-    def wake_run(self, run_id: str, *, cancel: bool = False) -> RunRecord | None:
-        """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel); the run after it."""
+    def wake_run(self, run_id: str, *, cancel: bool = False, at: int | None = None) -> RunRecord | None:
+        """Bump ``wake_seq`` and lease a leaseless run (optionally request cancel; ``at``: only while its
+        cursor is that position); the run after it."""
+        cond = LIVE_COND if at is None else LIVE_COND & (A("cursor") == at)
         done = self._run_write("wake run", run_id, [*self.wake_actions(), *([Set("cancel_requested", True)]
-                                                                           if cancel else [])], LIVE_COND)
+                                                                           if cancel else [])], cond)
         return run_record(done.item) if done.applied else None
 
     def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any], *,

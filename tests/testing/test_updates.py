@@ -291,3 +291,52 @@ def test_a_race_with_a_step_candidate_handles_updates_once_it_is_decided(env: Wo
     run = env.start(flows.race, True)
     env.run_until_idle()  # the step candidate ran and won: the race is decided, the run ended
     assert run.result() == {"won": 2, "seen": []}
+
+
+def test_an_update_sent_just_before_a_races_winning_signal_is_handled_before_the_race_returns(
+        env: WorkflowEnv) -> None:
+    """The race's resume reads the requests waiting (only "a"); then the client sends update "b" and the
+    signal; the race reads the signal: "b" must be handled before the race returns it (seed 12806)."""
+    from workflows.client import signal_run
+    from workflows.core.update_requests import send_update
+
+    run = env.start(flows.race, False)
+    env.driver.settle()
+    send_update(env.engine, run.run_id, "note", "x", "a")
+    reads: list[str] = []
+
+    def late(request: str, apply: Any) -> Any:
+        result = apply()
+        if request == "read signals" and not reads:
+            reads.append(request)  # the frontier's read of requests is done: the client sends now
+            send_update(env.engine, run.run_id, "note", "y", "b")
+            signal_run(env.engine, run.run_id, "go", "now")
+        return result
+
+    env.store.interceptor = late
+    assert run.result() == {"won": 0, "seen": ["x", "y"]}
+
+
+def test_a_lease_renewed_after_updates_moved_the_wait_on_names_the_stored_cursor(env: WorkflowEnv) -> None:
+    """Updates handled at a wait move the replay's cursor on, not the stored one: a lease renewal due
+    meanwhile must name the stored cursor, or it is refused and the resume drops the run it holds
+    (the reconciler then recovers it, counted; simulator seed 17795)."""
+    from workflows.core.update_requests import send_update
+
+    run = env.start(flows.echo)
+    env.driver.settle()
+    send_update(env.engine, run.run_id, "note", "x", "a")
+    send_update(env.engine, run.run_id, "note", "y", "b")
+
+    def slow(request: str, apply: Any) -> Any:
+        if request == "answer update":  # each handled update takes 40 % of a lease: a renewal comes due
+            env.clock.advance(env.engine.settings.lease_seconds * 0.4)
+        return apply()
+
+    env.store.interceptor = slow
+    env.driver.settle()
+    env.store.interceptor = None
+    record = run.record()
+    assert (record.status, record.lease_expires_at, record.recoveries) == ("suspended", None, 0)
+    env.signal(run, "go", "yes")
+    assert run.result() == {"seen": ["x", "y"], "go": "yes"}

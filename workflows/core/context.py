@@ -128,7 +128,8 @@ class WorkflowContext:
             raise self.halt(StaleHistory(self.pos))  # the resume re-reads the run and times it out
         if now < self.lease.due:
             return
-        if not self.store.renew_lease(self.run.run_id, self.run.cursor):
+        stored = self.updates.stored_cursor  # an update moved the in-memory cursor on: not the stored one
+        if not self.store.renew_lease(self.run.run_id, self.run.cursor if stored is None else stored):
             run = self.store.find_run(self.run.run_id)
             if run is not None and run.cancel_requested and not run.is_terminal:
                 raise self.halt(StaleHistory(self.pos))  # the resume re-reads the run and cancels it
@@ -156,6 +157,7 @@ class WorkflowContext:
             raise self.halt(StaleHistory(pos))
         self.run = dataclasses.replace(self.run, status="running", cursor=pos, waiting=waiting,
                                        lease_expires_at=self.lease.renewed(sent))
+        self.updates.stored_cursor = None  # the claim wrote the cursor
         self.owns_run = True
 
     # -- the run a fresh message carried; an outcome held for the end -------------------------

@@ -36,6 +36,7 @@ from .join_layout import RACE_SEPARATOR
 from .names import check_name
 from .priority import step_priority
 from .records import Branch, OpKind, StepMessage, TimerKind
+from .updates import before_signal
 
 if TYPE_CHECKING:
     from ..decorators import StepCall
@@ -165,6 +166,9 @@ def race(ctx: WorkflowContext, candidates: tuple[Any, ...],
         decided = _decide(race)
         if decided is None:
             raise _wait(race)
+        if unembed(decided, "payload")[0].get("kind") == "signal" and not race.steps():
+            # updates sent before the winning signal are handled first, as for wait_for_signal
+            race.pos = pos = before_signal(ctx, pos, race.name, OpKind.FIRST_OF)
         event = ctx.record(pos, OpKind.FIRST_OF, "won", name=race.name, data=decided)
     return _winner(race, event.data or "{}")
 

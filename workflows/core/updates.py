@@ -90,6 +90,9 @@ class UpdateState:
     handled: set[str] = field(default_factory=set)
     frontier_seen: bool = False
     running: str | None = None  # the handler (or validator) running now, if one is
+    #: The run's cursor as stored, once an update moved the replay's copy on (``_advance``): what a
+    #: lease renewal's condition names until the next write of the cursor.
+    stored_cursor: int | None = None
 
 
 def on_update(name: str, handler: Callable[[Any], Any], validator: Callable[[Any], Any] | None = None) -> None:
@@ -159,6 +162,8 @@ def _advance(ctx: WorkflowContext, pos: int) -> None:
     """Go past the update at ``pos``; the op that waited there (the cursor) is now the next one."""
     ctx.pos = pos + 1
     if ctx.run.cursor == pos:
+        if ctx.updates.stored_cursor is None:
+            ctx.updates.stored_cursor = pos
         ctx.run = dataclasses.replace(ctx.run, cursor=pos + 1)
 
 
@@ -192,16 +197,17 @@ def _replay(ctx: WorkflowContext, event: EventRecord) -> None:
     _advance(ctx, pos)
 
 
-def before_signal(ctx: WorkflowContext, pos: int, name: str) -> int:
-    """A signal wait at ``pos`` is about to take a signal: first handle the requests waiting now (read
-    after the signal, so an update a client sent before that signal is among them); return the
-    wait's position after the updates recorded (``waits.wait_for_signal`` calls this)."""
+def before_signal(ctx: WorkflowContext, pos: int, name: str, kind: OpKind = OpKind.SIGNAL) -> int:
+    """A signal wait (or a ``first_of`` race without step candidates: ``kind``) at ``pos`` is about to
+    take a signal: first handle the requests waiting now (read after the signal, so an update a client
+    sent before that signal is among them); return the wait's position after the updates recorded
+    (``waits.wait_for_signal`` and ``first.first_of`` call this)."""
     if not ctx.updates.handlers or not _free(ctx, pos):
         return pos
     ctx.pos = pos  # the wait has recorded nothing: the updates come first
     _handle_requests(ctx)
     ctx.pos += 1
-    ctx.op = (ctx.pos - 1, OpKind.SIGNAL.value, name)
+    ctx.op = (ctx.pos - 1, kind.value, name)
     return ctx.pos - 1
 
 

@@ -230,26 +230,32 @@ def test_a_patch_decided_after_an_update_at_the_same_point_replays_the_same(env:
     assert run.result() == {"seen": ["x"], "new": True, "go": "yes"}
 
 
-def test_an_update_sent_before_the_signal_a_wait_takes_is_handled_before_it(env: WorkflowEnv) -> None:
-    """The resume reads the requests waiting (only "a"); then the client sends update "b" and the
-    signal; the wait reads the signal: "b" must be handled before it (found by seed 945)."""
+def send_after_the_frontiers_read(env: WorkflowEnv, run_id: str, go: Any) -> None:
+    """Send update "x" (id a) now; then, right after the next resume's frontier has read the requests
+    waiting, update "y" (id b) and the signal "go" with ``go``."""
     from workflows.client import signal_run
     from workflows.core.update_requests import send_update
 
-    run = env.start(flows.echo)
-    env.run_until_idle()
-    send_update(env.engine, run.run_id, "note", "x", "a")
+    send_update(env.engine, run_id, "note", "x", "a")
     reads: list[str] = []
 
     def late(request: str, apply: Any) -> Any:
         result = apply()
         if request == "read signals" and not reads:
             reads.append(request)  # the frontier's read of requests is done: the client sends now
-            send_update(env.engine, run.run_id, "note", "y", "b")
-            signal_run(env.engine, run.run_id, "go", "yes")
+            send_update(env.engine, run_id, "note", "y", "b")
+            signal_run(env.engine, run_id, "go", go)
         return result
 
     env.store.interceptor = late
+
+
+def test_an_update_sent_before_the_signal_a_wait_takes_is_handled_before_it(env: WorkflowEnv) -> None:
+    """The resume reads the requests waiting (only "a"); then the client sends update "b" and the
+    signal; the wait reads the signal: "b" must be handled before it (found by seed 945)."""
+    run = env.start(flows.echo)
+    env.run_until_idle()
+    send_after_the_frontiers_read(env, run.run_id, "yes")
     assert run.result() == {"seen": ["x", "y"], "go": "yes"}
     assert updates_of(env, run.run_id) == [(0, "note", "completed"), (1, "note", "completed")]
 
@@ -297,23 +303,9 @@ def test_an_update_sent_just_before_a_races_winning_signal_is_handled_before_the
         env: WorkflowEnv) -> None:
     """The race's resume reads the requests waiting (only "a"); then the client sends update "b" and the
     signal; the race reads the signal: "b" must be handled before the race returns it (seed 12806)."""
-    from workflows.client import signal_run
-    from workflows.core.update_requests import send_update
-
     run = env.start(flows.race, False)
     env.driver.settle()
-    send_update(env.engine, run.run_id, "note", "x", "a")
-    reads: list[str] = []
-
-    def late(request: str, apply: Any) -> Any:
-        result = apply()
-        if request == "read signals" and not reads:
-            reads.append(request)  # the frontier's read of requests is done: the client sends now
-            send_update(env.engine, run.run_id, "note", "y", "b")
-            signal_run(env.engine, run.run_id, "go", "now")
-        return result
-
-    env.store.interceptor = late
+    send_after_the_frontiers_read(env, run.run_id, "now")
     assert run.result() == {"won": 0, "seen": ["x", "y"]}
 
 

@@ -11,7 +11,7 @@ from celery.beat import Scheduler
 
 from workflows.batches import drive_due_batches
 from workflows.core.firing import fire_due_schedules
-from workflows.core.retention import retain_ended_runs
+from workflows.core.retention import sweep_retention
 from workflows.core.sweeper import fire_due_timers, reconcile
 from workflows.runtime import get_engine
 from workflows.settings import get_settings
@@ -38,7 +38,7 @@ def tick_once() -> dict[str, int]:
     period = max(engine.settings.sweep_interval, RETENTION_PERIOD)
     if time.monotonic() - _last_retention >= period:
         _last_retention = time.monotonic()
-        counts["retained"] = retain_ended_runs(engine, budget=period / 2)
+        counts["retained"] = sweep_retention(engine, budget=period / 2)
     return counts
 
 

@@ -134,6 +134,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         tags = UnicodeAttribute(null=True)  # JSON object of the run's tags (see core.tags)
         retain_shard = UnicodeAttribute(null=True)  # ended, items not yet stamped (the by_retention index)
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute: set when the run ends
+        stamped_at = NumberAttribute(null=True)  # when its items' TTL was last pushed out (core.retention)
         start_at = NumberAttribute(null=True)  # a delayed run's start time (see core.delayed)
         deferral = UnicodeAttribute(null=True)  # JSON: the last deferral to a worker that serves it (core.deferral)
         by_status = RunsByStatus()

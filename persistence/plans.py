@@ -58,6 +58,7 @@ class PlanStore(StoreBase):
     def commit(self, plan: p.Plan) -> p.Committed:
         """Send ``plan`` as one request; a refusal is ``applied=False`` with the cancellation
         reasons in plan order, unless ``plan.own`` shows an earlier send of it applied."""
+        plan = self.expiring(plan)
         if plan.transaction:
             reasons = self.transact_reasons(plan.name, functools.partial(self._build, plan), token=plan.token)
             committed = p.Committed(True, [None] * len(plan.ops)) if reasons is None else p.Committed(False, reasons)

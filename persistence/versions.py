@@ -5,6 +5,7 @@ from __future__ import annotations
 from workflows.core.records import EventRecord
 
 from .history import HistoryStore
+from .plans import PlanStore
 
 
 class VersionStore(HistoryStore):
@@ -16,4 +17,4 @@ class VersionStore(HistoryStore):
         items = [self.event_item(event) for event in events]
         with self.errors("copy history"), self.m.Event.batch_write() as batch:
             for item in items:
-                batch.save(self.m.Event(**{k: v for k, v in item.items() if v is not None}))
+                batch.save(PlanStore.instance(self.m.Event, item))

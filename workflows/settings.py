@@ -28,6 +28,8 @@ MIN_DASHBOARD_TOKEN_BYTES = 16
 #: How long an ended run's items are kept by default (``WORKFLOWS_RETENTION``), and the shortest retention.
 DEFAULT_RETENTION_SECONDS = 30 * 86400.0
 MIN_RETENTION_SECONDS = 3600.0
+#: The retention horizon by default (``WORKFLOWS_RETENTION_HORIZON``): see docs/retention.md.
+DEFAULT_RETENTION_HORIZON_SECONDS = 14 * 86400.0
 #: The shard count of every write-sharded index key (``WORKFLOWS_INDEX_SHARDS``), and its largest value.
 DEFAULT_INDEX_SHARDS = 8
 MAX_INDEX_SHARDS = 1024
@@ -92,6 +94,10 @@ class Settings:
             and idempotency guard are kept after its end before DynamoDB's TTL deletes them
             (``WORKFLOWS_RETENTION``: a duration such as ``30d``, at least ``1h``; ``off`` keeps
             them forever). Default 30 days. See docs/retention.md.
+        retention_horizon: a run's history and join items are written to expire this long plus
+            the retention after the write, and beat keeps a live run's items alive every half of
+            it, so a run that ends within it needs no stamping of those items
+            (``WORKFLOWS_RETENTION_HORIZON``, a duration, at least ``2h``; default 14 days).
         code_version: the version of the workflow code this process runs (``WORKFLOWS_CODE_VERSION``,
             e.g. a release tag or commit). Every run is stamped with the version of the process that
             started it; unset, the stamp is ``src-`` and a hash of the workflow function's source.
@@ -145,6 +151,7 @@ class Settings:
     metrics_port: int | None = None
     traces: str | None = None
     retention: float | None = DEFAULT_RETENTION_SECONDS
+    retention_horizon: float = DEFAULT_RETENTION_HORIZON_SECONDS
     code_version: str | None = None
     serve_versions: tuple[str, ...] = ()
     defer_seconds: float = 30.0
@@ -187,6 +194,8 @@ class Settings:
             raise ConfigurationError(f"WORKFLOWS_TRACES must be 'otel' or 'file:PATH', got {self.traces!r}")
         if self.retention is not None and not self.retention >= MIN_RETENTION_SECONDS:
             raise ConfigurationError(f"WORKFLOWS_RETENTION must be at least 1h (or 'off'), got {self.retention} s")
+        if not self.retention_horizon >= 2 * MIN_RETENTION_SECONDS:
+            raise ConfigurationError(f"WORKFLOWS_RETENTION_HORIZON must be at least 2h, got {self.retention_horizon} s")
         if isinstance(self.index_shards, bool) or not isinstance(self.index_shards, int) or not (
                 1 <= self.index_shards <= MAX_INDEX_SHARDS):
             raise ConfigurationError(f"WORKFLOWS_INDEX_SHARDS must be a whole number in 1..{MAX_INDEX_SHARDS}, "
@@ -232,6 +241,8 @@ class Settings:
                 metrics_port=int(env["WORKFLOWS_METRICS_PORT"]) if env.get("WORKFLOWS_METRICS_PORT") else None,
                 traces=env.get("WORKFLOWS_TRACES") or None,
                 retention=_retention(env.get("WORKFLOWS_RETENTION")),
+                retention_horizon=_duration(env.get("WORKFLOWS_RETENTION_HORIZON"), "WORKFLOWS_RETENTION_HORIZON",
+                                            DEFAULT_RETENTION_HORIZON_SECONDS),
                 code_version=env.get("WORKFLOWS_CODE_VERSION", "").strip() or None,
                 serve_versions=tuple(v.strip() for v in env.get("WORKFLOWS_SERVE_VERSIONS", "").split(",")
                                      if v.strip()),
@@ -307,15 +318,20 @@ def _index_shards(text: str | None) -> int:
 
 def _retention(text: str | None) -> float | None:
     """``WORKFLOWS_RETENTION``: a duration, or ``off`` (keep ended runs forever)."""
-    if text is None or not text.strip():
-        return DEFAULT_RETENTION_SECONDS
-    if text.strip().lower() in ("off", "never", "forever"):
+    if text is not None and text.strip().lower() in ("off", "never", "forever"):
         return None
+    return _duration(text, "WORKFLOWS_RETENTION", DEFAULT_RETENTION_SECONDS)
+
+
+def _duration(text: str | None, name: str, default: float) -> float:
+    """A duration setting (``30d``, ``12h``, seconds); ``default`` when unset."""
+    if text is None or not text.strip():
+        return default
     from .durations import to_seconds
     from .errors import InvalidDuration
 
     try:
-        return to_seconds(text, what="WORKFLOWS_RETENTION")
+        return to_seconds(text, what=name)
     except InvalidDuration as exc:
         raise ConfigurationError(str(exc)) from exc
 

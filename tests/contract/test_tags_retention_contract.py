@@ -8,6 +8,7 @@ import math
 import pytest
 
 from workflows.core.records import EventRecord, HookRecord, attempt_seq, event_seq
+from workflows.core.retention import EXPIRING_TABLES, write_expiry
 from workflows.settings import DEFAULT_RETENTION_SECONDS
 
 from .conftest import LEASE_SECONDS
@@ -112,14 +113,19 @@ def test_every_item_of_an_ended_run_gets_the_ttl_retention_after_its_end(store, 
     assert run.retain_until == expected
     items = items_of_run(store, run_id)
     assert {table for table, _ in items} == {"runs", "history", "joins", "hooks", "signals", "idempotency", "tags"}
-    assert [ttl_of(i) for t, i in items if t != "runs"] == [None] * (len(items) - 1)  # stamped after the end
+    later = {t for t, i in items if t in EXPIRING_TABLES and ttl_of(i) is not None and ttl_of(i) >= expected}
+    assert later == {"history", "joins"}  # written expiring, later than the run's TTL
+    assert [ttl_of(i) for t, i in items if t not in ("runs", *EXPIRING_TABLES)] == [None] * (
+        len([t for t, _ in items if t not in ("runs", *EXPIRING_TABLES)]))  # stamped after the end
     assert run_id not in store.runs_to_retain(run.ended_at, limit=1_000_000)  # not before it ended a while ago
     clock.advance(LEASE_SECONDS)
     assert run_id in store.runs_to_retain(store.now() - LEASE_SECONDS + 1, limit=1_000_000)
     assert store.retain_run(run_id)
     stamped = items_of_run(store, run_id)
     assert len(stamped) == len(items)  # nothing created, nothing lost
-    assert {(t, ttl_of(i)) for t, i in stamped} == {(t, expected) for t, _ in items}
+    assert {(t, ttl_of(i)) for t, i in stamped if t not in EXPIRING_TABLES} == {
+        (t, expected) for t, _ in items if t not in EXPIRING_TABLES}
+    assert all(ttl_of(i) >= expected for t, i in stamped if t in EXPIRING_TABLES)
     assert timer_ttl(store, f"{run_id}#3#hook_timeout") == expected
     assert run_id not in store.runs_to_retain(store.now(), limit=1_000_000)
     assert not store.retain_run(run_id)  # out of the index: a repeat writes nothing
@@ -131,7 +137,9 @@ def test_a_live_run_is_never_stamped(store, clock) -> None:  # type: ignore[no-u
     clock.advance(10 * LEASE_SECONDS)
     assert run_id not in store.runs_to_retain(store.now(), limit=1_000_000)
     assert not store.retain_run(run_id)
-    assert {ttl_of(i) for _, i in items_of_run(store, run_id)} == {None}
+    items = items_of_run(store, run_id)
+    assert {ttl_of(i) for t, i in items if t not in EXPIRING_TABLES} == {None}
+    assert all(ttl_of(i) > store.now() for t, i in items if t in EXPIRING_TABLES)  # written expiring, kept alive
 
 
 def test_a_continued_run_leaves_its_guard_to_the_chain_s_last_run(store, clock) -> None:  # type: ignore[no-untyped-def]
@@ -157,3 +165,19 @@ def test_without_retention_an_end_sets_no_ttl(store, clock) -> None:  # type: ig
     clock.advance(10 * LEASE_SECONDS)
     assert store.get_run(run_id).retain_until is None
     assert run_id not in store.runs_to_retain(store.now(), limit=1_000_000)
+
+
+def test_keep_alive_renews_a_live_runs_expiring_items_only(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store, key=uid("key"), tags={"a": "b"})
+    store.record_outcome(run_id, 0, "step", "completed", name="a", data="1")
+    clock.advance(8 * 86400)
+    until = write_expiry(store.now(), store.settings)
+    assert not store.keep_run_alive(run_id, store.now() - 9 * 86400, until)  # created after that
+    assert store.keep_run_alive(run_id, store.now(), until)
+    items = items_of_run(store, run_id)
+    assert [ttl_of(i) for t, i in items if t == "history"] == [until]
+    assert {ttl_of(i) for t, i in items if t not in EXPIRING_TABLES} == {None}  # the run, its key and tags
+    assert not store.keep_run_alive(run_id, store.now(), until + 10)  # renewed at this moment
+    assert store.finish_run(run_id, "completed", result="1") is not None
+    clock.advance(1)
+    assert not store.keep_run_alive(run_id, store.now(), until + 10)  # ended: retention takes over

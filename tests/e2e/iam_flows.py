@@ -2,7 +2,8 @@
 
 ``python -m tests.e2e.iam_flows journey HOOK_URL SIZE`` is the client: it starts a
 :func:`journey` run, resumes its hook by POSTing to the hook endpoint, and prints the
-run's id and result as one JSON line.
+run's id and result as one JSON line. ``python -m tests.e2e.iam_flows keep-alive RUN_ID``,
+under beat's keys, renews a live run's items as beat's keep-alive pass does.
 """
 
 from __future__ import annotations
@@ -90,6 +91,22 @@ def run_journey(hook_url: str, size: int) -> dict[str, Any]:
     return {"run_id": run.run_id, "result": run.result(timeout=60)}
 
 
+def keep_alive(run_id: str) -> dict[str, Any]:
+    """What beat's keep-alive pass does to one live run, made due now: its history's TTLs after."""
+    from workflows.core.retention import write_expiry
+    from workflows.runtime import get_engine
+
+    engine = get_engine()
+    now = engine.now()
+    until = (write_expiry(now, engine.settings) or 0) + 3600  # later than any TTL written so far
+    kept = engine.store.keep_run_alive(run_id, now + 1, until)
+    return {"kept": kept, "until": until,
+            "ttls": sorted({e.get("retain_until") for e in engine.store.query_items("read", "history", run_id)})}
+
+
 if __name__ == "__main__":
     configure(Settings.from_env())
-    print(json.dumps(run_journey(sys.argv[2], int(sys.argv[3]))), flush=True)
+    if sys.argv[1] == "keep-alive":
+        print(json.dumps(keep_alive(sys.argv[2])), flush=True)
+    else:
+        print(json.dumps(run_journey(sys.argv[2], int(sys.argv[3]))), flush=True)

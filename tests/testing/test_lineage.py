@@ -91,7 +91,7 @@ def test_the_chain_anchor_expires_with_the_chain(workflow_env: WorkflowEnv) -> N
     assert run.result() == 3
     workflow_env.advance("1h")  # beat's sweep stamps the last run, which gives the anchor its TTL
     workflow_env.advance("1h")  # the next sweep stamps the anchor's items
-    workflow_env.advance("31d")
+    workflow_env.advance("45d")  # history items expire up to the horizon (14 days) later than the run
     assert workflow_env.store.find_run(run.run_id) is None
     assert workflow_env.store.run_for_key("K") is None
     assert not workflow_env.store.signal_items.items and not workflow_env.store.events.items

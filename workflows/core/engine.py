@@ -41,6 +41,7 @@ from .records import (
     child_end_seq,
 )
 from .registry import WorkflowDef, get_workflow
+from .retention import KeepAlivePass
 from .storage import inline_result_limit, new_request
 from .versions import code_version
 from .workflow_slots import enqueue_new, release
@@ -66,6 +67,7 @@ class Engine:
         self.run_end_listeners: list[RunEndListener] = []
         self.in_place = InPlace()
         self.payloads = Payloads(getattr(store, "blobs", None), settings)  # large payloads: core/payloads.py
+        self.keep_alive = KeepAlivePass()  # where beat's keep-alive pass is (core/retention.py)
 
     def now(self) -> float:
         """The engine's clock, in epoch seconds."""

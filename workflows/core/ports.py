@@ -466,8 +466,15 @@ class RetentionStore(Protocol):
         run's ``retain_until``, then take it out of the retention index. The last run of a
         continue-as-new chain gives its anchor (``chain_head``) the same ``retain_until`` and
         puts it in the index (condition: it exists and has no ``retain_until`` yet), so the
-        anchor's items expire with the chain. Idempotent; never creates an item; False if the
-        run is live, unknown or not in the index."""
+        anchor's items expire with the chain. Idempotent; never creates an item but a closed
+        join's; leaves an item whose TTL is already at least the run's; False if the run is live,
+        unknown or not in the index."""
+
+    def keep_run_alive(self, run_id: str, kept_before: float, until: int) -> bool:
+        """Push the TTL of a live run's history and join items (those written with one, expiring
+        before ``until``) out to ``until``, then set its ``stamped_at``, if it was last kept alive
+        (or created) before ``kept_before``. The first run of a live continue-as-new chain counts
+        as live. Never moves a TTL in; never creates an item. Whether it renewed the run."""
 
 
 class ScheduleStore(Protocol):

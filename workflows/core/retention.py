@@ -1,12 +1,19 @@
-"""Retention: when an ended run's items expire, and the sweep that stamps them.
+"""Retention: when an ended run's items expire, and the sweeps that stamp them.
 
 An ended run keeps its items for ``WORKFLOWS_RETENTION`` after its end; then DynamoDB's
-TTL deletes them. A live run's items carry no TTL (a run may live for months), so the end
-sets the run item's TTL (``retain_until = ended_at + retention``) and puts the run in a
-sparse, sharded retention index, in the same write that ends it. Beat's sweep Queries that
-index for runs that ended more than a lease ago and stamps each of their items with the
-same TTL (``Store.retain_run``, idempotent), then takes the run out of the index. A sweep
-that dies half-way leaves the run in the index: the next one stamps again.
+TTL deletes them. The end sets the run item's TTL (``retain_until = ended_at + retention``)
+and puts the run in a sparse, sharded retention index, in the same write that ends it. Beat's
+sweep Queries that index for runs that ended more than a lease ago and stamps each of their
+items with the same TTL (``Store.retain_run``, idempotent), then takes the run out of the
+index. A sweep that dies half-way leaves the run in the index: the next one stamps again.
+
+The items a run writes per step (its history and join items) are written already expiring
+(:func:`expiring`): ``retain_until = write time + retention + horizon``. The sweep skips an
+item whose TTL is already at least the run's, so a run that ends within the horizon of its
+items' writes costs no stamp per step. A live run's items are kept alive: beat's keep-alive
+pass (:func:`keep_runs_alive`) finds the runs not kept alive for half a horizon (the listing
+index, created that long ago) and pushes their items' TTL out again (``Store.keep_run_alive``),
+the first run of a live continue-as-new chain too. The run item of a live run carries no TTL.
 
 Before its items, the sweep marks the run's payload objects ended (:func:`mark_payloads_ended`):
 every object under the run's prefix, found by listing it, is copied onto itself with the ended
@@ -23,9 +30,16 @@ from typing import TYPE_CHECKING
 
 from ..settings import Settings
 from .payloads import run_prefix
+from .plans import Plan, Put, Set, Update, path
+from .records import LIVE, RunStatus
 
 if TYPE_CHECKING:
     from .engine import Engine
+
+#: The tables whose items a run writes per step: written already expiring, kept alive while it lives.
+EXPIRING_TABLES = frozenset({"history", "joins"})
+#: The statuses the keep-alive pass lists: live runs, and ended-as-continued (a live chain's first run).
+KEPT_STATUSES = (*sorted(LIVE), RunStatus.CONTINUED.value)
 
 log = logging.getLogger("workflows.retention")
 
@@ -35,6 +49,40 @@ def retain_until(ended_at: float, settings: Settings) -> int | None:
     if settings.retention is None:
         return None
     return -int(-(ended_at + settings.retention) // 1)
+
+
+def write_expiry(now: float, settings: Settings) -> int | None:
+    """The TTL an item written at ``now`` starts with: ``now + retention + horizon`` (None: retention is off)."""
+    if settings.retention is None:
+        return None
+    return -int(-(now + settings.retention + settings.retention_horizon) // 1)
+
+
+def expiring(plan: Plan, until: int | None) -> Plan:
+    """``plan`` with ``retain_until = until`` on each put or update of an :data:`EXPIRING_TABLES` item
+    that does not set its TTL itself (a later write pushes an item's TTL out, never in)."""
+    if until is None or not any(isinstance(op, (Put, Update)) and op.table in EXPIRING_TABLES for op in plan.ops):
+        return plan
+    ops = []
+    for op in plan.ops:
+        if isinstance(op, Put) and op.table in EXPIRING_TABLES and op.item.get("retain_until") is None:
+            op = Put(op.table, {**op.item, "retain_until": until}, op.cond)
+        elif isinstance(op, Update) and op.table in EXPIRING_TABLES and all(
+                path(action) != "retain_until" for action in op.actions):
+            op = Update(op.table, op.key, (*op.actions, Set("retain_until", until)), op.cond)
+        ops.append(op)
+    return Plan(plan.name, tuple(ops), plan.token, plan.own)
+
+
+def keep_alive_age(settings: Settings) -> float:
+    """How long after a run was last kept alive (or created) the keep-alive pass renews its items: half a horizon."""
+    return settings.retention_horizon / 2
+
+
+def keep_alive_period(settings: Settings) -> float:
+    """How often beat starts a keep-alive pass: an eighth of a horizon, so an item is renewed at
+    most five eighths of a horizon after its write, three eighths (plus the retention) before it expires."""
+    return settings.retention_horizon / 8
 
 
 def retention_delay(settings: Settings) -> float:
@@ -68,6 +116,68 @@ def retain_ended_runs(engine: Engine, limit: int = 100, budget: float | None = N
         except Exception:
             log.exception("run %s: stamping its items with their TTL failed; the next sweep tries again", run_id)
     return stamped
+
+
+def keep_runs_alive(engine: Engine, budget: float | None = None, page: int = 100) -> int:
+    """Go on with beat's keep-alive pass (within ``budget`` seconds); return how many runs it renewed.
+
+    A pass lists, by status, the live runs (and the ended-as-continued ones: a live chain's first
+    run) created more than :func:`keep_alive_age` ago, and renews each not kept alive since
+    (``Store.keep_run_alive``). A pass cut short by the budget goes on at the next call; the next
+    pass starts :func:`keep_alive_period` after one ends. Nothing when retention is off.
+    """
+    settings = engine.settings
+    if settings.retention is None:
+        return 0
+    state = engine.keep_alive
+    now = engine.now()
+    if state.status is None:
+        if now < state.next_pass:
+            return 0
+        state.status, state.cursor = 0, None
+    stop, kept = None if budget is None else time.monotonic() + budget, 0
+    older = now - keep_alive_age(settings)
+    while state.status is not None and (stop is None or time.monotonic() < stop or not kept):
+        status = KEPT_STATUSES[state.status]
+        try:
+            listed = engine.store.list_run_summaries(status=status, until=older, limit=page, cursor=state.cursor)
+        except Exception:
+            log.exception("the keep-alive pass cannot list %s runs; it starts over later", status)
+            state.finish(now + keep_alive_period(settings))
+            return kept
+        for summary in listed:
+            try:
+                kept += engine.store.keep_run_alive(summary.run_id, older, write_expiry(now, settings) or 0)
+            except Exception:
+                log.exception("run %s: keeping its items alive failed; the next pass tries again", summary.run_id)
+        state.cursor = listed.next_cursor
+        if state.cursor is None:
+            state.status = state.status + 1 if state.status + 1 < len(KEPT_STATUSES) else None
+            if state.status is None:
+                state.finish(now + keep_alive_period(settings))
+        if stop is not None and time.monotonic() >= stop:
+            break
+    return kept
+
+
+class KeepAlivePass:
+    """Where an engine's keep-alive pass is: the status being listed (None: between passes) and its cursor."""
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.cursor: str | None = None
+        self.next_pass = float("-inf")
+
+    def finish(self, next_pass: float) -> None:
+        """End this pass; the next starts at ``next_pass``."""
+        self.status, self.cursor, self.next_pass = None, None, next_pass
+
+
+def sweep_retention(engine: Engine, budget: float | None = None) -> int:
+    """Beat's retention work: stamp ended runs, then go on with the keep-alive pass (each within
+    half of ``budget``); return how many runs either touched."""
+    half = None if budget is None else budget / 2
+    return retain_ended_runs(engine, budget=half) + keep_runs_alive(engine, budget=half)
 
 
 def mark_payloads_ended(engine: Engine, run_id: str) -> int:

@@ -45,6 +45,7 @@ class PlanTables(MemoryBase):
     def commit(self, plan: p.Plan) -> p.Committed:
         """Apply ``plan`` as one request (all-or-nothing); a refusal is ``applied=False`` with the
         cancellation reasons, unless ``plan.own`` shows an earlier send of it applied."""
+        plan = self.expiring(plan)
         ops = [self._op(op) for op in plan.ops]
         if plan.transaction:
             token = plan.token or f"tx-{next(self._tokens)}"

@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..core.records import TERMINAL
+from ..core.retention import EXPIRING_TABLES
 from ..core.tags import index_key, index_sort_key
 
 if TYPE_CHECKING:
@@ -24,8 +25,9 @@ def _items_of(world: World, run_id: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def check_retention(world: World) -> None:
-    """A run's tag index items are its tags; a live run's items carry no TTL; a stamped run's
-    items all carry the run's TTL (a run out of the retention index with one unstamped is a violation)."""
+    """A run's tag index items are its tags; a live run's items carry no TTL but its history and
+    join items (written expiring, kept alive); a stamped run's items all carry at least the run's TTL
+    (a run out of the retention index with one unstamped is a violation)."""
     store = world.store
     for (run_id,), run in store.runs.items.items():
         tags = json.loads(run.get("tags") or "{}")
@@ -38,11 +40,19 @@ def check_retention(world: World) -> None:
                 world.violations.append(f"run {run_id}: a tag index item sorts as {item['run_key']}")
         items = _items_of(world, run_id)
         if run["status"] not in TERMINAL:
-            stamped = [t for t, i in items if "retain_until" in i]
+            stamped = [t for t, i in items if "retain_until" in i and t not in EXPIRING_TABLES]
             if stamped or "retain_until" in run:
                 world.violations.append(f"live run {run_id} has a TTL on items of {sorted(set(stamped))}")
         elif "retain_shard" not in run:
             until = run.get("retain_until")
-            missed = sorted({t for t, i in items if i.get("retain_until") != until})
+            missed = sorted({t for t, i in items if not _lasts(t, i.get("retain_until"), until)})
             if missed:
                 world.violations.append(f"run {run_id} was stamped but items of {missed} lack its TTL {until}")
+
+
+def _lasts(table: str, ttl: Any, until: Any) -> bool:
+    """An item's TTL keeps it at least as long as its run's. A run without one (a live chain's first run,
+    or retention off) has none on its items but the history and join items written expiring."""
+    if until is None:
+        return ttl is None or table in EXPIRING_TABLES
+    return isinstance(ttl, (int, float)) and ttl >= until

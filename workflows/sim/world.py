@@ -15,9 +15,9 @@ from ..batches import drive_due_batches
 from ..client import cancel_run, complete_hook, last_of_chain, signal_run
 from ..core import forks
 from ..core.engine import Engine
-from ..core.records import TERMINAL, ResumeMessage, StepMessage
+from ..core.records import TERMINAL, ResumeMessage, RunStatus, StepMessage
 from ..core.registry import get_workflow
-from ..core.retention import retain_ended_runs
+from ..core.retention import keep_alive_age, sweep_retention
 from ..core.steps import current_step, execute_step, run_worker_task
 from ..core.storage import read_fairly
 from ..core.sweeper import fire_due_timers, reconcile
@@ -459,7 +459,7 @@ class World:
     def _beat(self, process: Process) -> None:
         fire_due_timers(process.engine)
         reconcile(process.engine)
-        retain_ended_runs(process.engine)
+        sweep_retention(process.engine)
         fire_due_schedules(process.engine)
         drive_due_batches(process.engine)
 
@@ -542,9 +542,21 @@ class World:
         moments += [r["ended_at"] + delay for r in self.store.runs.items.values()
                     if "retain_shard" in r and r.get("ended_at") is not None]
         moments += [m for m in self.decay.moments() if m != float("inf")] + batched.moments(self)
+        moments += self._keep_alive_moments()
         if self.batch is not None and self.batch.batch_id is None:
             moments.append(self.batch.at)
         return [m for m in moments if m is not None]
+
+    def _keep_alive_moments(self) -> list[float]:
+        """When a beat's keep-alive pass renews a live run (or a live chain's first run) whose
+        items were last kept alive half a horizon ago: at that age, once a beat's pass may start."""
+        if self.settings.retention is None:
+            return []
+        beats = [p.engine.keep_alive.next_pass for p in self.processes if p.kind == "beat"]
+        start, age = min(beats, default=self.time), keep_alive_age(self.settings)
+        return [max(float(r.get("stamped_at") or r["created_at"]) + age, start) + 0.001
+                for r in self.store.runs.items.values()
+                if r["status"] not in TERMINAL or (r["status"] == RunStatus.CONTINUED and "retain_until" not in r)]
 
     def _idle_until(self) -> float | None:
         """The next moment something is due, if no task runs and nothing is due before it

@@ -10,7 +10,7 @@ from workflows.core.firing import fire_due_schedules
 from ..batches import drive_due_batches
 from ..core.engine import Engine
 from ..core.records import StepMessage
-from ..core.retention import retain_ended_runs
+from ..core.retention import keep_alive_period, keep_runs_alive, sweep_retention
 from ..core.steps import execute_step, run_worker_task
 from ..core.sweeper import fire_due_timers, reconcile
 from ..errors import Stalled
@@ -59,7 +59,7 @@ class Driver:
         busy = fire_due_timers(self.engine) + fire_due_schedules(self.engine) + reconcile(self.engine)
         busy += drive_due_batches(self.engine)
         if self.deleting:
-            retain_ended_runs(self.engine)
+            sweep_retention(self.engine)
         return busy
 
     def settle(self) -> None:
@@ -78,10 +78,16 @@ class Driver:
         return due
 
     def jump_to(self, moment: float) -> None:
-        """Move the virtual clock forward to ``moment`` (never back)."""
-        if moment > self.clock.now():
-            self.clock.advance(moment - self.clock.now())
+        """Move the virtual clock forward to ``moment`` (never back). In a deleting world, beat's
+        keep-alive pass runs on the way as often as beat starts one (live runs' items are renewed
+        before TTL deletes them, as on AWS)."""
+        period = keep_alive_period(self.engine.settings)
+        while moment > self.clock.now():
+            step = min(moment, self.clock.now() + period) if self.deleting else moment
+            self.clock.advance(step - self.clock.now())
             if self.deleting:
+                if step < moment:
+                    keep_runs_alive(self.engine)
                 self.delete_expired()
 
     def delete_expired(self) -> None:

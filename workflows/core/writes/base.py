@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...settings import Settings
-from ..plans import A, Add, Check, Cond, Item, Key, SetIfMissing
+from ..plans import A, Add, Check, Cond, Item, Key, Plan, SetIfMissing
 from ..records import LIVE, EventRecord, RunRecord, TimerRecord
+from ..retention import expiring, write_expiry
 from ..storage import lease_expiry
 from . import items
 from .items import to_json
@@ -52,6 +53,11 @@ class WritesBase:
         """A lease expiry, rounded up to a bucket so the lease index is written rarely."""
         return lease_expiry(self.now(), self.settings, seconds)
 
+    def expiring(self, plan: Plan) -> Plan:
+        """``plan`` with its history and join items expiring from now (what each store commits: see
+        ``core.retention.expiring``)."""
+        return expiring(plan, write_expiry(self.now(), self.settings))
+
     def wake_actions(self) -> tuple[Add, SetIfMissing]:
         """``ADD wake_seq 1`` and a short lease if the run has none, so whoever wakes a suspended
         run leaves a lease that covers a lost resume."""
@@ -63,8 +69,10 @@ class WritesBase:
         return items.run_item(run, self.now(), self.settings)
 
     def event_item(self, event: EventRecord) -> Item:
-        """The item of a history record."""
-        return items.event_item(event, self.now())
+        """The item of a history record, expiring from now (see ``core.retention``)."""
+        item = items.event_item(event, self.now())
+        item["retain_until"] = write_expiry(self.now(), self.settings)
+        return item
 
     def timer_item(self, timer: TimerRecord) -> Item:
         """The item of a timer."""

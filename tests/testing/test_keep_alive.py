@@ -1,0 +1,131 @@
+"""History and join items are written expiring and kept alive while their run lives
+(docs/retention.md, "Written expiring, kept alive"), in the testing kit's deleting world:
+TTL deletes an item at its earliest moment as the virtual clock moves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.testing import lineage_flows as chains
+from tests.testing import payload_expiry_flows as flows
+from workflows.core import retention
+from workflows.core.history_cache import HistoryCache
+from workflows.core.plans import A, Put, Set, Update, plan
+from workflows.core.retention import expiring, keep_alive_age, write_expiry
+from workflows.errors import ConfigurationError
+from workflows.settings import Settings
+from workflows.testing import WorkflowEnv
+
+DAY = 86_400.0
+SETTINGS = Settings(retention=30 * DAY)  # and the default horizon, 14 days
+
+
+@pytest.fixture
+def env() -> Iterator[WorkflowEnv]:
+    flows.CALLS.clear()
+    with WorkflowEnv(settings=SETTINGS) as kit:
+        yield kit
+
+
+def history_ttls(env: WorkflowEnv, run_id: str) -> list[float | None]:
+    return [i.get("retain_until") for (r, _), i in env.store.events.items.items() if r == run_id]
+
+
+def test_a_step_record_is_written_expiring_retention_and_horizon_later(env: WorkflowEnv) -> None:
+    run = env.start(flows.expiry_grow_then_sleep, "ab", 1)
+    written = env.clock.now()
+    env.driver.settle()
+    (ttl,) = history_ttls(env, run.run_id)  # the step's record (the sleep is not recorded yet)
+    assert ttl == write_expiry(written, SETTINGS) == int(written + 44 * DAY)
+    assert env.store.find_run(run.run_id).retain_until is None  # the live run's item carries none
+
+
+def test_a_run_asleep_past_its_items_first_expiry_keeps_its_history(env: WorkflowEnv) -> None:
+    """Written at day 0, the step's record would expire at day 44; the run wakes at day 60 in a worker
+    that never saw it: beat's keep-alive pass renewed it, so the replay finds it and the step is not re-run."""
+    run = env.start(flows.expiry_grow_then_sleep, "ab", 60)
+    env.advance("59d")
+    assert all(ttl is not None and ttl > env.clock.now() for ttl in history_ttls(env, run.run_id))
+    env.engine.cache = HistoryCache(env.store)  # a cold worker
+    assert env.run_until_complete(run) == 6
+    assert flows.CALLS["expiry_grow"] == 1
+
+
+def test_without_the_keep_alive_pass_ttl_deletes_a_sleeping_runs_history(env: WorkflowEnv,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the pass prevents: with it off, the step's record goes at day 44 and the run, woken at
+    day 60 in a cold worker, runs its step a second time."""
+    monkeypatch.setattr(retention, "keep_runs_alive", lambda engine, budget=None: 0)
+    monkeypatch.setattr("workflows.testing.driver.keep_runs_alive", lambda engine, budget=None: 0)
+    run = env.start(flows.expiry_grow_then_sleep, "ab", 60)
+    env.advance("59d")
+    assert history_ttls(env, run.run_id) == []
+    env.engine.cache = HistoryCache(env.store)  # a cold worker wakes it at day 60
+    env.advance("2d")
+    broken = env.store.find_run(run.run_id)
+    assert broken.status == "suspended" and broken.recoveries >= 1  # its replays contend; it is never done
+
+
+def test_a_live_chains_first_run_keeps_its_history(env: WorkflowEnv) -> None:
+    """The first run of a continue-as-new chain ended ``continued`` and has no TTL while the chain
+    lives: its history is kept alive with it (a fork of it, or its page, must find it whole)."""
+    first = env.start(chains.lineage_daily, 60)
+    env.advance("59d")
+    ttls = history_ttls(env, first.run_id)
+    assert ttls and all(ttl is not None and ttl > env.clock.now() + SETTINGS.retention for ttl in ttls)
+
+
+def test_keep_alive_never_moves_a_ttl_in_nor_adds_one(env: WorkflowEnv) -> None:
+    run = env.start(flows.expiry_grow_then_sleep, "ab", 60)
+    env.driver.settle()
+    store, now = env.store, env.clock.now()
+    key = next(k for k in store.events.items if k[0] == run.run_id)
+    store.events.items[key]["retain_until"] = now + 900 * DAY  # pushed out further by someone
+    store.commit(plan("put", Put("history", {"run_id": run.run_id, "seq": 7_000_999, "kind": "step",
+                                             "retain_until": None})))
+    store.events.items[(run.run_id, 7_000_999)].pop("retain_until")  # as written before this release
+    store.commit(plan("put", Put("history", {"run_id": run.run_id, "seq": 8_000_999, "kind": "step",
+                                             "retain_until": int(now + DAY)})))
+    assert not store.keep_run_alive(run.run_id, now, int(now + 50 * DAY))  # created since: nothing to renew
+    env.clock.advance(keep_alive_age(SETTINGS))
+    renewed = env.clock.now()
+    assert store.keep_run_alive(run.run_id, renewed, int(now + 50 * DAY))
+    assert store.events.items[key]["retain_until"] == now + 900 * DAY  # never moved in
+    assert "retain_until" not in store.events.items[(run.run_id, 7_000_999)]  # none added
+    assert store.events.items[(run.run_id, 8_000_999)]["retain_until"] == int(now + 50 * DAY)  # renewed
+    assert store.find_run(run.run_id).retain_until is None
+    assert not store.keep_run_alive(run.run_id, renewed, int(now + 60 * DAY))  # renewed at that moment
+
+
+def test_an_ended_run_is_not_kept_alive(env: WorkflowEnv) -> None:
+    run = env.start(flows.expiry_grow_then_sleep, "ab", 1)
+    env.run_until_complete(run)
+    now = env.clock.now()
+    assert not env.store.keep_run_alive(run.run_id, now + DAY, int(now + 50 * DAY))
+
+
+def test_expiring_sets_the_ttl_of_history_and_join_writes_only() -> None:
+    written = plan("w", Put("history", {"run_id": "r", "seq": 999}), Update("joins", ("r#0", 1), (Set("n", 1),)),
+                   Update("runs", ("r",), (Set("cursor", 1),), A("cursor") < 1),
+                   Put("history", {"run_id": "r", "seq": 1999, "retain_until": 5}),
+                   Update("joins", ("r#0", 2), (Set("retain_until", 6),)))
+    ops = expiring(written, 100).ops
+    assert ops[0].item["retain_until"] == 100
+    assert ops[1].actions[-1] == Set("retain_until", 100)
+    assert ops[2] == written.ops[2]  # the run item: a live run's carries no TTL
+    assert ops[3].item["retain_until"] == 5 and ops[4].actions == (Set("retain_until", 6),)  # set by the write
+    assert expiring(written, None) is written  # retention off
+
+
+@pytest.mark.parametrize(("text", "seconds"), [(None, 14 * DAY), ("3d", 3 * DAY), ("2h", 7200.0)])
+def test_the_horizon_setting(text: str | None, seconds: float) -> None:
+    env = {} if text is None else {"WORKFLOWS_RETENTION_HORIZON": text}
+    assert Settings.from_env(env).retention_horizon == seconds
+
+
+@pytest.mark.parametrize(("text", "message"), [("1h", "at least 2h"), ("soon", "WORKFLOWS_RETENTION_HORIZON")])
+def test_a_bad_horizon_is_refused_naming_it(text: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        Settings.from_env({"WORKFLOWS_RETENTION_HORIZON": text})

@@ -38,7 +38,7 @@ def tick_once() -> dict[str, int]:
     period = max(engine.settings.sweep_interval, RETENTION_PERIOD)
     if time.monotonic() - _last_retention >= period:
         _last_retention = time.monotonic()
-        counts["retained"] = sweep_retention(engine, budget=period / 2)
+        counts.update(sweep_retention(engine, budget=period / 2))
     return counts
 
 

@@ -112,3 +112,13 @@ def test_a_client_reading_events_out_of_order_is_caught(monkeypatch: pytest.Monk
     monkeypatch.setattr(readers, "stream_page", reversed_page)
     found = first_violation()
     assert found is not None and "is not a prefix of" in found[1], found
+
+
+def test_a_live_run_whose_items_are_not_kept_alive_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # History and join items are written expiring (retention + horizon after the write); without beat's
+    # keep-alive pass, a run that lives longer than that has its history deleted under it.
+    from workflows.core.writes.retention import RetentionWrites
+
+    monkeypatch.setattr(RetentionWrites, "keep_run_alive", lambda self, *args: False)
+    found = first_violation()
+    assert found is not None and "past its TTL" in found[1], found

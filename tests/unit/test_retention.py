@@ -57,7 +57,7 @@ def test_an_unreadable_retention_index_does_not_stop_timers_or_recovery(workflow
         return apply()
 
     workflow_env.store.interceptor = intercept
-    assert sweep(workflow_env.engine) == {"timers": 0, "recovered": 0, "retained": 0}
+    assert sweep(workflow_env.engine) == {"timers": 0, "recovered": 0, "retained": 0, "kept_alive": 0}
 
 
 def test_a_budget_bounds_the_stamping_of_one_sweep() -> None:

@@ -173,11 +173,11 @@ class KeepAlivePass:
         self.status, self.cursor, self.next_pass = None, None, next_pass
 
 
-def sweep_retention(engine: Engine, budget: float | None = None) -> int:
+def sweep_retention(engine: Engine, budget: float | None = None) -> dict[str, int]:
     """Beat's retention work: stamp ended runs, then go on with the keep-alive pass (each within
-    half of ``budget``); return how many runs either touched."""
+    half of ``budget``); how many runs each touched (``retained``, ``kept_alive``)."""
     half = None if budget is None else budget / 2
-    return retain_ended_runs(engine, budget=half) + keep_runs_alive(engine, budget=half)
+    return {"retained": retain_ended_runs(engine, budget=half), "kept_alive": keep_runs_alive(engine, budget=half)}
 
 
 def mark_payloads_ended(engine: Engine, run_id: str) -> int:

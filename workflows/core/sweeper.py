@@ -107,5 +107,5 @@ def sweep(engine: Engine, retention_budget: float | None = None) -> dict[str, in
     """One beat tick's worth of timer, recovery and retention work (retention last, within
     ``retention_budget`` seconds when given)."""
     counts = {"timers": fire_due_timers(engine), "recovered": reconcile(engine)}
-    counts["retained"] = sweep_retention(engine, budget=retention_budget)
+    counts.update(sweep_retention(engine, budget=retention_budget))
     return counts

@@ -73,9 +73,11 @@ class RetentionWrites(WritesBase):
         """Renew the history and join items of a live run not kept alive since ``kept_before``: each
         whose TTL is earlier than ``until`` is set to it (conditioned on that, so a TTL is never
         moved in, nor a deleted item brought back; an item written without a TTL keeps none), then
-        the run item's ``stamped_at`` is set to now (last: a pass that dies half-way renews again).
+        the run item's ``stamped_at`` is set to when this began (last: a pass that dies half-way
+        renews again; an item written meanwhile expires later than one renewed).
         The first run of a live continue-as-new chain (ended ``continued``, no TTL yet) counts as live:
         a fork of it, or a read of its history, must find it whole. Whether the run was renewed."""
+        began = self.now()  # items written from now on expire later than the renewal's ``until``
         run = self.read_item("runs", (run_id,))
         if run is None or float(run.get("stamped_at") or run["created_at"]) >= kept_before:
             return False
@@ -88,7 +90,7 @@ class RetentionWrites(WritesBase):
             if isinstance(item.get("retain_until"), (int, float)) and item["retain_until"] < until:
                 self.commit(plan("keep alive", Update(table, tuple(item[k] for k in KEYS[table]), (
                     Set("retain_until", until),), A("retain_until") < until)))
-        return self.commit(plan("kept alive", Update("runs", (run_id,), (Set("stamped_at", self.now()),),
+        return self.commit(plan("kept alive", Update("runs", (run_id,), (Set("stamped_at", began),),
                                                      A("run_id").exists()))).applied
 
     def _run_items(self, run_id: str, run: Item) -> tuple[list[tuple[str, Item]], list[tuple[str, int, list[Item]]]]:

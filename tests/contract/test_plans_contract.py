@@ -117,7 +117,10 @@ def test_history_and_join_writes_expire_from_the_write_and_other_tables_do_not(s
     assert store.read_item("joins", key)["retain_until"] == until + 5
     assert store.commit(plan("signal", Put("signals", {"run_id": run_id, "signal_key": "go#1", "name": "go",
                                                    "sent_at": 1.0})))
-    assert "retain_until" not in store.read_item("signals", (run_id, "go#1"))  # kept until its run's end
+    assert store.read_item("signals", (run_id, "go#1"))["retain_until"] == until  # written for the run by others
+    limit = uid("f")
+    assert store.commit(plan("flow", Put("flow", {"limit_id": limit, "slot": 0, "holder": "x"})))
+    assert "retain_until" not in store.read_item("flow", (limit, 0))  # not a run's: no expiry added
 
 
 def test_delete_with_and_without_condition(store) -> None:  # type: ignore[no-untyped-def]

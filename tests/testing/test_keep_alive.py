@@ -129,3 +129,57 @@ def test_the_horizon_setting(text: str | None, seconds: float) -> None:
 def test_a_bad_horizon_is_refused_naming_it(text: str, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         Settings.from_env({"WORKFLOWS_RETENTION_HORIZON": text})
+
+
+def test_a_run_with_nothing_written_without_a_ttl_ends_out_of_the_retention_index() -> None:
+    """What sends an ending run to beat's sweep: anything written without a TTL (a hook, a tag, an
+    idempotency key, a place in a chain, payloads in the bucket), or an end half a horizon or more after
+    its items were last renewed (or written)."""
+    from workflows.core.records import RunRecord
+    from workflows.core.retention import needs_sweep
+
+    created, STEPS = 1_800_000_000.0, frozenset({"step", "sleep", "signal", "parallel"})
+    plain = RunRecord(run_id="r", workflow="w", status="running", created_at=created)
+    end = created + keep_alive_age(SETTINGS) - 1
+
+    def swept(run: RunRecord = plain, *, at: float = end, status: str = "completed", ops: frozenset[str] = STEPS,
+              bucket: bool = False, settings: Settings = SETTINGS) -> bool:
+        return needs_sweep(run, status, at, settings, ops=set(ops), bucket=bucket)
+
+    assert not swept()
+    assert swept(ops=STEPS | {"hook"}) and swept(ops=STEPS | {"tags"})  # a hook's token, tags set by the run
+    assert swept(bucket=True) and swept(status="continued")
+    assert swept(RunRecord(**{**vars(plain), "tags": {"a": "b"}}))
+    assert swept(RunRecord(**{**vars(plain), "idempotency_key": "k"}))
+    assert swept(RunRecord(**{**vars(plain), "chain_head": "h"}))
+    assert swept(at=created + keep_alive_age(SETTINGS))  # its items may expire too soon: stamp them
+    assert not swept(RunRecord(**{**vars(plain), "stamped_at": created + DAY}), at=end + DAY)  # renewed since
+    assert swept(settings=Settings(retention=None)) is True  # nothing expires: the index is not written anyway
+
+
+def test_a_pending_signal_is_kept_alive_with_its_chain(env: WorkflowEnv) -> None:
+    """Signals are written expiring too: one the chain has not taken yet (kept under the chain's first
+    run) is renewed by the keep-alive pass with that run."""
+    run = env.start(chains.lineage_daily_then_signal, 1)  # continues at day 1, then waits 30 days for "done"
+    env.advance("2d")
+    env.signal(run, "other", "x")  # stored under the chain's first run; the waiting run does not take it
+    (written,) = [i["retain_until"] for (r, _), i in env.store.signal_items.items.items() if r == run.run_id]
+    assert written == write_expiry(env.clock.now(), SETTINGS)
+    env.advance("25d")
+    (renewed,) = [i["retain_until"] for (r, _), i in env.store.signal_items.items.items() if r == run.run_id]
+    assert renewed > written and renewed > env.clock.now() + SETTINGS.retention
+
+
+def test_a_run_that_set_tags_itself_is_swept(env: WorkflowEnv) -> None:
+    """Tags set by the run (``set_tags``) write index items without a TTL, which the run's record of
+    the start does not show: the end finds the op in the history and sends the run to the sweep, which
+    stamps them (simulator seed 13: an end that went by the start's tags left them without a TTL)."""
+    from tests.unit import tag_flows
+
+    run = env.start(tag_flows.tag_order, "o-1")
+    assert env.run_until_complete(run) == {"stage": "paid", "order": "o-1"}
+    ended = env.store.runs.items[(run.run_id,)]
+    assert "retain_shard" in ended  # in the retention index
+    env.advance("1h")  # beat's sweep stamps the tag index items
+    tags = [i for i in env.store.run_tags.items.values() if i["run_id"] == run.run_id]
+    assert tags and all(i.get("retain_until") == ended["retain_until"] for i in tags)

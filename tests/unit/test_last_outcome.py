@@ -98,9 +98,12 @@ def test_a_resume_message_for_an_unknown_run_runs_nothing() -> None:
     assert [d["run_id"] for _, d in transport.dead_letters] == ["not-stored"]
 
 
-def start_fan_out(engine: Engine, transport: RecordingTransport, workflow: str, args: str) -> tuple[str, list[Any]]:
-    """Create a run and deliver its first resume; the run's id and the branch messages it sent."""
-    run_id, _ = engine.create_run(get_workflow(workflow), args)
+def start_fan_out(engine: Engine, transport: RecordingTransport, workflow: str, args: str,
+                  **fields: Any) -> tuple[str, list[Any]]:
+    """Create a run and deliver its first resume; the run's id and the branch messages it sent. Tagged
+    by default: a tag item is written without a TTL, so the run's end sends it to the retention sweep."""
+    fields.setdefault("tags", {"swept": "yes"})
+    run_id, _ = engine.create_run(get_workflow(workflow), args, **fields)
     (first,) = transport.resumes
     transport.clear()
     run_worker_task(engine, lambda: engine.receive_resume(first, first_delivery=True))
@@ -147,6 +150,28 @@ def test_a_branch_of_an_ended_run_writes_nothing_without_its_ttl() -> None:
     join = join_id(run_id, 0)
     assert join_lasts(store, join, run.retain_until)
     assert [r.index for r in store.branch_results(join, 3)] == [0]  # closed slots hold no outcome
+
+
+def test_a_branch_of_a_run_that_ended_unswept_writes_items_that_outlast_it() -> None:
+    """A run with nothing written without a TTL (no tag, key, hook, chain or bucket) ends out of the
+    retention index: no sweep closes its join, and a late branch's items expire from their own write,
+    later than the run's TTL."""
+    from workflows.core.fanout import join_id
+    from workflows.core.retention import retain_ended_runs
+    from workflows.core.steps import execute_step
+
+    engine, store, transport = setup()
+    run_id, branches = start_fan_out(engine, transport, flows.replay_fan.name, "[[3],{}]", tags=None)
+    engine.request_cancel(run_id)
+    for resume in transport.resumes:
+        run_worker_task(engine, lambda r=resume: engine.receive_resume(r, first_delivery=True))
+    run = store.get_run(run_id)
+    assert run.status == RunStatus.CANCELLED and run.retain_until is not None
+    engine.clock.advance(SETTINGS.lease_seconds + 1)  # type: ignore[attr-defined]
+    assert retain_ended_runs(engine) == 0  # not in the index
+    for late in branches:
+        run_worker_task(engine, lambda m=late: execute_step(engine, m, redelivered=False))
+    assert join_lasts(store, join_id(run_id, 0), run.retain_until)
 
 
 def test_a_fresh_resume_starts_no_child_for_a_run_that_changed() -> None:

@@ -41,7 +41,7 @@ from .records import (
     child_end_seq,
 )
 from .registry import WorkflowDef, get_workflow
-from .retention import KeepAlivePass
+from .retention import KeepAlivePass, needs_sweep, sends_to_bucket
 from .storage import inline_result_limit, new_request
 from .versions import code_version
 from .workflow_slots import enqueue_new, release
@@ -225,16 +225,19 @@ class Engine:
             # Its children to close by their policies (a replay's, or from the history the fence was read
             # with): a timer in the end's write closes them if this process dies before it does (core.children).
             if ctx is not None:
-                fence, links = None, ctx.children
+                fence, links, history = None, ctx.children, ctx.history
             else:
                 history = self.cache.load(run.run_id)
                 fence, links = history.complete_below, links_of(history)
             closing = to_close(links, status.value)
             timers = [close_timer(run.run_id, status.value, self.now())] if closing else []
+            swept = needs_sweep(run, status.value, self.now(), self.settings, bucket=sends_to_bucket(self),
+                                ops={e.kind for e in history.outcomes.values()})
             try:
                 ended = self.store.finish_run(run.run_id, status.value, result=ending.result, error=ending.error,
                                               continued_to=ending.continued_to, wake=parent, owner=owner,
-                                              fence=fence, wake_record=notice, timers=timers, last=last)
+                                              fence=fence, wake_record=notice, timers=timers, last=last,
+                                              swept=swept)
                 break
             except OutcomeRecorded:
                 continue  # the op just recorded its outcome: read it, take the next position

@@ -190,7 +190,7 @@ class RunStore(Protocol):
                    continued_to: str | None = None, wake: str | None = None,
                    owner: str | None = None, fence: int | None = None,
                    wake_record: EventRecord | None = None, timers: list[TimerRecord] = ...,
-                   last: EventRecord | None = None) -> RunRecord | None:
+                   last: EventRecord | None = None, swept: bool = True) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request, its
         response lost, still wins). Returns the ended run, or None.
 
@@ -218,6 +218,9 @@ class RunStore(Protocol):
         (a sent step, a stalled executor's inline step) records nothing after the end.
 
         ``timers``: stored in the same write (a parent's ``parent_close`` timer, ``core.children``).
+
+        ``swept``: the end puts the run in the retention index, for beat's sweep to stamp its other
+        items; False only when they all expire late enough already (``core.retention.needs_sweep``).
 
         Raises:
             OutcomeRecorded: the run is live and the fence position has an outcome now.

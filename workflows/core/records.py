@@ -141,6 +141,7 @@ class RunRecord:
     sqs_sends: int = 0
     tags: dict[str, str] | None = None  # search attributes (see core.tags)
     retain_until: float | None = None  # the TTL of an ended run's items, epoch seconds (see core.retention)
+    stamped_at: float | None = None  # when its items were last kept alive (None: never; see core.retention)
     #: Continue-as-new (see core.chains): the chain's first run, on its later runs (None on the first), and,
     #: on the first, the chain's latest run (set by each continuation, in its transaction).
     chain_head: str | None = None

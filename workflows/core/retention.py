@@ -31,13 +31,16 @@ from typing import TYPE_CHECKING
 from ..settings import Settings
 from .payloads import run_prefix
 from .plans import Plan, Put, Set, Update, path
-from .records import LIVE, RunStatus
+from .records import LIVE, OpKind, RunRecord, RunStatus
 
 if TYPE_CHECKING:
     from .engine import Engine
 
-#: The tables whose items a run writes per step: written already expiring, kept alive while it lives.
-EXPIRING_TABLES = frozenset({"history", "joins"})
+#: The tables whose items are written already expiring and kept alive while their run lives: what a run
+#: writes per step (history, joins), and what others write for it (signals and update requests).
+EXPIRING_TABLES = frozenset({"history", "joins", "signals"})
+#: Ops whose items are written without a TTL (a hook's token item and timer, a tag's index items).
+UNEXPIRING_OPS = frozenset({OpKind.HOOK.value, OpKind.TAGS.value})
 #: The statuses the keep-alive pass lists: live runs, and ended-as-continued (a live chain's first run).
 KEPT_STATUSES = (*sorted(LIVE), RunStatus.CONTINUED.value)
 
@@ -83,6 +86,26 @@ def keep_alive_period(settings: Settings) -> float:
     """How often beat starts a keep-alive pass: an eighth of a horizon, so an item is renewed at
     most five eighths of a horizon after its write, three eighths (plus the retention) before it expires."""
     return settings.retention_horizon / 8
+
+
+def needs_sweep(run: RunRecord, status: str, now: float, settings: Settings, *, ops: set[str],
+                bucket: bool) -> bool:
+    """Whether a run ending at ``now`` goes to the retention index for beat's sweep to stamp its items.
+
+    Not when every item it has already expires at least the retention after this end: its history,
+    join and signal items are written expiring (``now + retention + horizon``) and renewed from
+    ``stamped_at`` on, so they last long enough if the run ends within half a horizon of its creation
+    or last renewal (half: a margin far wider than any clock's skew); and it has no item written
+    without a TTL: no hook or tag op (``ops``: the kinds of op its history holds), no tag given at
+    its start, no idempotency key, no place in a continue-as-new chain (the chain's first run is given
+    its TTL by the sweep of the last), no payload object (``bucket``: this deployment sends payloads
+    to the bucket, whose objects the sweep marks).
+    """
+    if settings.retention is None or status == RunStatus.CONTINUED.value or bucket or UNEXPIRING_OPS & ops:
+        return True
+    if run.tags or run.idempotency_key or run.chain_head or run.continued_from:
+        return True
+    return now >= (run.stamped_at or run.created_at) + keep_alive_age(settings)
 
 
 def retention_delay(settings: Settings) -> float:
@@ -180,6 +203,12 @@ def sweep_retention(engine: Engine, budget: float | None = None) -> dict[str, in
     return {"retained": retain_ended_runs(engine, budget=half), "kept_alive": keep_runs_alive(engine, budget=half)}
 
 
+def sends_to_bucket(engine: Engine) -> bool:
+    """Whether this deployment sends payloads over its threshold to the payload bucket."""
+    settings = engine.settings
+    return engine.payloads.blobs is not None and settings.inline_payload_bytes < settings.max_payload_bytes
+
+
 def mark_payloads_ended(engine: Engine, run_id: str) -> int:
     """Mark every payload object of an ended run ended (one list request per 1,000 objects, one
     copy per object); return how many. Nothing when this deployment sends no payload to the bucket.
@@ -188,8 +217,8 @@ def mark_payloads_ended(engine: Engine, run_id: str) -> int:
     some objects are referenced by no item: a dispatched step's arguments travel in its message
     only, and an object whose record was never written (its writer died) is referenced by nothing.
     """
-    blobs, settings = engine.payloads.blobs, engine.settings
-    if blobs is None or settings.inline_payload_bytes >= settings.max_payload_bytes:
+    blobs = engine.payloads.blobs
+    if blobs is None or not sends_to_bucket(engine):
         return 0
     marked = 0
     for key, _ in blobs.list_blobs(run_prefix(run_id)):

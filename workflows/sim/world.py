@@ -58,6 +58,9 @@ JUMP = 6 * 3600.0  # an idle world moves its clock at most this far at once (lon
 #: A fifth of the seeds keep ended runs and their payload objects only a week (WORKFLOWS_RETENTION=7d and
 #: WORKFLOWS_PAYLOAD_EXPIRY_DAYS=7), so that runs, chains and forks living longer than that meet TTL and the rule.
 SHORT_EXPIRY = SETTINGS.with_(retention=7 * 86400.0, payload_expiry_days=7)
+#: A fifth keep every payload inline (the default deployment's threshold): no object goes to the bucket, so
+#: a run with nothing else written without a TTL ends out of the retention index (core.retention.needs_sweep).
+INLINE = SETTINGS.with_(payload_threshold_bytes=SETTINGS.max_payload_bytes)
 
 
 class ProcessClock:
@@ -136,7 +139,7 @@ class World:
         self.chaos_steps, self.max_steps = chaos_steps, max_steps
         self.time = self.start = START
         self.baton = Baton()
-        self.settings = SHORT_EXPIRY if seed % 5 == 1 else SETTINGS
+        self.settings = SHORT_EXPIRY if seed % 5 == 1 else INLINE if seed % 5 == 3 else SETTINGS
         self.store = store_class(self.settings, self._now)
         self.broker = Broker(SETTINGS.visibility_timeout)
         self.trace: list[str] = []

@@ -100,6 +100,7 @@ def run_record(item: Item) -> RunRecord:
         ddb_reads=int(item.get("ddb_reads") or 0), ddb_writes=int(item.get("ddb_writes") or 0),
         sqs_sends=int(item.get("sqs_sends") or 0),
         tags=json.loads(item["tags"]) if item.get("tags") else None, retain_until=item.get("retain_until"),
+        stamped_at=item.get("stamped_at"),
         code_version=item.get("code_version"), forked_from=item.get("forked_from"),
         forked_at=_int(item.get("forked_at")), chain_head=item.get("chain_head"), chain_last=item.get("chain_last"),
         priority=item.get("priority"), start_at=item.get("start_at"),

@@ -50,7 +50,6 @@ class RetentionWrites(WritesBase):
         found, closing = self._run_items(run_id, run)
         for join_id, width, items in closing:
             self._close_join(until, join_id, width, items)
-        found += [("signals", i) for i in self.query_items("read signals", "signals", run_id)]
         for table, item in found:
             if not _lasts(item, until):
                 self._stamp(until, table, tuple(item[k] for k in KEYS[table]))
@@ -70,7 +69,7 @@ class RetentionWrites(WritesBase):
                                                             A("retain_shard").exists()))).applied
 
     def keep_run_alive(self, run_id: str, kept_before: float, until: int) -> bool:
-        """Renew the history and join items of a live run not kept alive since ``kept_before``: each
+        """Renew the history, join and signal items of a live run not kept alive since ``kept_before``: each
         whose TTL is earlier than ``until`` is set to it (conditioned on that, so a TTL is never
         moved in, nor a deleted item brought back; an item written without a TTL keeps none), then
         the run item's ``stamped_at`` is set to when this began (last: a pass that dies half-way
@@ -94,8 +93,8 @@ class RetentionWrites(WritesBase):
                                                      A("run_id").exists()))).applied
 
     def _run_items(self, run_id: str, run: Item) -> tuple[list[tuple[str, Item]], list[tuple[str, int, list[Item]]]]:
-        """The history and join items of a run: ``(table, item)`` pairs, and each fan-out join whose
-        width is known, as ``(join id, width, its items)`` (those are closed or renewed as a whole)."""
+        """The history, join and signal items of a run: ``(table, item)`` pairs, and each fan-out join
+        whose width is known, as ``(join id, width, its items)`` (those are closed or renewed as a whole)."""
         events = self.query_items("read history", "history", run_id)
         outcomes = [e for e in events if e["seq"] >= 0 and e["seq"] % 1000 == 999]
         kinds = {int(e["seq"]) // 1000: e["kind"] for e in outcomes}
@@ -114,6 +113,7 @@ class RetentionWrites(WritesBase):
             else:
                 closing.append((join_id, width, items))
             found += [("history", i) for i in self.query_items("read join", "history", join_id)]
+        found += [("signals", i) for i in self.query_items("read signals", "signals", run_id)]
         return found, closing
 
     def _close_join(self, until: Any, join_id: str, width: int, items: list[Any]) -> None:

@@ -161,9 +161,11 @@ class RunWrites(WritesBase):
                                                       cond))).applied
 
     def end_actions(self, run_id: str, status: str, req: str, *, result: str | None = None, outside: bool = False,
-                    error: str | None = None, continued_to: str | None = None, anchor: bool = False) -> list[Action]:
+                    error: str | None = None, continued_to: str | None = None, anchor: bool = False,
+                    swept: bool = True) -> list[Action]:
         """The end's update actions; ``outside``: the result is kept in history; ``anchor``: the run
-        continues as new as its chain's anchor (kept: no TTL)."""
+        continues as new as its chain's anchor (kept: no TTL); ``swept``: the run goes to the retention
+        index (else its other items all expire late enough already: ``core.retention.needs_sweep``)."""
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
         error = cut_error(error)
@@ -175,7 +177,9 @@ class RunWrites(WritesBase):
         if anchor:
             actions.append(Set("chain_last", continued_to))
         elif until is not None:  # the run's TTL, and the retention index that stamps its other items
-            actions += [Set("retain_until", until), Set("retain_shard", shard_of(run_id, self.settings.index_shards))]
+            actions.append(Set("retain_until", until))
+            if swept:
+                actions.append(Set("retain_shard", shard_of(run_id, self.settings.index_shards)))
         if result is not None:
             actions.append(Set("result_in_history", True) if outside else Set("result", result))
         if error is not None:
@@ -189,24 +193,24 @@ class RunWrites(WritesBase):
                    owner: str | None = None, fence: int | None = None,
                    wake_record: EventRecord | None = None,
                    timers: list[TimerRecord] = (),  # type: ignore[assignment]
-                   last: EventRecord | None = None) -> RunRecord | None:
+                   last: EventRecord | None = None, swept: bool = True) -> RunRecord | None:
         """End a live run; exactly one caller wins (see the RunStore port)."""
         with flush(run_id) as counts:
             ended = self._finish_run(run_id, status, result, error, continued_to, (wake, wake_record), owner,
-                                     (fence, last), count_actions(counts.tally), timers)
+                                     (fence, last), count_actions(counts.tally), timers, swept)
             counts.applied = ended is not None
         return ended
 
     def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
                     continued_to: str | None, waking: tuple[str | None, EventRecord | None], owner: str | None,
                     fenced: tuple[int | None, EventRecord | None], counted: list[Action],
-                    timers: list[TimerRecord]) -> RunRecord | None:
+                    timers: list[TimerRecord], swept: bool) -> RunRecord | None:
         wake, wake_record = waking
         fence, last = fenced
         now, req = self.now(), new_request()
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
         actions = self.end_actions(run_id, status, req, result=result, outside=outside, error=error,
-                                   continued_to=continued_to)
+                                   continued_to=continued_to, swept=swept)
         cond = LIVE_COND & free(now, owner)
         if last is not None:  # the op's outcome goes with the end: only while ``owner`` holds the run (see the port)
             actions.append(Set(LAST_OUTCOME, last_outcome_value(last)))

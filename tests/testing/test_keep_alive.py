@@ -183,3 +183,18 @@ def test_a_run_that_set_tags_itself_is_swept(env: WorkflowEnv) -> None:
     env.advance("1h")  # beat's sweep stamps the tag index items
     tags = [i for i in env.store.run_tags.items.values() if i["run_id"] == run.run_id]
     assert tags and all(i.get("retain_until") == ended["retain_until"] for i in tags)
+
+
+def test_runs_show_says_when_a_runs_items_expire(env: WorkflowEnv, capsys: pytest.CaptureFixture[str]) -> None:
+    from workflows.cli import commands as cli
+
+    run = env.start(flows.expiry_grow_then_sleep, "ab", 60)
+    env.advance("10d")  # renewed by beat's keep-alive pass on the way
+    capsys.readouterr()
+    assert cli.main(["runs", "show", run.run_id]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("expires"))
+    assert "never while it lives (history renewed by beat; last 2027-01-" in line, line
+    env.run_until_complete(run)
+    assert cli.main(["runs", "show", run.run_id]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("expires"))
+    assert line.startswith("expires   2027-04-15") and "(the run; its history up to the horizon later)" in line, line

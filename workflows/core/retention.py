@@ -108,6 +108,22 @@ def needs_sweep(run: RunRecord, status: str, now: float, settings: Settings, *, 
     return now >= (run.stamped_at or run.created_at) + keep_alive_age(settings)
 
 
+def describe_expiry(run: RunRecord, settings: Settings) -> str:
+    """When a run's items expire, for people (``workflows runs show``)."""
+    if settings.retention is None:
+        return "never (retention is off)"
+    if run.retain_until is not None:
+        return f"{_utc(run.retain_until)} (the run; its history up to the horizon later)"
+    if run.status == RunStatus.CONTINUED.value:
+        return "with its continue-as-new chain (kept while the chain lives)"
+    renewed = run.stamped_at or run.created_at
+    return f"never while it lives (history renewed by beat; last {_utc(renewed)})"
+
+
+def _utc(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
 def retention_delay(settings: Settings) -> float:
     """How long after its end a run's items are stamped: a lease, so that a step still running
     when its run ended (a fan-out branch recording its result) has written its items."""

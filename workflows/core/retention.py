@@ -7,13 +7,15 @@ sweep Queries that index for runs that ended more than a lease ago and stamps ea
 items with the same TTL (``Store.retain_run``, idempotent), then takes the run out of the
 index. A sweep that dies half-way leaves the run in the index: the next one stamps again.
 
-The items a run writes per step (its history and join items) are written already expiring
-(:func:`expiring`): ``retain_until = write time + retention + horizon``. The sweep skips an
-item whose TTL is already at least the run's, so a run that ends within the horizon of its
-items' writes costs no stamp per step. A live run's items are kept alive: beat's keep-alive
-pass (:func:`keep_runs_alive`) finds the runs not kept alive for half a horizon (the listing
-index, created that long ago) and pushes their items' TTL out again (``Store.keep_run_alive``),
-the first run of a live continue-as-new chain too. The run item of a live run carries no TTL.
+The items a run writes per step (its history and join items) and those others write for it
+(signals) are written already expiring (:func:`expiring`): ``retain_until = write time +
+retention + horizon``. The sweep skips an item whose TTL is already at least the run's, so a
+run that ends within the horizon of its items' writes costs no stamp per step, and one with
+nothing written without a TTL does not enter the index at all (:func:`needs_sweep`). A live
+run's items are kept alive: beat's keep-alive pass (:func:`keep_runs_alive`) finds the runs not
+kept alive for half a horizon (the listing index, created that long ago) and pushes their items'
+TTL out again (``Store.keep_run_alive``), the first run of a live continue-as-new chain too. The
+run item of a live run carries no TTL.
 
 Before its items, the sweep marks the run's payload objects ended (:func:`mark_payloads_ended`):
 every object under the run's prefix, found by listing it, is copied onto itself with the ended

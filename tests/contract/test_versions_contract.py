@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from workflows.core.records import EventRecord, event_seq
+from workflows.core.retention import write_expiry
 
+from .retention_items import ttl_of
 from .support import due_ids, run_record, start, timer, uid
 
 
@@ -73,3 +75,5 @@ def test_copy_history_writes_records_as_given_and_again(store) -> None:  # type:
     assert [(e.seq, e.name, e.data, e.at) for e in history] == [(e.seq, e.name, e.data, e.at) for e in events]
     store.copy_history([])
     assert store.get_outcome(run_id, 29) is not None and store.get_outcome(run_id, 30) is None
+    until = write_expiry(store.now(), store.settings)  # copies expire from their write (orphans included)
+    assert {ttl_of(i) for i in store.query_items("read", "history", run_id)} == {until}

@@ -267,7 +267,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     if (deferral := current_deferral(run)) is not None:
         print(f"deferred  {describe_deferral(deferral, time.time())}")
     print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
-    print(f"expires   {describe_expiry(run, get_settings(), time.time())}")
+    print(f"expires   {describe_expiry(run, get_settings())}")
     if run.start_at is not None:
         print(f"starts    {_when(run.start_at)}" + (" (delayed)" if run.status == "delayed" else ""))
     forked = f"{run.forked_from} at op {run.forked_at}" if run.forked_from else None

@@ -110,7 +110,7 @@ def needs_sweep(run: RunRecord, status: str, now: float, settings: Settings, *, 
     return now >= (run.stamped_at or run.created_at) + keep_alive_age(settings)
 
 
-def describe_expiry(run: RunRecord, settings: Settings, now: float) -> str:
+def describe_expiry(run: RunRecord, settings: Settings) -> str:
     """When a run's items expire, for people (``workflows runs show``)."""
     if settings.retention is None:
         return "never (retention is off)"
@@ -119,8 +119,6 @@ def describe_expiry(run: RunRecord, settings: Settings, now: float) -> str:
     if run.status == RunStatus.CONTINUED.value:
         return "with its continue-as-new chain (kept while the chain lives)"
     renewed = run.stamped_at or run.created_at
-    if renewed > now:
-        return f"never while it lives (history kept past its wake at {_utc(renewed)}, then renewed by beat)"
     return f"never while it lives (history renewed by beat; last {_utc(renewed)})"
 
 

@@ -17,7 +17,7 @@ from ..join_layout import (
 )
 from ..plans import A, Item, Key, Remove, Set, Update, plan
 from ..records import LIVE, TERMINAL, HookRecord, RunStatus, TimerKind, op_timer_id
-from ..retention import fan_out_positions, write_expiry
+from ..retention import fan_out_positions
 from ..storage import shard_of
 from ..tags import index_key, index_sort_key
 from .base import WritesBase
@@ -75,10 +75,7 @@ class RetentionWrites(WritesBase):
         the run item's ``stamped_at`` is set to when this began (last: a pass that dies half-way
         renews again; an item written meanwhile expires later than one renewed).
         The first run of a live continue-as-new chain (ended ``continued``, no TTL yet) counts as live:
-        a fork of it, or a read of its history, must find it whole. A run suspended until a known
-        time (a sleep, a timeout, a retry's backoff) is renewed as if from that time (its items
-        expire retention and horizon after it, ``stamped_at`` is it): one renewal for the whole
-        wait. Whether the run was renewed."""
+        a fork of it, or a read of its history, must find it whole. Whether the run was renewed."""
         began = self.now()  # items written from now on expire later than the renewal's ``until``
         run = self.read_item("runs", (run_id,))
         if run is None or float(run.get("stamped_at") or run["created_at"]) >= kept_before:
@@ -86,9 +83,6 @@ class RetentionWrites(WritesBase):
         anchor = run.get("status") == RunStatus.CONTINUED and "retain_until" not in run
         if run.get("status") not in LIVE and not anchor:
             return False
-        wake = _wake(run, began)
-        if wake is not None:  # asleep until then: renewed once for the whole wait, then again from it
-            until, began = max(until, write_expiry(wake, self.settings) or until), wake
         found, closing = self._run_items(run_id, run)
         found += [("joins", i) for _, _, items in closing for i in items]
         for table, item in found:
@@ -149,11 +143,3 @@ def _lasts(item: Item, until: Any) -> bool:
     """The item's TTL is already at least ``until`` (it was stamped, or written expiring later)."""
     have = item.get("retain_until")
     return isinstance(have, (int, float)) and have >= until
-
-
-def _wake(run: Item, now: float) -> float | None:
-    """When a suspended run's wait is due (a sleep, a timeout, a backoff), if later than ``now``."""
-    if run.get("status") != RunStatus.SUSPENDED or not run.get("waiting"):
-        return None
-    due = json.loads(run["waiting"]).get("due")
-    return float(due) if isinstance(due, (int, float)) and due > now else None

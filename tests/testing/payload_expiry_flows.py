@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows import continue_as_new, sleep, step, workflow
+from workflows import continue_as_new, sleep, step, wait_for_signal, workflow
 
 #: How many times each step body ran, by label (tests reset it).
 CALLS: dict[str, int] = {}
@@ -61,3 +61,12 @@ def expiry_slow_grower(blob: str) -> str:
 def expiry_leaves_a_grower(blob: str) -> str:
     """Start a child that returns a large result in 10 days, leave it running, and end."""
     return expiry_slow_grower.options(parent_close_policy="abandon").start(blob).run_id
+
+
+@workflow
+def expiry_wait_then_live_on(blob: str) -> int:
+    """A wait with a year-long timeout that a signal ends early, then a step, then a wait with no deadline."""
+    wait_for_signal("early", timeout="365d")
+    grown = expiry_grow(blob)
+    wait_for_signal("later")
+    return len(grown)

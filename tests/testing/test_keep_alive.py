@@ -198,3 +198,20 @@ def test_runs_show_says_when_a_runs_items_expire(env: WorkflowEnv, capsys: pytes
     assert cli.main(["runs", "show", run.run_id]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("expires"))
     assert line.startswith("expires   2027-04-15") and "(the run; its history up to the horizon later)" in line, line
+
+
+def test_a_run_woken_early_from_a_long_wait_keeps_what_it_writes_after(env: WorkflowEnv) -> None:
+    """Renewals follow the run's life, not the deadline of the wait it was in: a run renewed during a
+    wait with a year-long timeout, woken at day 10, records a step, then waits with no deadline; at
+    day 60 a cold worker finds that record (written at day 10 to expire at day 54, renewed since). A
+    renewal that took the wait's deadline as the run's next renewal lost it."""
+    run = env.start(flows.expiry_wait_then_live_on, "ab")
+    env.advance("10d")  # renewed on the way, while it waits
+    assert env.store.find_run(run.run_id).stamped_at is not None
+    env.signal(run, "early")
+    env.advance("50d")
+    assert all(ttl is not None and ttl > env.clock.now() for ttl in history_ttls(env, run.run_id))
+    env.engine.cache = HistoryCache(env.store)  # a cold worker
+    env.signal(run, "later")
+    assert env.run_until_complete(run) == 4
+    assert flows.CALLS["expiry_grow"] == 1

@@ -181,3 +181,18 @@ def test_keep_alive_renews_a_live_runs_expiring_items_only(store, clock) -> None
     assert store.finish_run(run_id, "completed", result="1") is not None
     clock.advance(1)
     assert not store.keep_run_alive(run_id, store.now(), until + 10)  # ended: retention takes over
+
+
+def test_keep_alive_renews_a_chains_first_run_through_its_live_run(store, clock) -> None:  # type: ignore[no-untyped-def]
+    """A chain's first run (ended ``continued``, kept while the chain lives) is renewed when its live run is:
+    the pass lists live runs only, so it never reads the chain's middle runs, which may expire meanwhile."""
+    head = start(store)
+    store.record_outcome(head, 0, "step", "completed", name="a", data="1")
+    last = run_record(store, run_id=uid(), continued_from=head, chain_head=head)
+    assert store.continue_run(head, last) is not None
+    clock.advance(8 * 86400)
+    until = write_expiry(store.now(), store.settings)
+    assert not store.keep_run_alive(head, store.now(), until)  # not live: only through its chain's live run
+    assert store.keep_run_alive(last.run_id, store.now(), until)
+    assert [ttl_of(i) for t, i in items_of_run(store, head) if t == "history"] == [until]
+    assert store.get_run(head).retain_until is None

@@ -474,10 +474,11 @@ class RetentionStore(Protocol):
         unknown or not in the index."""
 
     def keep_run_alive(self, run_id: str, kept_before: float, until: int) -> bool:
-        """Push the TTL of a live run's history and join items (those written with one, expiring
-        before ``until``) out to ``until``, then set its ``stamped_at``, if it was last kept alive
-        (or created) before ``kept_before``. The first run of a live continue-as-new chain counts
-        as live. Never moves a TTL in; never creates an item. Whether it renewed the run."""
+        """Push the TTL of a live run's history, join and signal items (those written with one,
+        expiring before ``until``) out to ``until``, then set its ``stamped_at``, if it was last
+        kept alive (or created) before ``kept_before``; and the same for the first run of its
+        continue-as-new chain (ended ``continued``, no TTL while the chain lives). Never moves a
+        TTL in; never creates an item. Whether it renewed either."""
 
 
 class ScheduleStore(Protocol):

@@ -12,10 +12,10 @@ The items a run writes per step (its history and join items) and those others wr
 retention + horizon``. The sweep skips an item whose TTL is already at least the run's, so a
 run that ends within the horizon of its items' writes costs no stamp per step, and one with
 nothing written without a TTL does not enter the index at all (:func:`needs_sweep`). A live
-run's items are kept alive: beat's keep-alive pass (:func:`keep_runs_alive`) finds the runs not
-kept alive for half a horizon (the listing index, created that long ago) and pushes their items'
-TTL out again (``Store.keep_run_alive``), the first run of a live continue-as-new chain too. The
-run item of a live run carries no TTL.
+run's items are kept alive: beat's keep-alive pass (:func:`keep_runs_alive`) reads every live
+run (the listing index) and pushes out again the items' TTL of those not kept alive for half a
+horizon (``Store.keep_run_alive``), and of the first run of each live continue-as-new chain,
+reached through the chain's live run. The run item of a live run carries no TTL.
 
 Before its items, the sweep marks the run's payload objects ended (:func:`mark_payloads_ended`):
 every object under the run's prefix, found by listing it, is copied onto itself with the ended
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 EXPIRING_TABLES = frozenset({"history", "joins", "signals"})
 #: Ops whose items are written without a TTL (a hook's token item and timer, a tag's index items).
 UNEXPIRING_OPS = frozenset({OpKind.HOOK.value, OpKind.TAGS.value})
-#: The statuses the keep-alive pass lists: live runs, and ended-as-continued (a live chain's first run).
-KEPT_STATUSES = (*sorted(LIVE), RunStatus.CONTINUED.value)
+#: The statuses the keep-alive pass lists: the live ones (a live chain's first run is reached through its live run).
+KEPT_STATUSES = tuple(sorted(LIVE))
 
 log = logging.getLogger("workflows.retention")
 
@@ -162,10 +162,11 @@ def retain_ended_runs(engine: Engine, limit: int = 100, budget: float | None = N
 def keep_runs_alive(engine: Engine, budget: float | None = None, page: int = 100) -> int:
     """Go on with beat's keep-alive pass (within ``budget`` seconds); return how many runs it renewed.
 
-    A pass lists, by status, the live runs (and the ended-as-continued ones: a live chain's first
-    run) created more than :func:`keep_alive_age` ago, and renews each not kept alive since
-    (``Store.keep_run_alive``). A pass cut short by the budget goes on at the next call; the next
-    pass starts :func:`keep_alive_period` after one ends. Nothing when retention is off.
+    A pass lists, by status, every live run and renews each not kept alive for :func:`keep_alive_age`,
+    and the first run of its continue-as-new chain likewise (``Store.keep_run_alive``): a chain's runs
+    may each live a day while its first run, which handles and signals name, lives as long as the
+    chain. A pass cut short by the budget goes on at the next call; the next pass starts
+    :func:`keep_alive_period` after one ends. Nothing when retention is off.
     """
     settings = engine.settings
     if settings.retention is None:
@@ -181,7 +182,7 @@ def keep_runs_alive(engine: Engine, budget: float | None = None, page: int = 100
     while state.status is not None and (stop is None or time.monotonic() < stop or not kept):
         status = KEPT_STATUSES[state.status]
         try:
-            listed = engine.store.list_run_summaries(status=status, until=older, limit=page, cursor=state.cursor)
+            listed = engine.store.list_run_summaries(status=status, limit=page, cursor=state.cursor)
         except Exception:
             log.exception("the keep-alive pass cannot list %s runs; it starts over later", status)
             state.finish(now + keep_alive_period(settings))

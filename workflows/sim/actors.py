@@ -30,7 +30,6 @@ class Actor:
         self.crashed = False
         self.error: BaseException | None = None
         self.kill = False
-        self.probing = False  # reading run items listed by a lagging index (see watch: a probe may find one gone)
         self.waiting_at = "start"
         self.last_call = started  # simulated time this actor last got control back at a port call
         self.longest_gap = 0.0  # the longest simulated time between two of its port calls

@@ -50,9 +50,7 @@ def _watched_get(world: World, table: Table, get: Callable[..., Item | None]) ->
     @functools.wraps(get)
     def watched(*key: Any) -> Item | None:
         item = get(*key)
-        if item is None and not (table.name == "runs" and getattr(world.baton.actor(), "probing", False)):
-            # (beat's keep-alive pass reads every run its listing index names, which lags behind deletes
-            # as a GSI does: it may find a continued run of a live chain gone, and it skips it)
+        if item is None:
             gone = world.decay.gone.get((table.name, tuple(key)))
             if gone is not None:
                 _report(world, f"{table.name} item {tuple(key)}", gone.at, gone.owner)

@@ -17,7 +17,7 @@ from ..core import forks
 from ..core.engine import Engine
 from ..core.records import TERMINAL, ResumeMessage, RunStatus, StepMessage
 from ..core.registry import get_workflow
-from ..core.retention import keep_alive_age, keep_runs_alive, retain_ended_runs
+from ..core.retention import keep_alive_age, sweep_retention
 from ..core.steps import current_step, execute_step, run_worker_task
 from ..core.storage import read_fairly
 from ..core.sweeper import fire_due_timers, reconcile
@@ -462,15 +462,7 @@ class World:
     def _beat(self, process: Process) -> None:
         fire_due_timers(process.engine)
         reconcile(process.engine)
-        retain_ended_runs(process.engine)
-        actor = self.baton.actor()
-        if actor is not None:  # the keep-alive pass reads each run its (lagging) listing index names
-            actor.probing = True
-        try:
-            keep_runs_alive(process.engine)
-        finally:
-            if actor is not None:
-                actor.probing = False
+        sweep_retention(process.engine)
         fire_due_schedules(process.engine)
         drive_due_batches(process.engine)
 

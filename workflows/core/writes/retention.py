@@ -69,19 +69,29 @@ class RetentionWrites(WritesBase):
                                                             A("retain_shard").exists()))).applied
 
     def keep_run_alive(self, run_id: str, kept_before: float, until: int) -> bool:
-        """Renew the history, join and signal items of a live run not kept alive since ``kept_before``: each
-        whose TTL is earlier than ``until`` is set to it (conditioned on that, so a TTL is never
-        moved in, nor a deleted item brought back; an item written without a TTL keeps none), then
-        the run item's ``stamped_at`` is set to when this began (last: a pass that dies half-way
-        renews again; an item written meanwhile expires later than one renewed).
-        The first run of a live continue-as-new chain (ended ``continued``, no TTL yet) counts as live:
-        a fork of it, or a read of its history, must find it whole. Whether the run was renewed."""
+        """Renew a live run's history, join and signal items if it was not kept alive since
+        ``kept_before``, and those of the first run of its continue-as-new chain likewise (that run
+        ended ``continued`` and has no TTL while the chain lives: a fork of it, or a read of its
+        history, must find it whole; the chain's signals are kept under its id). Each item whose
+        TTL is earlier than ``until`` is set to it (conditioned on that, so a TTL is never moved in,
+        nor a deleted item brought back; an item written without a TTL keeps none), then the run
+        item's ``stamped_at`` is set to when this began (last: a pass that dies half-way renews
+        again; an item written meanwhile expires later than one renewed). Whether either was renewed."""
         began = self.now()  # items written from now on expire later than the renewal's ``until``
         run = self.read_item("runs", (run_id,))
-        if run is None or float(run.get("stamped_at") or run["created_at"]) >= kept_before:
+        if run is None or run.get("status") not in LIVE:
             return False
-        anchor = run.get("status") == RunStatus.CONTINUED and "retain_until" not in run
-        if run.get("status") not in LIVE and not anchor:
+        renewed = False
+        head = run.get("chain_head")
+        if head and head != run_id:
+            anchor = self.read_item("runs", (head,))
+            if anchor is not None and anchor.get("status") == RunStatus.CONTINUED and "retain_until" not in anchor:
+                renewed = self._renew(head, anchor, kept_before, began, until)
+        return self._renew(run_id, run, kept_before, began, until) or renewed
+
+    def _renew(self, run_id: str, run: Item, kept_before: float, began: float, until: int) -> bool:
+        """Renew one run's items (see ``keep_run_alive``) unless it was kept alive since ``kept_before``."""
+        if float(run.get("stamped_at") or run["created_at"]) >= kept_before:
             return False
         found, closing = self._run_items(run_id, run)
         found += [("joins", i) for _, _, items in closing for i in items]

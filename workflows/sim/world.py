@@ -237,11 +237,16 @@ class World:
         return result
 
     def _expired_claim(self, actor: Actor | None) -> str | None:
-        """The owner of the run's claim if another resume holds it and its lease has expired."""
+        """The owner of the run's claim if another resume holds it and its lease has expired, as the
+        claimer's clock says (the engine judges a lease by it: a clock ahead takes over that much
+        earlier, seed 32169)."""
         item = self.store.runs.items.get((actor.run_id,)) if actor is not None else None
         owner = (item or {}).get("owner")
         expires = (item or {}).get("lease_expires_at")
-        return owner if owner and expires is not None and expires < self.time else None
+        if actor is None or not owner or expires is None:
+            return None
+        clock = next((p.engine.now for p in self.processes if p.name == actor.process), lambda: self.time)
+        return owner if expires < clock() else None
 
     def _taken_over(self, actor: Actor | None, held: str) -> None:
         """A claim taken from a resume whose lease expired: the step that resume was running may run

@@ -11,9 +11,11 @@ from typing import Any, Callable
 
 from .columns import COLUMN_LABELS, split
 from .report import BASELINE, OURS, SENT, _f, figures, groups, marginal, median, merged, ratio, totals
-from .scenarios import Result
+from .scenarios import FULL, Result
+from .session import WIDE
 
 Row = dict[str, Any]
+WIDE_LIMIT = FULL.wide_timeout  # seconds the bench gives the wide fan-out before it reports it unfinished
 Figure = Callable[[list[Result]], tuple[float | None, str]]
 
 
@@ -35,11 +37,11 @@ def _ratio(group: tuple[str, str, str, int]) -> Figure:
     return figure
 
 
-def _per_extra_step(kind: str, key: str) -> Figure:
+def _per_extra_step(kind: str, key: str, system: str = OURS) -> Figure:
     """Requests per extra step of the history runs; ``ddb_reads`` without beat's sweeps (a longer window
     holds more of them, whatever the run does)."""
     def figure(results: list[Result]) -> tuple[float | None, str]:
-        label, slope = marginal(results, kind)
+        label, slope = marginal(results, kind, system)
         if key == "ddb_reads" and slope:
             return slope["ddb_reads"] - slope["beat_reads"], f"{label}, beat's sweeps left out"
         return slope.get(key), label
@@ -75,6 +77,45 @@ def _fan_out(results: list[Result]) -> tuple[float | None, str]:
     reps = groups(results)[group]
     per_branch = totals(merged(reps).counts)["requests"] / (max(widths) * len(reps))
     return r.median, f"{max(widths)} branches, {r.text()}, {per_branch:.2f} requests/branch"
+
+
+def _fan_out_width(results: list[Result], width: int) -> float:
+    """DynamoDB reads of one repeated fan-out of ``width`` branches (beat's sweeps left out), per repeat."""
+    reps = groups(results)[(f"fan-out-{width}", OURS, "threads", 1)]
+    t = totals(merged(reps).counts)
+    return (t["ddb_reads"] - t["beat_reads"]) / len(reps)
+
+
+def _reads_per_extra_branch(results: list[Result]) -> tuple[float | None, str]:
+    """Reads added by each branch between the narrowest and the widest repeated fan-out: a branch that reads
+    no run item adds none (what every fan-out reads once, whatever its width, cancels out)."""
+    widths = sorted(int(g[0].rsplit("-", 1)[1]) for g in groups(results)
+                    if g[0].startswith("fan-out-") and g[1] == OURS)
+    if len(widths) < 2:
+        return None, "fewer than two fan-out widths"
+    low, high = widths[0], widths[-1]
+    reads = {w: _fan_out_width(results, w) for w in (low, high)}
+    return ((reads[high] - reads[low]) / (high - low),
+            f"{low} -> {high} branches: {reads[low]:.1f} -> {reads[high]:.1f} DynamoDB reads per fan-out")
+
+
+def _wide_fan_out(results: list[Result]) -> tuple[float | None, str]:
+    """Wall seconds of the widest one-off fan-out, with its requests per branch and the chord's."""
+    ours = sorted((r for r in results if r.scenario.startswith(WIDE) and r.system == OURS),
+                  key=lambda r: r.steps_per_run)
+    if not ours:
+        return None, "not measured"
+    wide = ours[-1]
+    chord = next((r for r in results if r.scenario == wide.scenario and r.system == BASELINE), None)
+    per_branch = totals(wide.counts)["requests"] / wide.steps_per_run
+    note = f"{wide.steps_per_run} branches, {per_branch:.2f} requests/branch"
+    if wide.error or not wide.timing.latencies:
+        return None, f"{note}; did not complete: {wide.error}"
+    if chord is not None:
+        note += ("; the chord did not complete: " + chord.error if chord.error or not chord.timing.latencies
+                 else f"; the chord {chord.timing.latencies[0]:.1f} s, "
+                      f"{totals(chord.counts)['requests'] / chord.steps_per_run:.2f} requests/branch")
+    return wide.timing.latencies[0], note
 
 
 def _prefork_burst(results: list[Result]) -> tuple[float | None, str]:
@@ -126,7 +167,13 @@ def engine_targets(results: list[Result]) -> list[Row]:
         _row("3", "one-step run: $ per million steps", 3.0, "<=", by, _one_step("cost")),
         _row("3", "step sent as a message: p50 / chain p50", 1.2, "<=", by,
              _ratio(("sequential", SENT, "threads", 1))),
+        _row("3", "step sent as a message: DynamoDB writes per extra step (all before its message leaves)", 1,
+             "<=", by, _per_extra_step("dispatched", "ddb_writes", SENT), moto),
         _row("3", "widest repeated fan-out: wall time / chord's", 0.4, "<=", by, _fan_out),
+        _row("3", "fan-out: DynamoDB reads per extra branch (no sweeps)", 0, "<=", by, _reads_per_extra_branch,
+             moto),
+        _row("3", "widest one-off fan-out completes within the bench's limit: wall s", WIDE_LIMIT, "<=", by,
+             _wide_fan_out, moto),
         _row("4", "burst of one-step runs, threads pool: time / Celery's", 1.0, "<=", by,
              _ratio(("throughput", OURS, "threads", 1))),
         _row("4", "burst of one-step runs, most prefork processes: time / Celery's", 1.0, "<=", by, _prefork_burst),

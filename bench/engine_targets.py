@@ -112,7 +112,7 @@ def _wide_fan_out(results: list[Result]) -> tuple[float | None, str]:
     if wide.error or not wide.timing.latencies:
         return None, f"{note}; did not complete: {wide.error}"
     if chord is not None:
-        note += ("; the chord did not complete: " + chord.error if chord.error or not chord.timing.latencies
+        note += (f"; the chord did not complete: {chord.error}" if chord.error or not chord.timing.latencies
                  else f"; the chord {chord.timing.latencies[0]:.1f} s, "
                       f"{totals(chord.counts)['requests'] / chord.steps_per_run:.2f} requests/branch")
     return wide.timing.latencies[0], note

@@ -10,6 +10,7 @@ import pytest
 
 from tests.testing import lineage_flows as chains
 from tests.testing import payload_expiry_flows as flows
+from tests.unit import tag_flows
 from workflows.core import retention
 from workflows.core.history_cache import HistoryCache
 from workflows.core.plans import A, Put, Set, Update, plan
@@ -174,8 +175,6 @@ def test_a_run_that_set_tags_itself_is_swept(env: WorkflowEnv) -> None:
     """Tags set by the run (``set_tags``) write index items without a TTL, which the run's record of
     the start does not show: the end finds the op in the history and sends the run to the sweep, which
     stamps them (simulator seed 13: an end that went by the start's tags left them without a TTL)."""
-    from tests.unit import tag_flows
-
     run = env.start(tag_flows.tag_order, "o-1")
     assert env.run_until_complete(run) == {"stage": "paid", "order": "o-1"}
     ended = env.store.runs.items[(run.run_id,)]
@@ -215,3 +214,43 @@ def test_a_run_woken_early_from_a_long_wait_keeps_what_it_writes_after(env: Work
     env.signal(run, "later")
     assert env.run_until_complete(run) == 4
     assert flows.CALLS["expiry_grow"] == 1
+
+
+def test_an_operator_renews_live_runs_items_after_beat_was_down(env: WorkflowEnv,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Beat down from day 0 to day 43.5: the step's record, written at day 0, expires at day 44.
+    ``workflows retention keep-alive`` renews it then (a whole pass, whatever beat's schedule), so the
+    run, woken at day 60 in a cold worker, does not run its step again."""
+    from workflows.cli.commands import main
+
+    run = env.start(flows.expiry_grow_then_sleep, "ab", 60)
+    env.driver.settle()
+    env.clock.advance(43.5 * DAY)  # no beat: no keep-alive pass on the way
+    capsys.readouterr()
+    assert main(["retention", "keep-alive"]) == 0
+    assert "renewed 1 live run(s)" in capsys.readouterr().out
+    assert all(ttl is not None and ttl >= env.clock.now() + 30 * DAY for ttl in history_ttls(env, run.run_id))
+    env.clock.advance(1 * DAY)
+    env.driver.delete_expired()  # TTL deletes what was due by day 44.5
+    env.engine.cache = HistoryCache(env.store)  # a cold worker
+    assert env.run_until_complete(run) == 6
+    assert flows.CALLS["expiry_grow"] == 1
+
+
+def test_an_operator_stamps_ended_runs_with_their_ttl(env: WorkflowEnv, capsys: pytest.CaptureFixture[str]) -> None:
+    """``workflows retention sweep`` does beat's retention sweep now: a tagged run's index items get the
+    run's TTL."""
+    from workflows.cli.commands import main
+
+    run = env.start(tag_flows.tag_order, "o-2")
+    assert env.run_until_complete(run) == {"stage": "paid", "order": "o-2"}
+    env.clock.advance(3600)  # past the retention delay, no beat tick
+    tags = [i for i in env.store.run_tags.items.values() if i["run_id"] == run.run_id]
+    assert tags and not any("retain_until" in i for i in tags)
+    capsys.readouterr()
+    assert main(["retention", "sweep"]) == 0
+    assert "stamped 1 ended run(s) with their TTL" in capsys.readouterr().out
+    ttl = env.store.runs.items[(run.run_id,)]["retain_until"]
+    assert all(i.get("retain_until") == ttl for i in env.store.run_tags.items.values() if i["run_id"] == run.run_id)
+    assert main(["retention", "sweep"]) == 0
+    assert "stamped 0 ended run(s)" in capsys.readouterr().out

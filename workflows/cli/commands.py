@@ -20,6 +20,7 @@ from .events import add_event_commands, print_event_values
 from .flow import add_flow_commands
 from .forks import add_fork_commands
 from .payloads import add_payload_commands
+from .retention import add_retention_commands
 from .schedules import add_schedule_commands
 from .updates import add_update_commands
 
@@ -526,6 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_aws_commands(sub, add)
     add_flow_commands(sub, add)
     add_payload_commands(sub, add)
+    add_retention_commands(sub, add)
     add_batch_commands(sub, add)
     return parser
 

@@ -159,19 +159,21 @@ def retain_ended_runs(engine: Engine, limit: int = 100, budget: float | None = N
     return stamped
 
 
-def keep_runs_alive(engine: Engine, budget: float | None = None, page: int = 100) -> int:
+def keep_runs_alive(engine: Engine, budget: float | None = None, page: int = 100,
+                    state: KeepAlivePass | None = None) -> int:
     """Go on with beat's keep-alive pass (within ``budget`` seconds); return how many runs it renewed.
 
     A pass lists, by status, every live run and renews each not kept alive for :func:`keep_alive_age`,
     and the first run of its continue-as-new chain likewise (``Store.keep_run_alive``): a chain's runs
     may each live a day while its first run, which handles and signals name, lives as long as the
     chain. A pass cut short by the budget goes on at the next call; the next pass starts
-    :func:`keep_alive_period` after one ends. Nothing when retention is off.
+    :func:`keep_alive_period` after one ends. Nothing when retention is off. ``state``: where the pass
+    is (default the engine's, beat's); a fresh one makes a whole pass now, whatever beat's schedule.
     """
     settings = engine.settings
     if settings.retention is None:
         return 0
-    state = engine.keep_alive
+    state = state or engine.keep_alive
     now = engine.now()
     if state.status is None:
         if now < state.next_pass:

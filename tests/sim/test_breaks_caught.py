@@ -122,3 +122,25 @@ def test_a_live_run_whose_items_are_not_kept_alive_is_caught(monkeypatch: pytest
     monkeypatch.setattr(RetentionWrites, "keep_run_alive", lambda self, *args: False)
     found = first_violation()
     assert found is not None and "past its TTL" in found[1], found
+
+
+def test_a_keep_alive_renewing_as_from_a_waits_deadline_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The variant built and reverted on 2026-12-05: a suspended run was renewed as from its wait's
+    # deadline. A run renewed during a wait with a year's timeout and woken early then had its next
+    # renewal a year on, and what it recorded after waking expired under it (sim_woken_early).
+    import json
+
+    from workflows.core.retention import write_expiry
+    from workflows.core.writes.retention import RetentionWrites
+
+    renew = RetentionWrites._renew
+
+    def as_from_the_deadline(self: Any, run_id: str, run: Any, kept_before: float, began: float, until: int) -> bool:
+        due = json.loads(run.get("waiting") or "{}").get("due") if run.get("status") == "suspended" else None
+        if isinstance(due, (int, float)) and due > began:
+            until, began = max(until, write_expiry(due, self.settings) or until), due
+        return renew(self, run_id, run, kept_before, began, until)
+
+    monkeypatch.setattr(RetentionWrites, "_renew", as_from_the_deadline)
+    found = first_violation()
+    assert found is not None and "of live run" in found[1], found  # seed 1: TTL deletes the step's record

@@ -66,6 +66,17 @@ def sim_signal_chain(taken: list[Any] | None = None) -> list[Any]:
 
 
 @workflow
+def sim_woken_early(blob: str, days: int) -> int:
+    """Woken after 10 days from a wait with a year's timeout, then records a step and sleeps past its items'
+    first expiry: the keep-alive pass must renew them by when they were written, not by the wait's deadline
+    (a renewal counted from the deadline, a year away, would let TTL delete the step's record)."""
+    wait_for_signal("go", timeout=365 * DAY)
+    echoed = sim_echo(blob)
+    sleep(days * DAY)
+    return len(echoed)
+
+
+@workflow
 def sim_forkable(blob: str) -> int:
     """A run the client forks at op 1 about 29 days after it ended, when the source's objects are a day from
     their expiry: the fork, which sleeps 3 days more, must have its own copies."""
@@ -141,5 +152,7 @@ LONG_WAITS: list[Workload] = [
     Workload("sim_same_args_chain", lambda r, k: [_blob(r, k), r.randint(9, 12)], lambda a: _ok(len(a[0]))),
     Workload("sim_per_key_batch", lambda r, k: [_blob(r, k)], lambda a: _ok([len(a[0])] * 3)),
     Workload("sim_overrun_batch", lambda r, k: [r.randint(2, 3)], lambda a: _either(a[0])),
+    Workload("sim_woken_early", lambda r, k: [_blob(r, k), r.randint(46, 60)], lambda a: _ok(len(a[0])),
+             needs="signal", act_after=10 * DAY),  # after a keep-alive pass renewed it mid-wait (half a horizon)
 ]
 base.CATALOGUE += LONG_WAITS

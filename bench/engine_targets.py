@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from workflows.core.metering import DDB_READS
+
 from .columns import COLUMN_LABELS, split
 from .report import BASELINE, OURS, SENT, _f, figures, groups, marginal, median, merged, ratio, totals
 from .scenarios import FULL, Result
@@ -79,24 +81,30 @@ def _fan_out(results: list[Result]) -> tuple[float | None, str]:
     return r.median, f"{max(widths)} branches, {r.text()}, {per_branch:.2f} requests/branch"
 
 
-def _fan_out_width(results: list[Result], width: int) -> float:
-    """DynamoDB reads of one repeated fan-out of ``width`` branches (beat's sweeps left out), per repeat."""
+def _fan_out_reads(results: list[Result], width: int) -> dict[str, float]:
+    """The workers' DynamoDB reads of one repeated fan-out of ``width`` branches, by operation, per repeat."""
     reps = groups(results)[(f"fan-out-{width}", OURS, "threads", 1)]
-    t = totals(merged(reps).counts)
-    return (t["ddb_reads"] - t["beat_reads"]) / len(reps)
+    out: dict[str, float] = {}
+    for row in merged(reps).counts:
+        if row["role"] == "worker" and row["service"] == "dynamodb" and row["operation"] in DDB_READS:
+            out[row["operation"]] = out.get(row["operation"], 0.0) + row["requests"] / len(reps)
+    return out
 
 
-def _reads_per_extra_branch(results: list[Result]) -> tuple[float | None, str]:
-    """Reads added by each branch between the narrowest and the widest repeated fan-out: a branch that reads
-    no run item adds none (what every fan-out reads once, whatever its width, cancels out)."""
+def _run_reads_per_extra_branch(results: list[Result]) -> tuple[float | None, str]:
+    """Item reads (GetItem: how a run item is read) added by each branch between the narrowest and the
+    widest repeated fan-out; what every fan-out reads once, whatever its width, cancels out. The fan-in's
+    Query pages of the branch results are counted in the note."""
     widths = sorted(int(g[0].rsplit("-", 1)[1]) for g in groups(results)
                     if g[0].startswith("fan-out-") and g[1] == OURS)
     if len(widths) < 2:
         return None, "fewer than two fan-out widths"
     low, high = widths[0], widths[-1]
-    reads = {w: _fan_out_width(results, w) for w in (low, high)}
-    return ((reads[high] - reads[low]) / (high - low),
-            f"{low} -> {high} branches: {reads[low]:.1f} -> {reads[high]:.1f} DynamoDB reads per fan-out")
+    reads = {w: _fan_out_reads(results, w) for w in (low, high)}
+    items = {w: reads[w].get("GetItem", 0.0) + reads[w].get("BatchGetItem", 0.0) for w in (low, high)}
+    return ((items[high] - items[low]) / (high - low),
+            f"{low} -> {high} branches: {items[low]:.1f} -> {items[high]:.1f} GetItems per fan-out; the fan-in's "
+            f"Query pages of the results {reads[low].get('Query', 0.0):.1f} -> {reads[high].get('Query', 0.0):.1f}")
 
 
 def _wide_fan_out(results: list[Result]) -> tuple[float | None, str]:
@@ -109,8 +117,8 @@ def _wide_fan_out(results: list[Result]) -> tuple[float | None, str]:
     chord = next((r for r in results if r.scenario == wide.scenario and r.system == BASELINE), None)
     per_branch = totals(wide.counts)["requests"] / wide.steps_per_run
     note = f"{wide.steps_per_run} branches, {per_branch:.2f} requests/branch"
-    if wide.error or not wide.timing.latencies:
-        return None, f"{note}; did not complete: {wide.error}"
+    if wide.error or not wide.timing.latencies:  # the time it was given, over the limit: a miss
+        return wide.timing.wall, f"{note}; did not complete: {wide.error}"
     if chord is not None:
         note += (f"; the chord did not complete: {chord.error}" if chord.error or not chord.timing.latencies
                  else f"; the chord {chord.timing.latencies[0]:.1f} s, "
@@ -170,8 +178,8 @@ def engine_targets(results: list[Result]) -> list[Row]:
         _row("3", "step sent as a message: DynamoDB writes per extra step (all before its message leaves)", 1,
              "<=", by, _per_extra_step("dispatched", "ddb_writes", SENT), moto),
         _row("3", "widest repeated fan-out: wall time / chord's", 0.4, "<=", by, _fan_out),
-        _row("3", "fan-out: DynamoDB reads per extra branch (no sweeps)", 0, "<=", by, _reads_per_extra_branch,
-             moto),
+        _row("3", "fan-out branch: item reads (GetItem) per extra branch", 0, "<=", by,
+             _run_reads_per_extra_branch, moto),
         _row("3", "widest one-off fan-out completes within the bench's limit: wall s", WIDE_LIMIT, "<=", by,
              _wide_fan_out, moto),
         _row("4", "burst of one-step runs, threads pool: time / Celery's", 1.0, "<=", by,

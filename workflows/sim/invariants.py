@@ -177,14 +177,17 @@ def _resolved(world: World, text: str) -> str:
 
 def check_exclusive(world: World, label: str) -> None:
     """Two attempts of a ``concurrency=1`` step never run at once, unless a process stalled
-    since the earlier one's task began: a stall between taking the slot and entering the body
-    counts too (its slot's lease may then have passed and been reclaimed)."""
+    since the earlier of the two tasks began: a stall between taking the slot and entering the
+    body counts too, whichever of the two stalled (its slot's lease may then have passed and been
+    reclaimed by the other; seed 95882: the entering attempt took the slot, stalled 85 s before
+    its body, and entered after the other had taken the expired slot)."""
     actor = world.baton.actor()
+    began = getattr(actor, "started", world.time)
     inside = world.inside.setdefault(label, {})
     for other, since in list(inside.items()):
         if other.done or other.kill:
             inside.pop(other, None)
-        elif other is not actor and since > world.last_pause:
+        elif other is not actor and min(since, began) > world.last_pause:
             world.violations.append(f"two attempts of the concurrency=1 step {label} ran at once: "
                                     f"{other.name} since {since:.1f}s and {getattr(actor, 'name', '?')}")
     if actor is not None:

@@ -78,3 +78,46 @@ def test_inline_steps_that_do_not_renew_their_lease_are_caught(monkeypatch) -> N
 
     monkeypatch.setattr(WorkflowContext, "keep_lease", lambda self: None)
     assert first_failing_seed() is not None
+
+
+class _Attempt:
+    """An attempt's actor, as ``check_exclusive`` sees it: its name, when its task began, whether it ended."""
+
+    def __init__(self, name: str, started: float) -> None:
+        self.name, self.started, self.done, self.kill = name, started, False, False
+
+
+class _Baton:
+    def __init__(self) -> None:
+        self.current: _Attempt | None = None
+
+    def actor(self) -> _Attempt | None:
+        return self.current
+
+
+class _World:
+    """What ``check_exclusive`` reads of the world: the baton, who is inside, the last stall."""
+
+    def __init__(self, last_pause: float) -> None:
+        self.baton, self.inside, self.violations = _Baton(), {}, []  # type: ignore[var-annotated]
+        self.time, self.last_pause = 0.0, last_pause
+
+    def enter(self, attempt: _Attempt, at: float) -> None:
+        from workflows.sim.invariants import check_exclusive
+
+        self.time, self.baton.current = at, attempt
+        check_exclusive(self, "overrun")  # type: ignore[arg-type]
+
+
+def test_an_attempt_that_stalled_between_its_slot_and_its_body_is_excused_whichever_entered_first() -> None:
+    """Seed 95882: attempt A took the slot at 207 s, stalled 85 s before its body (the slot's lease
+    passed), B took the expired slot and entered at 292.8 s, then A entered. The limit is as strong
+    as its lease: a stall since the earlier of the two tasks began excuses it."""
+    world = _World(last_pause=207.0)
+    world.enter(_Attempt("B", started=292.8), at=292.8)
+    world.enter(_Attempt("A", started=205.0), at=292.8)
+    assert world.violations == []
+    unstalled = _World(last_pause=100.0)  # no stall since either task began: two bodies at once
+    unstalled.enter(_Attempt("B", started=292.8), at=292.8)
+    unstalled.enter(_Attempt("A", started=205.0), at=292.9)
+    assert len(unstalled.violations) == 1 and "ran at once" in unstalled.violations[0]

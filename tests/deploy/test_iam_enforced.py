@@ -212,6 +212,10 @@ def test_a_run_completes_with_every_process_under_its_own_policy(deployment: Dep
     keeper.wait(timeout=60)
     kept = json.loads(deployment.log("keep-alive").strip().splitlines()[-1])
     assert kept["kept"] and kept["ttls"] == [kept["until"]], kept
+    # The operator's commands for beat's retention work, under beat's keys (exit 1 on any failure, such
+    # as a denied request): a whole keep-alive pass (it lists and reads every live run) and a sweep.
+    assert "live run(s)" in deployment.run("Beat", "retention", "keep-alive")
+    assert "ended run(s) with their TTL" in deployment.run("Beat", "retention", "sweep")
     deployment.run("Client", "runs", "signal", counter, "stop")
     _until(lambda: _status_line(deployment.run("Client", "runs", "show", counter), "completed"), "the counter's end",
            deployment)

@@ -254,3 +254,23 @@ def test_an_operator_stamps_ended_runs_with_their_ttl(env: WorkflowEnv, capsys: 
     assert all(i.get("retain_until") == ttl for i in env.store.run_tags.items.values() if i["run_id"] == run.run_id)
     assert main(["retention", "sweep"]) == 0
     assert "stamped 0 ended run(s)" in capsys.readouterr().out
+
+
+def test_the_operators_keep_alive_says_when_it_could_not_renew(env: WorkflowEnv, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A pass that cannot list the live runs (here: throttled; on AWS also a missing permission) logs it
+    and goes on, as beat does; the operator's command then exits 1 and says so, not 0."""
+    from workflows.cli.commands import main
+    from workflows.errors import Throttled
+
+    env.start(flows.expiry_grow_then_sleep, "ab", 60)
+    env.driver.settle()
+
+    def throttled(*args: object, **kwargs: object) -> None:
+        raise Throttled("list runs: throttled")
+
+    monkeypatch.setattr(env.store, "list_run_summaries", throttled)
+    capsys.readouterr()
+    assert main(["retention", "keep-alive"]) == 1
+    out = capsys.readouterr()
+    assert "renewed 0 live run(s)" in out.out and "1 failure(s) logged above" in out.err

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from workflows.core.metering import DDB_READS
 
 from .columns import COLUMN_LABELS, split
-from .report import BASELINE, OURS, SENT, _f, figures, groups, marginal, median, merged, ratio, totals
+from .report import BASELINE, OURS, SENT, _f, fan_out_widths, figures, groups, marginal, median, merged, ratio, totals
 from .scenarios import FULL, Result
 from .session import WIDE
 
@@ -71,7 +71,7 @@ def _one_step(key: str) -> Figure:
 
 
 def _fan_out(results: list[Result]) -> tuple[float | None, str]:
-    widths = [int(g[0].rsplit("-", 1)[1]) for g in groups(results) if g[0].startswith("fan-out-") and g[1] == OURS]
+    widths = fan_out_widths(results)
     if not widths:
         return None, "not measured"
     group = (f"fan-out-{max(widths)}", OURS, "threads", 1)
@@ -95,8 +95,7 @@ def _run_reads_per_extra_branch(results: list[Result]) -> tuple[float | None, st
     """Item reads (GetItem: how a run item is read) added by each branch between the narrowest and the
     widest repeated fan-out; what every fan-out reads once, whatever its width, cancels out. The fan-in's
     Query pages of the branch results are counted in the note."""
-    widths = sorted(int(g[0].rsplit("-", 1)[1]) for g in groups(results)
-                    if g[0].startswith("fan-out-") and g[1] == OURS)
+    widths = fan_out_widths(results)
     if len(widths) < 2:
         return None, "fewer than two fan-out widths"
     low, high = widths[0], widths[-1]

@@ -293,6 +293,12 @@ def marginal(results: list[Result], kind: str, system: str = "workflows") -> tup
     return label, {key: (large[key] - small[key]) / span for key in large}
 
 
+def fan_out_widths(results: list[Result], system: str = OURS) -> list[int]:
+    """The widths of the repeated fan-outs ``system`` was measured on, narrowest first."""
+    return sorted({int(g[0].rsplit("-", 1)[1]) for g in groups(results) if g[0].startswith("fan-out-")
+                   and g[1] == system})
+
+
 def render(results: list[Result], meta: dict[str, Any], target_rows: str, extra: list[str] | None = None) -> str:
     """Every table, with the run's settings and machine, as Markdown (``target_rows``: the targets table;
     ``extra``: more sections, after it)."""

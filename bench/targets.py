@@ -10,7 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from .repeats import Ratio
-from .report import BASELINE, MODES, OURS, SENT, _f, figures, groups, growth, marginal, merged, ratio, totals
+from .report import (
+    BASELINE,
+    MODES,
+    OURS,
+    SENT,
+    _f,
+    fan_out_widths,
+    figures,
+    groups,
+    growth,
+    marginal,
+    merged,
+    ratio,
+    totals,
+)
 from .scenarios import Result
 from .session import WIDE
 
@@ -84,8 +98,7 @@ def single_step(results: list[Result]) -> list[Row]:
 
 def wide_fan_out(results: list[Result]) -> list[Row]:
     """Target 6: the repeated widest fan-out against the chord, and the wide one completes."""
-    repeated = [int(g[0].rsplit("-", 1)[1]) for g, reps in groups(results).items()
-                if g[0].startswith("fan-out-") and g[1] == OURS]
+    repeated = fan_out_widths(results)
     out = []
     if repeated:
         width = max(repeated)

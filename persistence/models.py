@@ -157,6 +157,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         error = UnicodeAttribute(null=True)
         attempt = NumberAttribute(null=True)
         started_at = NumberAttribute(null=True)
+        next_waiting = UnicodeAttribute(null=True)  # a sent step's record that dispatched the next op
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute
         req = UnicodeAttribute(null=True)
 

@@ -32,6 +32,7 @@ from .commands import (
     Wait,
 )
 from .deferral import defer
+from .marks import marked, marks
 from .records import RunStatus, StepMessage
 from .registry import get_workflow
 from .tags import current_tags
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from .context import WorkflowContext
     from .engine import Engine
     from .ports import Store
-    from .records import RunRecord
+    from .records import EventRecord, RunRecord
 
 log = logging.getLogger("workflows.engine")
 
@@ -53,9 +54,10 @@ def commit(engine: Engine, run: RunRecord, command: Command, ctx: WorkflowContex
     run again and replay). ``ctx``: the replay that decided it (None: decided before one).
 
     An outcome the replay holds (an op it ran under its claim: ``WorkflowContext.hold``) goes with
-    the run's end (``Complete``, ``Fail``: one write); before any other command it is written alone.
+    the run's end (``Complete``, ``Fail``: one write); a sent step's (``hold_sent``) goes with the
+    dispatch of the next op (``core.marks``); before any other command it is written alone.
     """
-    if ctx is not None and ctx.pending is not None and not isinstance(command, (Complete, Fail)):
+    if ctx is not None and ctx.pending is not None and not _carries(ctx, command):
         if not _write_held(engine, ctx, command):
             return True  # another resume recorded the op (it goes on), or the run ended
     if isinstance(command, Halt):
@@ -104,6 +106,14 @@ def write_outcome(engine: Engine, command: RecordOutcome, store: Store | None = 
     return written
 
 
+def _carries(ctx: WorkflowContext, command: Command) -> bool:
+    """Whether ``command``'s write carries the outcome ``ctx`` holds."""
+    assert ctx.pending is not None
+    if ctx.pending_sent:
+        return isinstance(command, Dispatch) and marks(ctx.pending, command)
+    return isinstance(command, (Complete, Fail))
+
+
 def _write_held(engine: Engine, ctx: WorkflowContext, command: Command) -> bool:
     """Write the outcome ``ctx`` holds alone, before ``command``; False if another resume recorded
     the op or the run ended (a store failure before ``Raise`` is left to its error)."""
@@ -123,12 +133,32 @@ def _write_held(engine: Engine, ctx: WorkflowContext, command: Command) -> bool:
 
 
 def _dispatch(engine: Engine, ctx: WorkflowContext, command: Dispatch) -> bool:
+    held = ctx.take_pending()
+    if held is not None:
+        return _dispatch_after(engine, ctx, held, command)
     # Mark the op in flight first: only the resume that wins sends. A crash
     # before the sends leaves a leased run that the reconciler re-dispatches.
     if not engine.store.advance_run(ctx.run.run_id, command.pos, command.waiting, recovering=ctx.recovering,
                                   owner=ctx.resume_id):
         return False
     send_calls(engine, ctx, command.calls)
+    return True
+
+
+def _dispatch_after(engine: Engine, ctx: WorkflowContext, held: EventRecord, command: Dispatch) -> bool:
+    """Write a sent step's outcome marking the next op in flight, send that op's message, then move
+    the run item's cursor to it (``core.marks``): one write before the message leaves. Only the
+    worker whose write wins sends; the cursor's move renews the lease and may lose to a recovery
+    (which moved it already) or to the run's end (the op's worker finds the run ended)."""
+    if not write_outcome(engine, RecordOutcome(marked(held, command))):
+        engine.cache.forget(ctx.run.run_id)
+        return True  # another worker recorded the step: it goes on
+    send_calls(engine, ctx, command.calls)
+    try:
+        engine.store.advance_run(ctx.run.run_id, command.pos, command.waiting, owner=ctx.resume_id)
+    except Exception:  # noqa: BLE001 - the op is sent and marked: its worker or the lease moves the run on
+        log.warning("run %s: the cursor was not moved to op %d after its send; the run goes on",
+                    ctx.run.run_id, command.pos, exc_info=True)
     return True
 
 

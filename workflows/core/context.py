@@ -47,6 +47,9 @@ def current_workflow() -> WorkflowContext | None:
 
 #: How often a resume claims again when each claim is answered after a third of the lease.
 MAX_SLOW_CLAIMS = 3
+#: The store's reads that a replay may make while it holds a sent step's outcome unwritten.
+SENT_HOLD_READS = frozenset({"signals", "get_outcome", "get_event", "read_history", "find_run", "get_hook",
+                             "hooks_for_run", "branch_results", "get_branch", "read_tally"})
 
 
 class WorkflowContext:
@@ -59,6 +62,9 @@ class WorkflowContext:
         #: The outcome of an op this resume ran under its claim, not written yet: the run's end carries it
         #: (``Store.finish_run``'s ``last``), else it is written alone before anything else (``flush``).
         self.pending: EventRecord | None = None
+        #: ``pending`` is a sent step's outcome its message's worker holds (``hold_sent``), not an op
+        #: run under a claim: a dispatch of the next op carries it (``core.marks``), an end does not.
+        self.pending_sent = False
         #: ``run`` is the record a fresh resume message carried, not confirmed yet (``confirm``, ``claim``).
         self.provisional = False
         self.fault: Exception | None = None  # a store failure: the resume raises it
@@ -163,10 +169,12 @@ class WorkflowContext:
     # -- the run a fresh message carried; an outcome held for the end -------------------------
     def _before_store_call(self, name: str) -> None:
         """Before a store call of the replay: confirm a carried run (a claim confirms it by its
-        condition), and write a held outcome (only the end carries one, and it is no replay call)."""
+        condition), and write a held outcome (only the end carries one, and it is no replay call); a
+        sent step's stays held over a read (what decides after the read writes, and writes it first)."""
         if name != "claim_run":
             self.confirm()
-        self.flush()
+        if not (self.pending_sent and name in SENT_HOLD_READS):
+            self.flush()
 
     def before_write(self) -> None:
         """Before a write the replay makes outside its guarded store (a child's creation): confirm a
@@ -202,20 +210,26 @@ class WorkflowContext:
         self.history.add(event)
         return event
 
+    def hold_sent(self, event: EventRecord) -> None:
+        """Hold the outcome of the sent step whose message this resume's worker ran, unwritten, for
+        the replay to go on from (``core.marks``); any store call writes it first (``flush``)."""
+        self.pending, self.pending_sent = event, True
+        self.history.add(event)
+
     def flush(self) -> None:
         """Write a held outcome by itself (before a step body runs, or any other store call).
 
         Raises:
             ReplayStopped: another resume recorded the op, or the run ended.
         """
-        event, self.pending = self.pending, None
+        event, self.pending, self.pending_sent = self.pending, None, False
         if event is not None and not write_outcome(self.engine, RecordOutcome(event), self.store):
             self.engine.cache.forget(self.run.run_id)
             raise self.stopped(f"op {event.pos} was recorded by another resume, or the run ended")
 
     def take_pending(self) -> EventRecord | None:
-        """The held outcome, for the end to carry (no longer held)."""
-        event, self.pending = self.pending, None
+        """The held outcome, for the end (or a dispatch) to carry (no longer held)."""
+        event, self.pending, self.pending_sent = self.pending, None, False
         return event
 
     def stopped(self, what: str) -> ReplayStopped:
@@ -346,6 +360,7 @@ class WorkflowContext:
         write renewed the lease and released any claim of the run."""
         self.run = dataclasses.replace(self.run, status="running", cursor=pos, waiting=waiting,
                                        lease_expires_at=self.lease.renewed(self.now()))
+        self.updates.stored_cursor = None  # the write stored the cursor
         self.owns_run = False
 
     @contextlib.contextmanager

@@ -7,6 +7,7 @@ transport, tests and the simulator with the in-memory ones.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from typing import Any, Callable
@@ -26,6 +27,7 @@ from .delayed import start_timer, start_timer_id
 from .gates import pass_gates
 from .history_cache import HistoryCache
 from .in_place import InPlace
+from .marks import frontier
 from .observer import NullObserver, Observer
 from .payloads import Payloads
 from .ports import Clock, Store, SystemClock, Transport
@@ -117,7 +119,8 @@ class Engine:
         self.resume(message.run_id, recovering=message.recovering, fresh=fresh)
 
     def resume(self, run_id: str, *, run: RunRecord | None = None, recovering: bool = False,
-               known_through: int | None = None, fresh: RunRecord | None = None) -> None:
+               known_through: int | None = None, fresh: RunRecord | None = None,
+               held: EventRecord | None = None) -> None:
         """Replay a run until it suspends, dispatches, or ends.
 
         Args:
@@ -128,12 +131,22 @@ class Engine:
             fresh: the run the first delivery of its first resume carries: while the stored
                 run is as created, it has no history to read, and it is used unread: the first
                 write's condition (a claim), or one read before any other write, confirms it.
+            held: the outcome of the sent step whose message this worker ran, not written yet: the
+                replay goes on from it, and it is written with what the replay decides (``core.marks``).
         """
         with self.observer.resume(run_id, recovering):
-            self._resume(run_id, run, recovering, known_through, fresh)
+            box = [held] if held is not None else []  # emptied when a replay or a write takes it
+            try:
+                self._resume(run_id, run, recovering, known_through, fresh, box)
+            except Exception:
+                if box:  # the resume failed before anything took the outcome: keep it, the step is not run again
+                    with contextlib.suppress(Exception):
+                        write_outcome(self, RecordOutcome(box.pop()))
+                raise
 
     def _resume(self, run_id: str, run: RunRecord | None, recovering: bool, known_through: int | None,
-                fresh: RunRecord | None) -> None:
+                fresh: RunRecord | None, held: list[EventRecord]) -> None:
+        """``held``: the sent step's outcome (see ``resume``), taken (emptied) by the first replay or write."""
         resume_id = uuid.uuid4().hex  # who claims the run to run inline steps (Store.claim_run)
         provisional = fresh is not None and run is None and unread(fresh, run_id)
         if provisional:
@@ -144,6 +157,12 @@ class Engine:
             if maybe_new and as_created(run):
                 known_through = -1
             maybe_new = provisional  # the run read after the carried one failed to confirm may be as created still
+            if held and (run is None or run.is_terminal or run.cancel_requested
+                         or (run.deadline is not None and self.now() >= run.deadline)):
+                event = held.pop()  # written alone, as before a replay (the end takes the next position)
+                if not write_outcome(self, RecordOutcome(event)):
+                    return  # another worker recorded it: it goes on
+                known_through = event.pos
             if run is None:
                 self.transport.dead_letter("resume message for an unknown run", {"run_id": run_id})
                 return
@@ -156,28 +175,33 @@ class Engine:
                 self.time_out(run, owner=resume_id)
                 return
             self.observer.replaying(run)
-            if self._replay(run, known_through, recovering, resume_id, provisional):
+            if self._replay(run, known_through, recovering, resume_id, provisional, held):
                 return
             run, known_through, provisional = None, None, False
         log.warning("run %s: resume gave up after %d contended replays; its lease will recover it",
                     run_id, MAX_CONTENDED_REPLAYS)
 
     def _replay(self, run: RunRecord, known_through: int | None, recovering: bool, resume_id: str,
-                provisional: bool = False) -> bool:
+                provisional: bool = False, held: list[EventRecord] | None = None) -> bool:
         """Replay the workflow function once and commit what it decided; False if a conditional
         write lost (replay again). ``provisional``: ``run`` is the run a fresh message carried, which
-        a command that writes confirms first (one read), unless a claim's condition did."""
-        command, ctx = self._decide(run, known_through, recovering, resume_id, provisional)
+        a command that writes confirms first (one read), unless a claim's condition did. ``held``: a
+        sent step's outcome, which the replay takes (see ``resume``)."""
+        command, ctx = self._decide(run, known_through, recovering, resume_id, provisional, held or [])
+        if held:  # decided without a replay (deferred, a gate): the outcome is written alone first
+            if not write_outcome(self, RecordOutcome(held.pop())):
+                return True  # another worker recorded it: it goes on
         if (ctx.provisional if ctx is not None else provisional) and not isinstance(
                 command, (Halt, InFlight, Reload, Raise)) and not still_created(self.store.find_run(run.run_id), run):
             return False  # not the stored run as created: read it and replay
         return commit(self, run, command, ctx)
 
     def _decide(self, run: RunRecord, known_through: int | None, recovering: bool,
-                resume_id: str, provisional: bool = False) -> tuple[Command, WorkflowContext | None]:
+                resume_id: str, provisional: bool = False,
+                held: list[EventRecord] | None = None) -> tuple[Command, WorkflowContext | None]:
         """What this resume of ``run`` does: one command, and the replay that decided it (None:
         decided before one). The history is read once the run is this worker's to run (a deferred
-        or parked run reads none)."""
+        or parked run reads none). A sent step's ``held`` outcome is taken by the replay."""
         try:
             definition: WorkflowDef | None = get_workflow(run.workflow)
         except UnknownWorkflow:
@@ -187,9 +211,19 @@ class Engine:
             return Defer(refused or ""), None
         if (passed := pass_gates(self, definition, run)) is not True:  # debounce window, workflow limit
             return (Halt() if passed is False else Reload()), None
+        if held:
+            known_through = held[0].pos - 1  # every outcome before it cached: nothing to read
         history = self.cache.load(run.run_id, known_through=known_through)
-        ctx = WorkflowContext(self, run, history, recovering=recovering, resume_id=resume_id)
+        seen = frontier(run, history)  # an op a sent step's record marked in flight (core.marks)
+        ctx = WorkflowContext(self, seen, history, recovering=recovering, resume_id=resume_id)
+        if seen.cursor != run.cursor:
+            ctx.updates.stored_cursor = run.cursor  # what a lease renewal's condition names
         ctx.provisional = provisional
+        if held:
+            event = held.pop()
+            if event.pos in history.outcomes:  # another worker recorded it (and goes on)
+                return Halt(), None
+            ctx.hold_sent(event)
         try:
             args, kwargs = self.payloads.decode(run.args)
         except PayloadUnavailable as exc:  # gone for good: no retry brings it back

@@ -162,8 +162,8 @@ def fork_run(engine: Engine, run_id: str, at: int, *, idempotency_key: str | Non
     definition = get_workflow(source.workflow)
     fork_id = str(uuid.uuid4())  # fresh, even with a key (see the module docstring)
     adopt = engine.payloads.adopt  # the source's objects copied into the fork's prefix, before the records
-    engine.store.copy_history([dataclasses.replace(e, run_id=fork_id, data=adopt(e.data, fork_id))
-                               for e in [*copies, *published(copies)]])
+    engine.store.copy_history([dataclasses.replace(e, run_id=fork_id, data=adopt(e.data, fork_id), next_waiting=None)
+                               for e in [*copies, *published(copies)]])  # the fork dispatches its next op itself
     fork_id, _ = engine.create_run(definition, adopt(source.args, fork_id) or "", run_id=fork_id,
                                    idempotency_key=idempotency_key, forked_from=source.run_id, forked_at=at,
                                    priority=source.priority)

@@ -205,6 +205,9 @@ class EventRecord:
     error: str | None = None
     attempt: int | None = None
     started_at: float | None = None
+    #: A sent step's outcome written by its message's worker together with the dispatch of the next
+    #: op (``core.marks``): that op's waiting (its kind, name and since); the op is in flight.
+    next_waiting: dict[str, Any] | None = None
 
     @property
     def pos(self) -> int:

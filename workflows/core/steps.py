@@ -124,8 +124,8 @@ def admitted_attempt(engine: Engine, step: StepDef, message: StepMessage, workfl
 
 def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,
                  run: RunRecord | None = None) -> None:
-    """Body of a step message (dispatched, or a branch): run it, record the outcome, resume
-    the run (whose next steps may then run in place).
+    """Body of a step message (dispatched, or a branch): run it, then resume the run from its
+    outcome, which is recorded with what the replay decides (whose next steps may run in place).
 
     ``redelivered``: the broker may have delivered this message before; then what is
     recorded is read first, so a step with a recorded result, or an attempt with a recorded
@@ -157,8 +157,9 @@ def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = Tr
     if outcome.retry_in is not None:
         schedule_retry(engine, message, step, outcome)
         return
-    if write_outcome(engine, StepAddress.of(message).outcome(step.name, outcome, engine.now())):
-        engine.resume(run_id, run=run, known_through=pos)
+    # Held, not written: the replay that goes on from it writes it with the next op's dispatch
+    # (one write before that message leaves: ``core.marks``), else alone before anything else.
+    engine.resume(run_id, run=run, held=StepAddress.of(message).outcome(step.name, outcome, engine.now()).event)
 
 
 def _execute_branch(engine: Engine, message: StepMessage, step: StepDef, branch: Branch, redelivered: bool) -> None:

@@ -6,8 +6,11 @@ the store and the count repeats a send too), then the signal. Whatever the fault
 once: the notes are ``["x", "y"]`` (or, if the wait timed out first, what was handled by then), and
 the state invariant checks that no id has two update records in a run's history. ``sim_race_updates``
 takes the same sends while a ``first_of`` race of the signal and a timer waits: the updates sent
-before the signal are handled before the race returns it. ``sim_update_late`` ends at once; the
-client sends an update well after: ``UpdateRunEnded``, nothing stored.
+before the signal are handled before the race returns it. ``sim_chain_updates`` takes them while a
+chain of steps runs (in the seeds whose workers send every step, each step's outcome marks the next
+one in flight: ``core.marks``), then waits for the signal: no update takes a step's position.
+``sim_update_late`` ends at once; the client sends an update well after: ``UpdateRunEnded``, nothing
+stored.
 Kept apart from the basic catalogue; this module adds them to ``CATALOGUE``.
 """
 
@@ -61,6 +64,19 @@ def sim_race_updates() -> dict[str, Any]:
 
 
 @workflow
+def sim_chain_updates(n: int) -> dict[str, Any]:
+    notes = taking_notes()
+    total = 0
+    for i in range(n):
+        total = sim_add(total, i)
+    try:
+        go = wait_for_signal("go", timeout=900)
+    except WaitTimeout:
+        go = "timed out"
+    return {"total": total, "notes": notes, "go": go}
+
+
+@workflow
 def sim_update_late() -> int:
     on_update("note", lambda value: value)
     return sim_add(1, 2)
@@ -84,9 +100,15 @@ def _ends(args: list[Any]) -> list[tuple[str, Any]]:
     return _ok({"notes": ["x", "y"], "go": "go!"}) + [("completed", end) for end in timed_out]
 
 
+def _chain_ends(args: list[Any]) -> list[tuple[str, Any]]:
+    total = sum(range(args[0]))
+    return [(status, {"total": total, **end}) for status, end in _ends(args)]
+
+
 UPDATES: list[Workload] = [
     Workload("sim_updates", lambda r, k: [], _ends, needs="updates"),
     Workload("sim_race_updates", lambda r, k: [], _ends, needs="updates"),
     Workload("sim_update_late", lambda r, k: [], lambda a: _ok(3), needs="late_update", act_after=600.0),
+    Workload("sim_chain_updates", lambda r, k: [r.randint(4, 10)], _chain_ends, needs="updates", act_after=-100.0),
 ]
 base.CATALOGUE += UPDATES

@@ -59,7 +59,8 @@ def event_item(event: EventRecord, now: float) -> Item:
     check_item_size({"data": event.data, "error": event.error})
     return {"run_id": event.run_id, "seq": event.seq, "kind": event.kind, "name": event.name, "pos": event.pos,
             "status": event.status, "at": event.at or now, "data": event.data, "error": event.error,
-            "attempt": event.attempt, "started_at": event.started_at}
+            "attempt": event.attempt, "started_at": event.started_at,
+            "next_waiting": None if event.next_waiting is None else to_json(event.next_waiting)}
 
 
 def hook_item(hook: HookRecord) -> Item:
@@ -128,7 +129,8 @@ def event_record(item: Item) -> EventRecord:
     """The history record of a history item."""
     return EventRecord(run_id=item["run_id"], seq=int(item["seq"]), kind=item["kind"], status=item["status"],
                        at=item["at"], name=item.get("name"), data=item.get("data"), error=item.get("error"),
-                       attempt=_int(item.get("attempt")), started_at=item.get("started_at"))
+                       attempt=_int(item.get("attempt")), started_at=item.get("started_at"),
+                       next_waiting=json.loads(item["next_waiting"]) if item.get("next_waiting") else None)
 
 
 def hook_record(item: Item) -> HookRecord:

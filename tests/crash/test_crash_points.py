@@ -51,16 +51,20 @@ CASES = {
     # point: (victim kind, workflow, args, expected result)
     "after_step_record": ("worker", "twice", ("TAG",), [1, 2]),
     "mid_resume": ("worker", "sequence", (4,), 6),
+    "after_marked_record": ("worker", "sequence", (4,), 6),
     "mid_fan_in": ("worker", "fan_out", (6,), [0, 2, 4, 6, 8, 10]),
     "after_join": ("worker", "fan_out", (6,), [0, 2, 4, 6, 8, 10]),
     "after_tally": ("worker", "det_quorum_sum", (6,), "ok"),
     "beat_tick": ("beat", "sleeper", (0.5,), None),
 }
+#: Settings of a case's processes besides the deployment's.
+SETTINGS_OF = {"after_marked_record": {"WORKFLOWS_IN_PLACE_SECONDS": "0"}}  # every step sent as a message
 
 
 @pytest.mark.parametrize("point", sorted(CASES))
 def test_kill_at_point_then_recovery_completes(point, stack, spawn) -> None:  # type: ignore[no-untyped-def]
     env, store = stack
+    env = {**env, **SETTINGS_OF.get(point, {})}
     kind, workflow, args, expected = CASES[point]
     crash_env = {**env, "WORKFLOWS_CRASH_AT": point,
                  "WORKFLOWS_IMPORTS": env["WORKFLOWS_IMPORTS"] + ",tests.crash.crashpoints"}

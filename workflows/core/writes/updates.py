@@ -23,12 +23,17 @@ class UpdateWrites(WritesBase):
 
     def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord) -> bool:
         """Record the update op ``record`` and its ``answer``, and delete its ``request``, in one
-        transaction while the run is live; False (nothing written) if the op's slot or the answer
-        is taken or the run has ended."""
+        transaction while the run is live and the op's position is free; False (nothing written) if
+        the op's slot or the answer is taken, the run has ended, or its cursor holds another op at
+        the position (a step in flight or run under a claim: only a suspended run's wait moves on
+        for an update, as ``updates.displaceable`` says; a replay from a stale read of the run must
+        not take the position)."""
+        pos = record.pos
+        free = (A("cursor") < pos) | ((A("cursor") == pos) & (A("status") == "suspended"))
         return self.commit(plan("answer update", Put("history", self.event_item(record), A("seq").missing()),
-                                Put("history", {**self.event_item(answer), "pos": record.pos}, A("seq").missing()),
+                                Put("history", {**self.event_item(answer), "pos": pos}, A("seq").missing()),
                                 Delete("signals", (request.run_id, request.signal_key)),
-                                Check("runs", (record.run_id,), LIVE_COND))).applied
+                                Check("runs", (record.run_id,), LIVE_COND & free))).applied
 
     def refuse_update(self, answer: EventRecord, request: SignalRecord) -> bool:
         """Put the refusal ``answer`` of an update (no history record) and delete its ``request``,

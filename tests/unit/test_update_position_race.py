@@ -1,0 +1,84 @@
+"""An update never takes the position of a step another resume runs (simulator seed 8203 of the
+count of 2026-12-05: a duplicate resume, from a read of the run made before the first resume
+claimed it, recorded an update at the position of the step the first one was running in place;
+that step's record then lost, and the run waited for its lease with its step to run again)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from typing import Any
+
+from workflows import step, workflow
+from workflows.core.engine import Engine
+from workflows.core.records import ResumeMessage, RunStatus, event_seq
+from workflows.core.registry import get_workflow
+from workflows.core.steps import run_worker_task
+from workflows.core.update_requests import send_update
+from workflows.core.updates import on_update
+from workflows.memory import ManualClock, MemoryStore, RecordingTransport
+from workflows.settings import Settings
+
+SETTINGS = Settings(lease_seconds=60.0, hook_secret="update-position-race-tests-hook-secret-0123")
+BODIES: Counter[int] = Counter()
+DURING_THE_FIRST_BODY: list[Any] = []
+
+
+@step
+def race_add(total: int, i: int) -> int:
+    BODIES[i] += 1
+    if BODIES[i] == 1 and i == 0:
+        for act in DURING_THE_FIRST_BODY:
+            act()
+    return total + i
+
+
+@workflow
+def race_chain(n: int) -> dict[str, Any]:
+    notes: list[str] = []
+    on_update("note", lambda value: notes.append(value) or len(notes))
+    total = 0
+    for i in range(n):
+        total = race_add(total, i)
+    return {"total": total, "notes": notes}
+
+
+def test_a_resume_from_a_stale_read_leaves_the_position_of_a_step_run_in_place() -> None:
+    BODIES.clear()
+    clock = ManualClock()
+    store = MemoryStore(SETTINGS, clock)
+    transport = RecordingTransport({None})  # this worker runs the steps in place
+    engine = Engine(store, transport, SETTINGS, clock=clock)
+    run_id, _ = engine.create_run(get_workflow(race_chain.name), json.dumps([[2], {}]))
+    stale = store.get_run(run_id)  # as created: what a duplicate resume read before the claim
+
+    def duplicate_resume() -> None:  # another worker thread, while the first body runs
+        send_update(engine, run_id, "note", "x", "u1")
+        other = threading.Thread(target=lambda: run_worker_task(engine, lambda: engine.resume(run_id, run=stale)))
+        other.start()
+        other.join()
+
+    DURING_THE_FIRST_BODY[:] = [duplicate_resume]
+    try:
+        (first,) = transport.resumes
+        transport.resumes.clear()
+        run_worker_task(engine, lambda: engine.receive_resume(first, first_delivery=True))
+        for _ in range(10):  # whatever else was queued (none is needed)
+            queued = list(transport.resumes)
+            transport.resumes.clear()
+            for message in queued:
+                run_worker_task(engine, lambda m=message: engine.receive_resume(m, first_delivery=True))
+            if not queued:
+                break
+        if not store.get_run(run_id).is_terminal:  # a resume that picks up the update (a wake would send it)
+            run_worker_task(engine, lambda: engine.receive_resume(ResumeMessage(run_id), first_delivery=True))
+    finally:
+        DURING_THE_FIRST_BODY.clear()
+    run = store.get_run(run_id)
+    assert run.status == RunStatus.COMPLETED, run
+    step_zero = store.get_event(run_id, event_seq(0))
+    assert step_zero is not None and step_zero.kind == "step"  # the update did not take its position
+    # steps run in place are done before the run handles anything (docs/updates.md): it ended first
+    assert json.loads(run.result or "null") == {"total": 1, "notes": []}
+    assert BODIES == {0: 1, 1: 1}

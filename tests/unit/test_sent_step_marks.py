@@ -7,41 +7,22 @@ and check that nothing is sent twice, no update takes a step's position, and the
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any, Callable
 
 import pytest
 
-from workflows import step, workflow
+from tests.unit.chain_flows import BODIES, chain_add, chain_with_notes
 from workflows.core.engine import Engine
 from workflows.core.records import ResumeMessage, RunStatus, StepMessage, event_seq
 from workflows.core.registry import get_workflow
 from workflows.core.steps import execute_step, run_worker_task
 from workflows.core.sweeper import reconcile
 from workflows.core.update_requests import send_update
-from workflows.core.updates import on_update
 from workflows.errors import Throttled
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
 
 SETTINGS = Settings(lease_seconds=60.0, hook_secret="sent-step-marks-tests-hook-secret-0123456789")
-BODIES: Counter[int] = Counter()
-
-
-@step
-def marks_add(total: int, i: int) -> int:
-    BODIES[i] += 1
-    return total + i
-
-
-@workflow
-def marks_chain(n: int) -> dict[str, Any]:
-    notes: list[str] = []
-    on_update("note", lambda value: notes.append(value) or len(notes))
-    total = 0
-    for i in range(n):
-        total = marks_add(total, i)
-    return {"total": total, "notes": notes}
 
 
 class Crash(Exception):
@@ -57,7 +38,7 @@ class Deployment:
         self.store = MemoryStore(SETTINGS, self.clock)
         self.transport = RecordingTransport(set())
         self.engine = Engine(self.store, self.transport, SETTINGS, clock=self.clock)
-        self.run_id, _ = self.engine.create_run(get_workflow(marks_chain.name), json.dumps([[3], {}]))
+        self.run_id, _ = self.engine.create_run(get_workflow(chain_with_notes.name), json.dumps([[3], {}]))
         self.requests: list[str] = []
         self.fail: dict[str, type[Exception]] = {}
         self.store.interceptor = self._intercept
@@ -114,7 +95,7 @@ def test_the_next_step_leaves_after_the_outcomes_one_write_and_the_cursor_follow
     writes = [name for name in deployment.requests if not name.startswith(("read", "get", "query", "list"))]
     assert writes == ["record event", "advance run"]  # the send came between them (test_request_minimum)
     record = deployment.store.get_outcome(deployment.run_id, 0)
-    assert record is not None and record.next_waiting is not None and record.next_waiting["name"] == marks_add.name
+    assert record is not None and record.next_waiting is not None and record.next_waiting["name"] == chain_add.name
     assert deployment.store.get_run(deployment.run_id).cursor == 1
     deployment.deliver(following)
     assert deployment.finish() == {"total": 3, "notes": []}
@@ -166,7 +147,7 @@ def test_a_resume_while_the_cursor_lags_sends_nothing_again() -> None:
 def test_a_duplicate_of_the_previous_step_while_the_cursor_lags_sends_nothing_again() -> None:
     deployment = Deployment()
     first = lagging(deployment)
-    deployment.deliver(StepMessage(marks_add.name, deployment.run_id, 0, 1, json.dumps([[0, 0], {}])))
+    deployment.deliver(StepMessage(chain_add.name, deployment.run_id, 0, 1, json.dumps([[0, 0], {}])))
     assert deployment.sent() == []  # its outcome lost to the recorded one: nothing follows
     deployment.deliver(first)
     assert deployment.finish() == {"total": 3, "notes": []}
@@ -183,7 +164,7 @@ def test_an_update_while_the_cursor_lags_never_takes_the_steps_position() -> Non
     deployment.deliver(following)
     assert deployment.finish() == {"total": 3, "notes": ["x"]}
     step_one = deployment.store.get_event(deployment.run_id, event_seq(1))
-    assert step_one is not None and step_one.kind == "step" and step_one.name == marks_add.name
+    assert step_one is not None and step_one.kind == "step" and step_one.name == chain_add.name
     assert BODIES == {0: 1, 1: 1, 2: 1}
 
 

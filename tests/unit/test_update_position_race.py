@@ -7,41 +7,17 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
-from typing import Any
 
-from workflows import step, workflow
+from tests.unit.chain_flows import BODIES, DURING_THE_FIRST_BODY, chain_with_notes
 from workflows.core.engine import Engine
 from workflows.core.records import ResumeMessage, RunStatus, event_seq
 from workflows.core.registry import get_workflow
 from workflows.core.steps import run_worker_task
 from workflows.core.update_requests import send_update
-from workflows.core.updates import on_update
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
 
 SETTINGS = Settings(lease_seconds=60.0, hook_secret="update-position-race-tests-hook-secret-0123")
-BODIES: Counter[int] = Counter()
-DURING_THE_FIRST_BODY: list[Any] = []
-
-
-@step
-def race_add(total: int, i: int) -> int:
-    BODIES[i] += 1
-    if BODIES[i] == 1 and i == 0:
-        for act in DURING_THE_FIRST_BODY:
-            act()
-    return total + i
-
-
-@workflow
-def race_chain(n: int) -> dict[str, Any]:
-    notes: list[str] = []
-    on_update("note", lambda value: notes.append(value) or len(notes))
-    total = 0
-    for i in range(n):
-        total = race_add(total, i)
-    return {"total": total, "notes": notes}
 
 
 def test_a_resume_from_a_stale_read_leaves_the_position_of_a_step_run_in_place() -> None:
@@ -50,7 +26,7 @@ def test_a_resume_from_a_stale_read_leaves_the_position_of_a_step_run_in_place()
     store = MemoryStore(SETTINGS, clock)
     transport = RecordingTransport({None})  # this worker runs the steps in place
     engine = Engine(store, transport, SETTINGS, clock=clock)
-    run_id, _ = engine.create_run(get_workflow(race_chain.name), json.dumps([[2], {}]))
+    run_id, _ = engine.create_run(get_workflow(chain_with_notes.name), json.dumps([[2], {}]))
     stale = store.get_run(run_id)  # as created: what a duplicate resume read before the claim
 
     def duplicate_resume() -> None:  # another worker thread, while the first body runs

@@ -1,5 +1,5 @@
 """A chain of steps that takes update requests, shared by the tests of sent steps' marks and of
-the update position race: each step body is counted, and the first body of step 0 can act."""
+the update position race: each step body is counted, and the first body of a step can act."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from workflows.core.updates import on_update
 
 #: How many times each step's body ran (by its index in the chain).
 BODIES: Counter[int] = Counter()
-#: What the first body of step 0 does before it returns (another worker's actions meanwhile).
-DURING_THE_FIRST_BODY: list[Callable[[], None]] = []
+#: What the first body of step ``i`` does before it returns (another worker's actions meanwhile), by ``i``.
+DURING_THE_FIRST_BODY: dict[int, list[Callable[[], None]]] = {}
 
 
 @step
 def chain_add(total: int, i: int) -> int:
     BODIES[i] += 1
-    if BODIES[i] == 1 and i == 0:
-        for act in DURING_THE_FIRST_BODY:
+    if BODIES[i] == 1:
+        for act in DURING_THE_FIRST_BODY.get(i, []):
             act()
     return total + i
 

@@ -447,9 +447,12 @@ class UpdateStore(Protocol):
         """Store ``request`` (write-once by key) and wake run ``wake``, in one transaction while that
         run is live; False (nothing written) if the request is stored already or the run ended."""
 
-    def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord) -> bool:
+    def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord, *,
+                      owner: str | None = None) -> bool:
         """Record the update op ``record`` and its ``answer`` (both write-once) and delete ``request``,
-        in one transaction while the run is live; False (nothing written) otherwise."""
+        in one transaction while the run is live, its position free (the cursor before it, or a
+        suspended wait at it) and no other resume than ``owner`` holds a live claim; False (nothing
+        written) otherwise."""
 
     def refuse_update(self, answer: EventRecord, request: SignalRecord) -> bool:
         """Put the refusal ``answer`` (write-once) and delete ``request``, in one transaction while

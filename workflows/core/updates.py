@@ -248,7 +248,7 @@ def _record(ctx: WorkflowContext, name: str, update_id: str, payload: str | None
     record = EventRecord(run_id=ctx.run.run_id, seq=event_seq(pos), kind=OpKind.UPDATE.value, status=answer.status,
                          at=answer.at, name=name, data=embed({"id": update_id}, payload or "null"),
                          error=answer.error)
-    if not ctx.store.answer_update(record, answer, request):
+    if not ctx.store.answer_update(record, answer, request, owner=ctx.resume_id):
         raise ctx.halt(StaleHistory(pos))  # another resume took the position (or the run ended): re-read
     ctx.history.add(record)
     ctx.engine.cache.remember(record)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..plans import A, Check, Delete, Put, Update, plan
 from ..records import EventRecord, SignalRecord
 from ..storage import check_item_size
-from .base import LIVE_COND, WritesBase
+from .base import LIVE_COND, WritesBase, free
 
 
 class UpdateWrites(WritesBase):
@@ -21,19 +21,21 @@ class UpdateWrites(WritesBase):
         return self.commit(plan("put update", Put("signals", item, A("signal_key").missing()),
                                 Update("runs", (wake,), self.wake_actions(), LIVE_COND))).applied
 
-    def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord) -> bool:
+    def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord, *,
+                      owner: str | None = None) -> bool:
         """Record the update op ``record`` and its ``answer``, and delete its ``request``, in one
         transaction while the run is live and the op's position is free; False (nothing written) if
-        the op's slot or the answer is taken, the run has ended, or its cursor holds another op at
-        the position (a step in flight or run under a claim: only a suspended run's wait moves on
-        for an update, as ``updates.displaceable`` says; a replay from a stale read of the run must
-        not take the position)."""
+        the op's slot or the answer is taken, the run has ended, its cursor holds another op at the
+        position (a step in flight: only a suspended run's wait moves on for an update, as
+        ``updates.displaceable`` says), or another resume than ``owner`` holds the run with a live
+        claim (it runs steps in place past the cursor it claimed at). A replay from a stale read of
+        the run must not take the position of a step another resume runs."""
         pos = record.pos
-        free = (A("cursor") < pos) | ((A("cursor") == pos) & (A("status") == "suspended"))
+        at = (A("cursor") < pos) | ((A("cursor") == pos) & (A("status") == "suspended"))
         return self.commit(plan("answer update", Put("history", self.event_item(record), A("seq").missing()),
                                 Put("history", {**self.event_item(answer), "pos": pos}, A("seq").missing()),
                                 Delete("signals", (request.run_id, request.signal_key)),
-                                Check("runs", (record.run_id,), LIVE_COND & free))).applied
+                                Check("runs", (record.run_id,), LIVE_COND & at & free(self.now(), owner)))).applied
 
     def refuse_update(self, answer: EventRecord, request: SignalRecord) -> bool:
         """Put the refusal ``answer`` of an update (no history record) and delete its ``request``,

@@ -274,6 +274,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         name = UnicodeAttribute()
         payload = UnicodeAttribute(null=True)
         sent_at = NumberAttribute()
+        order_number = NumberAttribute(null=True)  # an update request's place among the chain's requests
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute
 
     class Guard(Model):

@@ -20,6 +20,7 @@ class SignalStore(StoreBase):
         """Return the signals of ``name`` sent to a run, oldest first (paged Query)."""
         with self.errors("read signals"):
             return [SignalRecord(run_id=i.run_id, signal_key=i.signal_key, name=i.name, payload=i.payload,
-                                 sent_at=i.sent_at)
+                                 sent_at=i.sent_at,
+                                 order_number=None if i.order_number is None else int(i.order_number))
                     for i in self.m.Signal.query(run_id, self.m.Signal.signal_key.startswith(f"{name}#"),
                                                  consistent_read=True)]

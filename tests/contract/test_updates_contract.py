@@ -46,6 +46,45 @@ def test_put_update_stores_a_request_once_and_wakes_the_run_only_while_live(stor
     assert [s.signal_key for s in store.signals(run_id, REQUEST_NAME)] == [request_key("u1")]
 
 
+def test_requests_are_ordered_as_stored_whatever_the_senders_clocks(store, clock) -> None:  # type: ignore[no-untyped-def]
+    """A request's place is the store's order (the anchor's signal clock, shared with signals), not
+    its sender's clock: a client restarted with its clock behind (simulator seed 25948)."""
+    run_id = start(store)
+    assert store.put_update(request(store, run_id, "u1"), run_id)
+    clock.time -= 3.1  # the next sender's clock is behind the first's
+    assert store.put_update(request(store, run_id, "u2"), run_id)
+    sent = store.put_signal(run_id, "go", "1")
+    clock.time -= 1.0
+    assert store.put_update(request(store, run_id, "u3"), run_id)
+    numbers = {s.signal_key: s.order_number for s in store.signals(run_id, REQUEST_NAME)}
+    signal_number = int(sent.signal_key.split("#")[1])
+    assert numbers[request_key("u1")] < numbers[request_key("u2")] < signal_number < numbers[request_key("u3")]
+
+
+def test_a_request_that_lost_its_place_to_a_later_one_is_stored_after_it(store, clock) -> None:  # type: ignore[no-untyped-def]
+    """Another sender stores a signal between this request's read of the anchor's clock and its
+    write: the write is refused and made again, ordered after that signal."""
+    run_id = start(store)
+    woken = store.get_run(run_id).wake_seq
+    read_clock = store.anchor_clock
+    raced: list[str] = []
+
+    def then_another_sender(anchor: str):  # type: ignore[no-untyped-def]
+        item = read_clock(anchor)
+        if not raced:  # (the signal's own read of the clock comes here too)
+            raced.append("")
+            clock.time += 5.0  # that sender's clock is ahead
+            raced[0] = store.put_signal(run_id, "go", "1").signal_key
+            clock.time -= 5.0
+        return item
+
+    store.anchor_clock = then_another_sender
+    assert store.put_update(request(store, run_id, "u1"), run_id)
+    (stored,) = store.signals(run_id, REQUEST_NAME)
+    assert stored.order_number > int(raced[0].split("#")[1])
+    assert store.get_run(run_id).wake_seq == woken + 2  # the signal's wake and the request's, once each
+
+
 def test_answer_update_records_once_deletes_the_request_and_only_while_live(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     assert store.put_update(request(store, run_id, "u1"), run_id)

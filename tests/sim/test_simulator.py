@@ -46,11 +46,14 @@ def test_the_liveness_check_catches_a_stranded_run() -> None:
 #: timer replaced by a late duplicate of the attempt before, waiting for a slot (2511, 2947, 3707);
 #: signals ordered by their senders' skewed clocks, "second" taken before "first" (2102); a stalled
 #: copy of a redelivered attempt freed the slot its second copy took, another attempt ran beside it (3362);
-#: tags set by a run itself left without a TTL by an end that skipped the retention sweep (13); and two
+#: tags set by a run itself left without a TTL by an end that skipped the retention sweep (13); an update
+#: answered at the position of a step another resume ran in place, from a stale read of the run (8203) or
+#: past the cursor a chain of steps in place claimed at (46307); update requests ordered by their senders'
+#: clocks, "y" handled before "x" (25948); and two
 #: false reports of the simulator's own checks: the keep-alive pass reading a chain's deleted middle run
 #: (2905), and a claim taken over a lease that the claimer's clock, ahead of the world's, saw expired (32169).
 FOUND_BUGS = [31, 81, 1432, 1803, 164, 179, 219, 311, 20632, 636, 1589, 1389, 2511, 2947, 3707, 2102, 3362,
-              13, 2905, 32169]
+              13, 2905, 32169, 8203, 46307, 25948]
 
 
 def test_seeds_that_found_bugs_stay_clean() -> None:

@@ -260,6 +260,21 @@ def test_an_update_sent_before_the_signal_a_wait_takes_is_handled_before_it(env:
     assert updates_of(env, run.run_id) == [(0, "note", "completed"), (1, "note", "completed")]
 
 
+def test_an_update_sent_after_another_is_handled_after_it_whatever_the_senders_clocks(env: WorkflowEnv) -> None:
+    """A client restarted with its clock behind sends "y" after "x" was stored: both wait for the run
+    together, and "x" is handled first (simulator seed 25948 handled "y" first: the order was the
+    senders' clocks)."""
+    from workflows.core.update_requests import send_update
+
+    run = env.start(flows.echo)
+    env.driver.settle()
+    send_update(env.engine, run.run_id, "note", "x", "a")
+    env.clock.time -= 3.1  # the next sender's clock is behind the first's
+    send_update(env.engine, run.run_id, "note", "y", "b")
+    env.signal(run, "go", "now")
+    assert run.result() == {"seen": ["x", "y"], "go": "now"}
+
+
 def test_a_fork_answers_the_updates_it_copied_as_the_original_did(env: WorkflowEnv) -> None:
     run = env.start(flows.cart, 3)
     assert run.update("add", "apple", update_id="order-1") == 1

@@ -261,13 +261,16 @@ class TimerRecord:
 
 @dataclass
 class SignalRecord:
-    """A signal sent to a run, ordered by ``signal_key``."""
+    """A signal sent to a run, ordered by ``signal_key``; an update request (kept in the same table,
+    keyed by its update id) ordered by ``order_number`` (``core.storage.signal_time``, set by the store;
+    None on a request stored by an older version, which is ordered by ``sent_at``)."""
 
     run_id: str
     signal_key: str
     name: str
     payload: str | None
     sent_at: float
+    order_number: int | None = None
 
 
 @dataclass

@@ -211,10 +211,17 @@ def before_signal(ctx: WorkflowContext, pos: int, name: str, kind: OpKind = OpKi
     return ctx.pos - 1
 
 
+def request_order(request: SignalRecord) -> tuple[int, str]:
+    """Where a waiting request is handled: by its ``order_number`` (the store's order), or by its
+    sender's clock for a request stored before requests had one."""
+    number = request.order_number if request.order_number is not None else int(request.sent_at * 1e9)
+    return number, request.signal_key
+
+
 def _handle_requests(ctx: WorkflowContext) -> None:
     """Refuse or handle, in send order, every request waiting for the run's chain."""
     anchor = chain_anchor(ctx.run)
-    requests = sorted(ctx.store.signals(anchor, REQUEST_NAME), key=lambda r: (r.sent_at, r.signal_key))
+    requests = sorted(ctx.store.signals(anchor, REQUEST_NAME), key=request_order)
     for request in requests:
         info, payload = unembed(request.payload or "{}", "payload")
         update_id, name = str(info["id"]), str(info["name"])

@@ -243,6 +243,6 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, VersionTables, Pla
     def signals(self, run_id: str, name: str) -> list[SignalRecord]:
         """The signals of ``name`` sent to a run, oldest first."""
         return [SignalRecord(run_id=i["run_id"], signal_key=i["signal_key"], name=i["name"], payload=i.get("payload"),
-                             sent_at=i["sent_at"])
+                             sent_at=i["sent_at"], order_number=i.get("order_number"))
                 for i in self._pages("read signals", self.signal_items, run_id,
                                      where=lambda key: key.startswith(f"{name}#"))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...settings import Settings
-from ..plans import A, Add, Check, Cond, Item, Key, Plan, SetIfMissing
+from ..plans import A, Add, Check, Cond, Item, Key, Op, Plan, Set, SetIfMissing, Update
 from ..records import LIVE, EventRecord, RunRecord, TimerRecord
 from ..retention import expiring, write_expiry
 from ..storage import lease_expiry
@@ -63,6 +63,22 @@ class WritesBase:
         run leaves a lease that covers a lost resume."""
         short = self.lease_until(min(self.settings.lease_seconds, 30.0))
         return Add("wake_seq", 1), SetIfMissing("lease_expires_at", short)
+
+    def anchor_clock(self, anchor: str) -> Item | None:
+        """The anchor's ``signal_clock`` (one consistent read of that attribute), or None if no run has that id."""
+        return self.read_item("runs", (anchor,), attrs=("run_id", "signal_clock"))
+
+    def ordered_after(self, anchor: str, number: int, wake: str) -> list[Op]:
+        """The ops that store something numbered ``number`` under ``anchor`` after every earlier one
+        (the anchor's ``signal_clock`` moves to ``number``, only forward) and wake run ``wake``
+        while it is live: one update of the anchor when it is the run to wake (a transaction
+        touches an item once)."""
+        ahead = A("run_id").exists() & (A("signal_clock").missing() | (A("signal_clock") <= number))
+        tick = Set("signal_clock", number)
+        if wake == anchor:
+            return [Update("runs", (anchor,), (*self.wake_actions(), tick), ahead & LIVE_COND)]
+        return [Update("runs", (anchor,), (tick,), ahead),
+                Update("runs", (wake,), self.wake_actions(), LIVE_COND)]
 
     def run_item(self, run: RunRecord) -> Item:
         """The item of a new run (see ``items.run_item``)."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import secrets
 
-from ..plans import A, Put, Set, Update, plan
+from ..plans import Put, plan
 from ..records import SignalRecord
 from ..storage import check_item_size, signal_time
-from .base import LIVE_COND, WritesBase
+from .base import WritesBase
 
 
 class SignalWrites(WritesBase):
@@ -23,18 +23,12 @@ class SignalWrites(WritesBase):
         not exist, or if a signal ordered after this one was stored since the anchor's
         ``signal_clock`` was read (one consistent read; see ``core.storage.signal_time``)."""
         check_item_size({"payload": payload})
-        anchor = self.read_item("runs", (run_id,), attrs=("run_id", "signal_clock"))
+        anchor = self.anchor_clock(run_id)
         if anchor is None:
             return None
         at = signal_time(self.now(), anchor.get("signal_clock"))
         key = f"{name}#{at:020d}#{self.signal_nonce()}"
         record = SignalRecord(run_id=run_id, signal_key=key, name=name, payload=payload, sent_at=self.now())
         item = {"run_id": run_id, "signal_key": key, "name": name, "payload": payload, "sent_at": record.sent_at}
-        ahead = A("run_id").exists() & (A("signal_clock").missing() | (A("signal_clock") <= at))
-        tick = Set("signal_clock", at)
-        if (wake or run_id) == run_id:  # one update of the anchor (a transaction touches an item once)
-            ops = [Update("runs", (run_id,), (*self.wake_actions(), tick), ahead & LIVE_COND)]
-        else:
-            ops = [Update("runs", (run_id,), (tick,), ahead),
-                   Update("runs", (wake or run_id,), self.wake_actions(), LIVE_COND)]
+        ops = self.ordered_after(run_id, at, wake or run_id)
         return record if self.commit(plan("put signal", Put("signals", item), *ops)) else None

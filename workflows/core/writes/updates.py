@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..plans import A, Check, Delete, Put, Update, plan
+from ..plans import A, Check, Delete, Put, plan
 from ..records import EventRecord, SignalRecord
-from ..storage import check_item_size
+from ..storage import check_item_size, signal_time
 from .base import LIVE_COND, WritesBase, free
 
 
@@ -12,14 +12,28 @@ class UpdateWrites(WritesBase):
     """``put_update``, ``answer_update`` and ``refuse_update`` (see the UpdateStore port)."""
 
     def put_update(self, request: SignalRecord, wake: str) -> bool:
-        """Store update ``request`` under its chain's anchor (once: its key holds the update id) and
-        wake run ``wake``, in one transaction while that run is live; False if the request is stored
-        already or the run has ended."""
+        """Store update ``request`` under its chain's anchor (once: its key holds the update id),
+        ordered after every request and signal stored there before (its ``order_number``: not the
+        sender's clock, as for signals), and wake run ``wake``, in one transaction while that run is
+        live; False if the request is stored already or the run has ended. A request ordered after
+        this one stored meanwhile makes it read the anchor's clock again and retry."""
         check_item_size({"payload": request.payload})
-        item = {"run_id": request.run_id, "signal_key": request.signal_key, "name": request.name,
-                "payload": request.payload, "sent_at": request.sent_at}
-        return self.commit(plan("put update", Put("signals", item, A("signal_key").missing()),
-                                Update("runs", (wake,), self.wake_actions(), LIVE_COND))).applied
+        while True:
+            anchor = self.anchor_clock(request.run_id)
+            if anchor is None:
+                return False
+            number = signal_time(self.now(), anchor.get("signal_clock"))
+            item = {"run_id": request.run_id, "signal_key": request.signal_key, "name": request.name,
+                    "payload": request.payload, "sent_at": request.sent_at, "order_number": number}
+            done = self.commit(plan("put update", Put("signals", item, A("signal_key").missing()),
+                                    *self.ordered_after(request.run_id, number, wake)))
+            if done.applied:
+                return True
+            if done.reasons and done.reasons[0] is not None:
+                return False  # stored already (perhaps by this very request, its response lost)
+            now = self.anchor_clock(request.run_id)
+            if now is None or int(now.get("signal_clock") or 0) <= number:
+                return False  # the clock did not pass it: the run to wake has ended
 
     def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord, *,
                       owner: str | None = None) -> bool:

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from workflows.core.embed import embed
 from workflows.core.records import EventRecord, SignalRecord, event_seq
 from workflows.core.updates import REQUEST_NAME, answer_seq, find_answer, request_key
+from workflows.errors import RunNotFound
 from workflows.settings import DEFAULT_RETENTION_SECONDS
 
 from .conftest import LEASE_SECONDS
 from .retention_items import items_of_run, ttl_of
-from .support import start
+from .support import start, uid
 
 
 def request(store, run_id: str, update_id: str, payload: str = '"x"') -> SignalRecord:  # type: ignore[no-untyped-def]
@@ -59,6 +62,8 @@ def test_requests_are_ordered_as_stored_whatever_the_senders_clocks(store, clock
     numbers = {s.signal_key: s.order_number for s in store.signals(run_id, REQUEST_NAME)}
     signal_number = int(sent.signal_key.split("#")[1])
     assert numbers[request_key("u1")] < numbers[request_key("u2")] < signal_number < numbers[request_key("u3")]
+    with pytest.raises(RunNotFound):  # no anchor to number it by: an error, not a request taken as stored
+        store.put_update(request(store, uid(), "u4"), run_id)
 
 
 def test_a_request_that_lost_its_place_to_a_later_one_is_stored_after_it(store, clock) -> None:  # type: ignore[no-untyped-def]

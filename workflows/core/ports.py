@@ -444,8 +444,10 @@ class UpdateStore(Protocol):
     """Updates (``core.updates``): requests in the signals table, answers in the run's history partition."""
 
     def put_update(self, request: SignalRecord, wake: str) -> bool:
-        """Store ``request`` (write-once by key) and wake run ``wake``, in one transaction while that
-        run is live; False (nothing written) if the request is stored already or the run ended."""
+        """Store ``request`` (write-once by key) under its chain's anchor, numbered after everything
+        stored there before (the anchor's ``signal_clock``), and wake run ``wake``, in one transaction
+        while that run is live; False (nothing written) if the request is stored already or the run
+        ended. Raises RunNotFound if the anchor has no run item."""
 
     def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord, *,
                       owner: str | None = None) -> bool:

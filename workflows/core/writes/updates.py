@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...errors import RunNotFound
 from ..plans import A, Check, Delete, Put, plan
 from ..records import EventRecord, SignalRecord
 from ..storage import check_item_size, signal_time
@@ -16,12 +17,15 @@ class UpdateWrites(WritesBase):
         ordered after every request and signal stored there before (its ``order_number``: not the
         sender's clock, as for signals), and wake run ``wake``, in one transaction while that run is
         live; False if the request is stored already or the run has ended. A request ordered after
-        this one stored meanwhile makes it read the anchor's clock again and retry."""
+        this one stored meanwhile makes it read the anchor's clock again and retry.
+
+        Raises:
+            RunNotFound: the anchor has no run item (nothing is stored)."""
         check_item_size({"payload": request.payload})
         while True:
             anchor = self.anchor_clock(request.run_id)
             if anchor is None:
-                return False
+                raise RunNotFound(request.run_id)
             number = signal_time(self.now(), anchor.get("signal_clock"))
             item = {"run_id": request.run_id, "signal_key": request.signal_key, "name": request.name,
                     "payload": request.payload, "sent_at": request.sent_at, "order_number": number}

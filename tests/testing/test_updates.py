@@ -275,6 +275,34 @@ def test_an_update_sent_after_another_is_handled_after_it_whatever_the_senders_c
     assert run.result() == {"seen": ["x", "y"], "go": "now"}
 
 
+def test_a_request_whose_put_lost_a_conflict_while_the_clock_moved_is_written_again(env: WorkflowEnv) -> None:
+    """DynamoDB cancels a transaction with a reason per item: the request's put in a conflict with
+    another transaction (not its condition) and the anchor's clock passed by a signal stored
+    meanwhile. Only a failed condition on the put means "stored already"; this request is written
+    again, after the signal."""
+    from workflows.memory.tables import ConditionFailed
+
+    run = env.start(flows.echo)
+    env.driver.settle()
+    store = env.store
+    refused: list[str] = []
+
+    def conflicted(name: str, apply: Any) -> Any:
+        if name == "put update" and not refused:
+            env.clock.advance(1.0)  # another sender, a second later, stores a signal: the clock moves on
+            refused.append(store.put_signal(run.run_id, "go", '"now"').signal_key)
+            raise ConditionFailed(["TransactionConflict", "ConditionalCheckFailed"])
+        return apply()
+
+    store.interceptor = conflicted
+    request = SignalRecord(run_id=run.run_id, signal_key=request_key("u1"), name=REQUEST_NAME,
+                           payload=embed({"id": "u1", "name": "note"}, '"x"'), sent_at=store.now())
+    assert store.put_update(request, run.run_id) is True
+    store.interceptor = None
+    (stored,) = store.signals(run.run_id, REQUEST_NAME)
+    assert stored.order_number > int(refused[0].split("#")[1])
+
+
 def test_a_fork_answers_the_updates_it_copied_as_the_original_did(env: WorkflowEnv) -> None:
     run = env.start(flows.cart, 3)
     assert run.update("add", "apple", update_id="order-1") == 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...errors import RunNotFound
-from ..plans import A, Check, Delete, Put, plan
+from ..plans import CONDITION_FAILED, A, Check, Delete, Put, plan
 from ..records import EventRecord, SignalRecord
 from ..storage import check_item_size, signal_time
 from .base import LIVE_COND, WritesBase, free
@@ -33,7 +33,7 @@ class UpdateWrites(WritesBase):
                                     *self.ordered_after(request.run_id, number, wake)))
             if done.applied:
                 return True
-            if done.reasons and done.reasons[0] is not None:
+            if done.reasons and done.reasons[0] == CONDITION_FAILED:
                 return False  # stored already (perhaps by this very request, its response lost)
             now = self.anchor_clock(request.run_id)
             if now is None or int(now.get("signal_clock") or 0) <= number:

@@ -35,8 +35,8 @@ class UpdateWrites(WritesBase):
                 return True
             if done.reasons and done.reasons[0] == CONDITION_FAILED:
                 return False  # stored already (perhaps by this very request, its response lost)
-            now = self.anchor_clock(request.run_id)
-            if now is None or int(now.get("signal_clock") or 0) <= number:
+            after = self.anchor_clock(request.run_id)
+            if after is None or int(after.get("signal_clock") or 0) <= number:
                 return False  # the clock did not pass it: the run to wake has ended
 
     def answer_update(self, record: EventRecord, answer: EventRecord, request: SignalRecord, *,

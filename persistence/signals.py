@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from workflows.core.records import SignalRecord
 
 from .base import StoreBase
@@ -18,9 +20,15 @@ class SignalStore(StoreBase):
 
     def signals(self, run_id: str, name: str) -> list[SignalRecord]:
         """Return the signals of ``name`` sent to a run, oldest first (paged Query)."""
+        return self._read(run_id, self.m.Signal.signal_key.startswith(f"{name}#"))
+
+    def stored_signals(self, run_id: str) -> list[SignalRecord]:
+        """Every signal and update request stored under a run, in key order (paged Query)."""
+        return self._read(run_id, None)
+
+    def _read(self, run_id: str, condition: Any) -> list[SignalRecord]:
         with self.errors("read signals"):
             return [SignalRecord(run_id=i.run_id, signal_key=i.signal_key, name=i.name, payload=i.payload,
                                  sent_at=i.sent_at,
                                  order_number=None if i.order_number is None else int(i.order_number))
-                    for i in self.m.Signal.query(run_id, self.m.Signal.signal_key.startswith(f"{name}#"),
-                                                 consistent_read=True)]
+                    for i in self.m.Signal.query(run_id, condition, consistent_read=True)]

@@ -18,6 +18,7 @@ from .core.debounce import DEBOUNCE_TAG
 from .core.delayed import start_time
 from .core.engine import Engine
 from .core.hooks import refusal
+from .core.inbox import Waiting, waiting
 from .core.names import check_name
 from .core.newest import STATUSES, newest_page
 from .core.ports import Store
@@ -206,6 +207,11 @@ class RunHandle:
         from .core.timeline import step_rows
 
         return step_rows(self.record(), self.history(), get_engine().payloads.resolve_record)
+
+    def waiting(self) -> list[Waiting]:
+        """The update requests, then the signals, sent to this run's chain and not taken yet, in
+        the order the run takes them (one Query of the chain's signals, and its history)."""
+        return waiting(get_engine().store, self.run_id)
 
     def cancel(self) -> None:
         """Request cancellation (see :func:`cancel`)."""

@@ -8,7 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from workflows.core.records import HookRecord, event_seq
+from workflows.core.embed import embed
+from workflows.core.records import HookRecord, SignalRecord, event_seq
+from workflows.core.updates import REQUEST_NAME, request_key
 from workflows.core.waits import hash_token
 from workflows.errors import HookAlreadyResumed, HookClosed, HookExpired, HookNotFound, ItemTooLarge
 
@@ -152,6 +154,25 @@ def test_a_signal_sent_after_another_is_ordered_after_it_whatever_the_senders_cl
     assert [s.payload for s in store.signals(run_id, "item")] == ['"first"', '"second"', '"third"']
     clock.advance(10.0)  # a sender whose clock is ahead orders by its own time again
     assert store.put_signal(run_id, "item", '"fourth"').signal_key.split("#")[1] == f"{int(clock.now() * 1e9):020d}"
+
+def test_stored_signals_reads_every_signal_and_request_of_a_run_in_key_order(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    other = start(store)
+    go = store.put_signal(run_id, "go", "1")
+    clock.advance(0.001)
+    stop = store.put_signal(run_id, "stop", "2")
+    store.put_signal(other, "go", "elsewhere")
+    request = SignalRecord(run_id=run_id, signal_key=request_key("u1"), name=REQUEST_NAME,
+                           payload=embed({"id": "u1", "name": "add"}, "3"), sent_at=store.now())
+    assert store.put_update(request, run_id)
+    stored = store.stored_signals(run_id)
+    assert [s.signal_key for s in stored] == sorted([go.signal_key, stop.signal_key, request_key("u1")])
+    assert [s.payload for s in stored if s.name != REQUEST_NAME] == ["1", "2"]
+    assert [s.order_number is not None for s in stored if s.name == REQUEST_NAME] == [True]
+    store.delete_signals(run_id, [go.signal_key])
+    assert [s.name for s in store.stored_signals(run_id)] == ["stop", REQUEST_NAME]
+    assert store.stored_signals(uid()) == []
+
 
 def test_record_branch_once_and_results_in_index_order(store) -> None:  # type: ignore[no-untyped-def]
     join = f"{uid()}#4"

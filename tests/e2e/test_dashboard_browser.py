@@ -264,6 +264,25 @@ def test_a_signal_sent_from_the_page_reaches_the_run(server: str, browser: Any) 
     assert run.result(timeout=30) == [{"sku": "<i>A</i>"}]
 
 
+def test_the_run_page_lists_the_signals_that_wait_for_the_run(server: str, browser: Any) -> None:
+    run = flows.signal_collector.start(2)
+    wait_status(run, RunStatus.SUSPENDED)
+    run.signal("item", 1)
+    wait_for(lambda: any(e.kind == "signal" and e.status == "received" for e in run.history()), 30, poll=0.2,
+             what="the first item taken")
+    run.signal("later", {"note": "<b>not waited for</b>"})
+    browser.get(f"{server}/runs/{run.run_id}")
+    rows = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+            for row in browser.find_elements(By.CSS_SELECTOR, "table#inbox tr")[1:]]
+    assert [(kind, name) for kind, name, *_ in rows] == [("signal", "later")]  # "item" 1 was taken
+    assert json.loads(rows[0][4]) == {"note": "<b>not waited for</b>"}  # shown as text, not HTML
+    assert not browser.find_elements(By.CSS_SELECTOR, "table#inbox b")
+    run.signal("item", 2)
+    assert run.result(timeout=30) == [1, 2]
+    browser.refresh()
+    assert not browser.find_elements(By.ID, "inbox")  # an ended run waits for nothing
+
+
 def send_update_from_the_page(browser: Any, server: str, run_id: str, name: str, payload: str) -> None:
     browser.get(f"{server}/runs/{run_id}")
     browser.find_element(By.CSS_SELECTOR, "form.update input[name=name]").send_keys(name)

@@ -282,6 +282,13 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     children = [ChildLink.from_data(e.data) for e in handle.history() if e.kind == "child" and e.is_outcome]
     if children:
         print("children  " + ", ".join(child.describe() for child in children))
+    waiting = handle.waiting()
+    if waiting:
+        print("\nwaiting (sent, not taken yet):")
+        for item in waiting:
+            payload = describe_payload(item.payload) or "null"
+            print(f"  {item.kind:6} {item.name:24} {item.key}  sent {_when(item.sent_at)}  payload "
+                  + (payload if len(payload) <= 200 else payload[:200] + "..."))
     print("\nevents:")
     print_event_values(run.run_id)
     print("\nsteps:")

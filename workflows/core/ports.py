@@ -381,6 +381,10 @@ class SignalStore(Protocol):
     def signals(self, run_id: str, name: str) -> list[SignalRecord]:
         """The signals of ``name`` sent to a run, oldest first."""
 
+    def stored_signals(self, run_id: str) -> list[SignalRecord]:
+        """Every signal and update request stored under a run (a chain's anchor), in key order:
+        the waiting ones and the signals its runs took (``core.inbox``)."""
+
 
 class JoinStore(Protocol):
     """Fan-in joins: branch results and idempotent counters."""

@@ -19,7 +19,7 @@ from ..core.records import (
     event_seq,
 )
 from ..core.writes import Writes
-from ..core.writes.items import event_record, hook_record, run_record, timer_record
+from ..core.writes.items import event_record, hook_record, run_record, signal_record, timer_record
 from ..errors import RunNotFound
 from ..settings import Settings
 from .plans import PlanTables
@@ -242,7 +242,9 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, VersionTables, Pla
 
     def signals(self, run_id: str, name: str) -> list[SignalRecord]:
         """The signals of ``name`` sent to a run, oldest first."""
-        return [SignalRecord(run_id=i["run_id"], signal_key=i["signal_key"], name=i["name"], payload=i.get("payload"),
-                             sent_at=i["sent_at"], order_number=i.get("order_number"))
-                for i in self._pages("read signals", self.signal_items, run_id,
-                                     where=lambda key: key.startswith(f"{name}#"))]
+        return [signal_record(i) for i in self._pages("read signals", self.signal_items, run_id,
+                                                      where=lambda key: key.startswith(f"{name}#"))]
+
+    def stored_signals(self, run_id: str) -> list[SignalRecord]:
+        """Every signal and update request stored under a run, in key order."""
+        return [signal_record(i) for i in self._pages("read signals", self.signal_items, run_id)]

@@ -22,6 +22,7 @@ from ..core.deferral import current_deferral
 from ..core.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN
 from ..core.failures import Failure
 from ..core.fanout import join_id
+from ..core.inbox import waiting_for
 from ..core.join_layout import fan_out_width_at
 from ..core.payloads import describe_payload
 from ..core.pricing import estimate_cost
@@ -163,7 +164,8 @@ def requests_line(run: RunRecord) -> str:
 
 
 def run_view(run_id: str) -> dict[str, Any]:
-    """Everything the run page shows: the run, its links, timeline, steps, hooks and history.
+    """Everything the run page shows: the run, its links, timeline, steps, hooks, what waits for it
+    (signals and update requests not taken yet) and history.
 
     Raises:
         RunNotFound: no run has this id.
@@ -194,6 +196,8 @@ def run_view(run_id: str) -> dict[str, Any]:
         "waiting": {k: waiting[k] for k in ("kind", "name", "due", "since") if waiting.get(k) is not None},
         "deferral": current_deferral(run),  # no worker that met it serves it (docs/versioning.md)
         "event_values": event_rows(run_id),
+        "inbox": [] if run.is_terminal else [(w, pretty_text(describe_payload(w.payload)))
+                                            for w in waiting_for(get_engine().store, run, history)],
     }
 
 

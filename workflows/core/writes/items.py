@@ -7,7 +7,7 @@ import json
 from ...settings import Settings
 from ..listing import listing_key
 from ..plans import Item
-from ..records import EventRecord, HookRecord, RunRecord, TimerRecord
+from ..records import EventRecord, HookRecord, RunRecord, SignalRecord, TimerRecord
 from ..storage import check_item_size, lease_expiry, new_request, shard_of
 from ..tags import index_key, index_sort_key
 
@@ -145,3 +145,10 @@ def timer_record(item: Item) -> TimerRecord:
     """The timer of a timers item."""
     return TimerRecord(timer_id=item["timer_id"], kind=item["kind"], run_id=item["run_id"], due_at=item["due_at"],
                        pos=_int(item.get("pos")), data=item.get("data"), write_id=item.get(WRITE_ID))
+
+
+def signal_record(item: Item) -> SignalRecord:
+    """The signal (or update request) of a signals item."""
+    return SignalRecord(run_id=item["run_id"], signal_key=item["signal_key"], name=item["name"],
+                        payload=item.get("payload"), sent_at=item["sent_at"],
+                        order_number=_int(item.get("order_number")))

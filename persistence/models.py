@@ -127,6 +127,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         req = UnicodeAttribute(null=True)  # id of the last request that decided something (see base.new_request)
         owner = UnicodeAttribute(null=True)  # the resume running inline steps (see claim_run)
         sent = NumberAttribute(null=True)  # the last op marked in flight for a message (see advance_run, claim_run)
+        update_pos = NumberAttribute(null=True)  # the last recorded update's position (see answer_update, claim_run)
         last_outcome = UnicodeAttribute(null=True)  # the last op's outcome, written by the end (see finish_run)
         ddb_reads = NumberAttribute(null=True)  # requests counted for the run (see core.metering)
         ddb_writes = NumberAttribute(null=True)

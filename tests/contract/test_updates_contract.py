@@ -90,6 +90,23 @@ def test_a_request_that_lost_its_place_to_a_later_one_is_stored_after_it(store, 
     assert store.get_run(run_id).wake_seq == woken + 2  # the signal's wake and the request's, once each
 
 
+def test_a_claim_at_or_before_a_recorded_update_fails(store, clock) -> None:  # type: ignore[no-untyped-def]
+    """A resume read the history before another resume (which held no claim) recorded an update at
+    the position of the resume's next step: its claim of that position must fail, so it reads the
+    history again, instead of running the step there and finding the position taken when it writes
+    the outcome, with its claim held and nobody left to run the run (simulator seed 29807)."""
+    run_id = start(store)
+    for pos, update_id in enumerate(("u1", "u2")):
+        assert store.put_update(request(store, run_id, update_id), run_id)
+        assert store.answer_update(record(store, run_id, pos, update_id), answer(store, run_id, update_id),
+                                   request(store, run_id, update_id))
+    waiting = {"kind": "step", "name": "s"}
+    assert not store.claim_run(run_id, 1, "stale", waiting)  # its history showed only the update at 0
+    assert not store.claim_run(run_id, 0, "stale", waiting)
+    assert store.get_run(run_id).status == "pending"
+    assert store.claim_run(run_id, 2, "current", waiting)  # after both updates: the position is free
+
+
 def test_answer_update_records_once_deletes_the_request_and_only_while_live(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     assert store.put_update(request(store, run_id, "u1"), run_id)

@@ -53,7 +53,7 @@ def test_the_liveness_check_catches_a_stranded_run() -> None:
 #: false reports of the simulator's own checks: the keep-alive pass reading a chain's deleted middle run
 #: (2905), and a claim taken over a lease that the claimer's clock, ahead of the world's, saw expired (32169).
 FOUND_BUGS = [31, 81, 1432, 1803, 164, 179, 219, 311, 20632, 636, 1589, 1389, 2511, 2947, 3707, 2102, 3362,
-              13, 2905, 32169, 8203, 46307, 25948]
+              13, 2905, 32169, 8203, 46307, 25948, 29807]
 
 
 def test_seeds_that_found_bugs_stay_clean() -> None:

@@ -12,10 +12,20 @@ from ..storage import lease_expiry
 from . import items
 from .items import to_json
 
-__all__ = ["LIVE_COND", "WritesBase", "carries", "free", "to_json"]
+__all__ = ["LIVE_COND", "UPDATE_POS", "WritesBase", "carries", "free", "past_updates", "to_json"]
 
 #: The run is live (pending, running or suspended).
 LIVE_COND = A("status").is_in(*sorted(LIVE))
+
+
+#: The run item's attribute naming the position of the last update recorded in its history.
+UPDATE_POS = "update_pos"
+
+
+def past_updates(pos: int) -> Cond:
+    """No update was recorded at op position ``pos`` or after it (updates are recorded at the
+    history's frontier, so their positions only grow)."""
+    return A(UPDATE_POS).missing() | (A(UPDATE_POS) < pos)
 
 
 def carries(table: str, key: Key, req: str) -> Check:

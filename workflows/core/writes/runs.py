@@ -27,7 +27,7 @@ from ..storage import (
     refuse_taken_fence,
     shard_of,
 )
-from .base import LIVE_COND, WritesBase, carries, free, to_json
+from .base import LIVE_COND, WritesBase, carries, free, past_updates, to_json
 from .items import LAST_OUTCOME, last_outcome_value, run_record, tag_items
 
 #: A run still as created: pending, never dispatched, claimed, woken or recovered.
@@ -141,10 +141,13 @@ class RunWrites(WritesBase):
     def claim_run(self, run_id: str, pos: int, owner: str, waiting: dict[str, Any], *,
                   as_created: RunRecord | None = None) -> bool:
         """Make resume ``owner`` the one executor of the run's inline steps from ``pos`` on (``as_created``:
-        only if the stored run is still this run, as created)."""
+        only if the stored run is still this run, as created); False if another resume holds it, the
+        cursor is past ``pos``, op ``pos`` was sent as a message, or an update was recorded at ``pos`` or
+        after it (the claimer's history is stale)."""
         now = self.now()
         cond = (A("cursor") <= pos) & LIVE_COND & (A("cancel_requested") == False) & free(now, owner)  # noqa: E712
         cond = cond & (A("sent").missing() | (A("sent") < pos))  # op ``pos`` was never sent as a message
+        cond = cond & past_updates(pos)  # a history read before an update at ``pos`` or after it is stale
         if as_created is not None:
             cond = cond & still_created(as_created)
         return bool(self._run_write("claim run", run_id, [

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ...errors import RunNotFound
-from ..plans import CONDITION_FAILED, A, Check, Delete, Put, plan
+from ..plans import CONDITION_FAILED, A, Check, Delete, Put, Set, Update, plan
 from ..records import EventRecord, SignalRecord
 from ..storage import check_item_size, signal_time
-from .base import LIVE_COND, WritesBase, free
+from .base import LIVE_COND, UPDATE_POS, WritesBase, free
 
 
 class UpdateWrites(WritesBase):
@@ -50,10 +50,13 @@ class UpdateWrites(WritesBase):
         the run must not take the position of a step another resume runs."""
         pos = record.pos
         at = (A("cursor") < pos) | ((A("cursor") == pos) & (A("status") == "suspended"))
+        # The run item names the position (``update_pos``): a resume that read the history before
+        # this record cannot claim the run at or before it (``claim_run``), nor run a step there.
         return self.commit(plan("answer update", Put("history", self.event_item(record), A("seq").missing()),
                                 Put("history", {**self.event_item(answer), "pos": pos}, A("seq").missing()),
                                 Delete("signals", (request.run_id, request.signal_key)),
-                                Check("runs", (record.run_id,), LIVE_COND & at & free(self.now(), owner)))).applied
+                                Update("runs", (record.run_id,), (Set(UPDATE_POS, pos),),
+                                       LIVE_COND & at & free(self.now(), owner)))).applied
 
     def refuse_update(self, answer: EventRecord, request: SignalRecord) -> bool:
         """Put the refusal ``answer`` of an update (no history record) and delete its ``request``,

@@ -487,7 +487,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cap", type=_int_in(1, 1_000_000), default=10_000, help="stop counting a status here")
     add("reindex", cmd_runs_reindex,
         "set the listing index keys on runs stored without them, move unsharded tag items (a Scan of each)", runs)
-    add("show", cmd_runs_show, "show a run, its steps and its timeline", runs).add_argument("run_id")
+    add("show", cmd_runs_show, "show a run, what waits for it (signals, update requests), its steps and its timeline",
+        runs).add_argument("run_id")
     p = add("events", cmd_runs_events, "print a run's history", runs)
     p.add_argument("run_id")
     p.add_argument("--json", action="store_true")

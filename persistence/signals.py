@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from workflows.core.records import SignalRecord
+from workflows.core.writes.items import signal_record
 
-from .base import StoreBase
+from .base import StoreBase, plain
 
 
 class SignalStore(StoreBase):
@@ -28,7 +29,4 @@ class SignalStore(StoreBase):
 
     def _read(self, run_id: str, condition: Any) -> list[SignalRecord]:
         with self.errors("read signals"):
-            return [SignalRecord(run_id=i.run_id, signal_key=i.signal_key, name=i.name, payload=i.payload,
-                                 sent_at=i.sent_at,
-                                 order_number=None if i.order_number is None else int(i.order_number))
-                    for i in self.m.Signal.query(run_id, condition, consistent_read=True)]
+            return [signal_record(plain(i)) for i in self.m.Signal.query(run_id, condition, consistent_read=True)]

@@ -257,8 +257,10 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     from ..core.children import ChildLink
     from ..core.deferral import current_deferral, describe_deferral
     from ..core.failures import Failure
+    from ..core.inbox import waiting_for
     from ..core.payloads import describe_payload
     from ..core.retention import describe_expiry
+    from ..runtime import get_engine
     from ..settings import get_settings
 
     handle = get_run(args.run_id)
@@ -279,10 +281,12 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
                          ("result", describe_payload(run.result)), ("error", run.error)):
         if value:
             print(f"{label:9} {value}")
-    children = [ChildLink.from_data(e.data) for e in handle.history() if e.kind == "child" and e.is_outcome]
+    history = handle.history()
+    children = [ChildLink.from_data(e.data) for e in history if e.kind == "child" and e.is_outcome]
     if children:
         print("children  " + ", ".join(child.describe() for child in children))
-    waiting = handle.waiting()
+    # A run that continued: what waits is its chain's current run's (read there); else this history says.
+    waiting = handle.waiting() if run.continued_to else waiting_for(get_engine().store, run, history)
     if waiting:
         print("\nwaiting (sent, not taken yet):")
         for item in waiting:

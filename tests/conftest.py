@@ -129,6 +129,13 @@ class Proc:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Wait until a worker polls its queues (Celery prints "ready."): a message sent before
+        that waits in its queue while the worker boots, and may outlive its run's lease."""
+        wait_for(lambda: "ready." in self.output() or self.popen.poll() is not None, timeout,
+                 what="the worker is ready")
+        assert self.popen.poll() is None, self.output()
+
 
 @pytest.fixture(scope="session")
 def proc_env(settings, aws_env) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -160,7 +167,6 @@ def cluster(spawn):  # type: ignore[no-untyped-def]
     # Queue "crashy" is left to the workers that the crash tests start and kill.
     worker = spawn("worker", "-Q", "workflows,steps,payments")
     beat = spawn("beat")
-    wait_for(lambda: "ready." in worker.output() or worker.popen.poll() is not None, 60, what="the worker is ready")
-    assert worker.popen.poll() is None, worker.output()
+    worker.wait_ready()
     assert beat.popen.poll() is None, beat.output()
     return {"worker": worker, "beat": beat}

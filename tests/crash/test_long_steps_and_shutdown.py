@@ -22,6 +22,7 @@ def test_step_longer_than_the_visibility_timeout_runs_once(cluster, spawn, setti
     url = sqs.create_queue(QueueName=settings.queue_prefix + "crashy")["QueueUrl"]
     sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "3"})
     worker = spawn("worker", "-Q", "crashy", "-c", "4", env={"WORKFLOWS_VISIBILITY_TIMEOUT": "3"})
+    worker.wait_ready()  # else the step's message may wait out the run's lease: recovery sends it again
     t = uuid.uuid4().hex[:10]
     try:
         run = flows.long_step.start(t, 8.0)
@@ -37,7 +38,7 @@ def sigterm_during_step(first, spawn, run, tag: str):  # type: ignore[no-untyped
     same queue; check that ``first`` exits only after the step ended, with the step run
     once. Return the second worker and the run's result."""
     second = spawn("worker", "-Q", "crashy", "-c", "2")
-    wait_for(lambda: "ready." in second.output(), 60, what="the second worker is up and polling")
+    second.wait_ready()
     os.kill(first.pid, signal.SIGTERM)  # warm shutdown
     time.sleep(1)  # the time is the test: it must not exit while its step runs
     assert first.popen.poll() is None  # it waits for the running step
@@ -56,6 +57,7 @@ def sigterm_during_step(first, spawn, run, tag: str):  # type: ignore[no-untyped
 
 def test_sigterm_lets_a_running_step_finish_once(cluster, spawn) -> None:
     first = spawn("worker", "-Q", "crashy", "-c", "2")
+    first.wait_ready()  # else the step's message may wait out the run's lease: recovery sends it again
     t = uuid.uuid4().hex[:10]
     run = flows.long_step.start(t, 8.0)
     wait_for(lambda: flows.executions(t) == 1, 30)
@@ -65,6 +67,7 @@ def test_sigterm_lets_a_running_step_finish_once(cluster, spawn) -> None:
 
 def test_sigterm_lets_a_step_running_in_place_finish_once(cluster, spawn) -> None:
     first = spawn("worker", "-Q", "crashy", "-c", "2")
+    first.wait_ready()  # else the step's message may wait out the run's lease: recovery sends it again
     t = uuid.uuid4().hex[:10]
     run = flows.quick_then_long_step.start(t, 8.0)
     wait_for(lambda: flows.executions(t) == 1, 30)  # the second step runs in the first one's task

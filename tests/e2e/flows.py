@@ -109,6 +109,12 @@ def twice(tag: str) -> list[int]:
 
 
 @workflow
+def recorded_pair(tag: str) -> list[int]:
+    """Two steps, each counting its own executions (``<tag>-1``, ``<tag>-2``)."""
+    return [record(f"{tag}-1"), record(f"{tag}-2")]
+
+
+@workflow
 def retrying(tag: str) -> str:
     return flaky(tag, 2)
 

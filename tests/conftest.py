@@ -16,10 +16,31 @@ from typing import Iterator
 
 import pytest
 
+from tests.sim.sweep import TEST_ID as SWEEP_TEST
+from tests.sim.sweep import Sweep
 from tests.waiting import wait_for
 from workflows.settings import Settings, configure
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+SEED_SWEEP = pytest.StashKey[Sweep]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the simulator's seed sweep now when the session runs its test (``tests/sim/sweep.py``)."""
+    if any(item.nodeid == SWEEP_TEST for item in session.items):
+        session.config.stash[SEED_SWEEP] = Sweep()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    sweep = session.config.stash.get(SEED_SWEEP, None)
+    if sweep is not None:
+        sweep.stop()
+
+
+@pytest.fixture(scope="session")
+def seed_sweep(request: pytest.FixtureRequest) -> Sweep | None:
+    """The sweep started with the session, if it was."""
+    return request.config.stash.get(SEED_SWEEP, None)
 
 
 def _need(module: str) -> None:

@@ -82,8 +82,8 @@ def test_a_chunked_body_with_no_length_is_refused_at_the_limit_while_it_streams(
 @pytest.mark.parametrize("path", ["/login", f"/hooks/{TOKEN}"])
 def test_a_slow_body_is_cut_off_at_the_deadline(server: tuple[str, int], path: str) -> None:
     sock = socket.create_connection(server)
+    started = time.monotonic()  # before the head: the server's deadline starts once it has read it
     sock.sendall(head(path, "Content-Length: 100"))
-    started = time.monotonic()
     sent, status, data = send_until_answered(sock, (b"t" for _ in range(100)), pause=0.3)  # would take 30 s
     elapsed = time.monotonic() - started
     sock.close()

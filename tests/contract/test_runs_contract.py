@@ -188,6 +188,17 @@ def test_renew_lease(store, clock) -> None:  # type: ignore[no-untyped-def]
     assert store.renew_lease(uid()) is False
 
 
+def test_a_renewal_since_a_stale_cursor_takes_any_cursor_up_to_the_frontier(store, clock) -> None:  # type: ignore[no-untyped-def]
+    run_id = start(store)
+    store.advance_run(run_id, 1, {})
+    clock.advance(20)
+    assert store.renew_lease(run_id, 2, since=0) is True  # read at 0, knows 2: the cursor moved to 1 since
+    assert store.get_run(run_id).lease_expires_at == store.lease_until()
+    assert store.renew_lease(run_id, 1, since=1) is True
+    assert store.renew_lease(run_id, 3, since=2) is False  # below what this resume read: not its run
+    assert store.renew_lease(run_id, 0, since=0) is False  # past what it knows: another resume moved on
+
+
 def test_renewal_is_refused_once_a_cancel_is_requested(store) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     store.advance_run(run_id, 0, {})

@@ -49,11 +49,13 @@ def test_the_liveness_check_catches_a_stranded_run() -> None:
 #: tags set by a run itself left without a TTL by an end that skipped the retention sweep (13); an update
 #: answered at the position of a step another resume ran in place, from a stale read of the run (8203) or
 #: past the cursor a chain of steps in place claimed at (46307); update requests ordered by their senders'
-#: clocks, "y" handled before "x" (25948); and two
+#: clocks, "y" handled before "x" (25948); a claim at the position of an update recorded after the
+#: claimer read the history (29807); a sent step's replay whose lease renewal named the cursor of a read
+#: made before the previous step's send moved it, which stopped the resume holding the run (71343); and two
 #: false reports of the simulator's own checks: the keep-alive pass reading a chain's deleted middle run
 #: (2905), and a claim taken over a lease that the claimer's clock, ahead of the world's, saw expired (32169).
 FOUND_BUGS = [31, 81, 1432, 1803, 164, 179, 219, 311, 20632, 636, 1589, 1389, 2511, 2947, 3707, 2102, 3362,
-              13, 2905, 32169, 8203, 46307, 25948, 29807]
+              13, 2905, 32169, 8203, 46307, 25948, 29807, 71343]
 
 
 def test_seeds_that_found_bugs_stay_clean() -> None:

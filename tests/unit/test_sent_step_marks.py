@@ -41,12 +41,15 @@ class Deployment:
         self.run_id, _ = self.engine.create_run(get_workflow(chain_with_notes.name), json.dumps([[3], {}]))
         self.requests: list[str] = []
         self.fail: dict[str, type[Exception]] = {}
+        self.before: dict[str, Callable[[], None]] = {}  # once, before the next request of that name
         self.store.interceptor = self._intercept
 
     def _intercept(self, name: str, apply: Callable[[], Any]) -> Any:
         self.requests.append(name)
         if name in self.fail:
             raise self.fail.pop(name)("injected")
+        if name in self.before:
+            self.before.pop(name)()
         return apply()
 
     def resumes(self) -> None:
@@ -179,3 +182,25 @@ def test_a_recovery_while_the_cursor_lags_resends_the_marked_step() -> None:
     assert deployment.store.get_run(deployment.run_id).cursor == 1
     deployment.deliver(resent)
     assert deployment.finish() == {"total": 3, "notes": []}
+
+
+def test_a_lease_renewal_due_after_the_cursor_followed_a_stale_read_sends_the_next_step() -> None:
+    """Seed 71343: step 1's worker read the run (cursor 0) before step 0's worker moved the cursor
+    to 1. Its replay's lease renewal came due and named cursor 0: refused, the resume wrote step 1's
+    outcome and stopped, sending nothing; the run waited for its lease to expire."""
+    deployment = Deployment()
+    message = first_step(deployment)
+    stale = deployment.store.get_run(deployment.run_id)  # step 1's worker reads the run here...
+    deployment.deliver(message)  # ...then step 0's worker records, sends step 1 and moves the cursor
+    (following,) = deployment.sent()
+    assert (following.pos, stale.cursor, deployment.store.get_run(deployment.run_id).cursor) == (1, 0, 1)
+    # The replay's read of the run's signals is slow: its lease is due for renewal after it.
+    deployment.before["read signals"] = lambda: deployment.clock.advance(SETTINGS.lease_seconds / 2)
+    run_worker_task(deployment.engine, lambda: execute_step(deployment.engine, following, redelivered=False,
+                                                            run=stale))
+    assert "read signals" not in deployment.before  # the slow read happened in the replay
+    (after,) = deployment.sent()
+    assert after.pos == 2 and deployment.store.get_run(deployment.run_id).lease_expires_at is not None
+    deployment.deliver(after)
+    assert deployment.finish() == {"total": 3, "notes": []}
+    assert BODIES == {0: 1, 1: 1, 2: 1}

@@ -134,8 +134,11 @@ class WorkflowContext:
             raise self.halt(StaleHistory(self.pos))  # the resume re-reads the run and times it out
         if now < self.lease.due:
             return
-        stored = self.updates.stored_cursor  # an update moved the in-memory cursor on: not the stored one
-        if not self.store.renew_lease(self.run.run_id, self.run.cursor if stored is None else stored):
+        # An update, or a sent step's record that marked the next op in flight (``core.marks``), moved the
+        # in-memory cursor past the stored one as this resume read it; the stored cursor may have followed
+        # since (that op's send moves it), so any cursor up to the in-memory one is no other resume's move.
+        stored = self.updates.stored_cursor
+        if not self.store.renew_lease(self.run.run_id, self.run.cursor, since=stored):
             run = self.store.find_run(self.run.run_id)
             if run is not None and run.cancel_requested and not run.is_terminal:
                 raise self.halt(StaleHistory(self.pos))  # the resume re-reads the run and cancels it

@@ -182,9 +182,10 @@ class RunStore(Protocol):
         carried: its creation's request id and created fields), as created (pending, cursor -1,
         never woken or recovered), which confirms that run without reading it."""
 
-    def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
-        """Extend the lease of a live run (whose cursor is ``pos``, if given) that no one
-        asked to cancel (a refused renewal tells the executor to look at the run)."""
+    def renew_lease(self, run_id: str, pos: int | None = None, *, since: int | None = None) -> bool:
+        """Extend the lease of a live run (whose cursor is ``pos``, if given; with ``since``, anywhere
+        from ``since`` to ``pos``) that no one asked to cancel (a refused renewal tells the executor
+        to look at the run)."""
 
     def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
                    continued_to: str | None = None, wake: str | None = None,

@@ -155,11 +155,12 @@ class RunWrites(WritesBase):
             Set("waiting", to_json(waiting)), Set("lease_expires_at", self.lease_until()), Set("updated_at", now)],
             cond, own=Check("runs", (run_id,), A("owner") == owner)))
 
-    def renew_lease(self, run_id: str, pos: int | None = None) -> bool:
-        """Extend the lease of a live, not cancel-requested run (whose cursor is ``pos``, if given)."""
+    def renew_lease(self, run_id: str, pos: int | None = None, *, since: int | None = None) -> bool:
+        """Extend the lease of a live, not cancel-requested run (whose cursor is ``pos``, if given;
+        with ``since``, anywhere from ``since`` to ``pos``)."""
         cond = LIVE_COND & (A("cancel_requested") == False)  # noqa: E712
         if pos is not None:
-            cond = cond & (A("cursor") == pos)
+            cond = cond & ((A("cursor") == pos) if since is None else ((A("cursor") >= since) & (A("cursor") <= pos)))
         return self.commit(plan("renew lease", Update("runs", (run_id,), (Set("lease_expires_at", self.lease_until()),),
                                                       cond))).applied
 

@@ -32,9 +32,9 @@ from workflows.runtime import get_engine
 uvicorn = pytest.importorskip("uvicorn", reason="SKIPPED LOUDLY: uvicorn is not installed (pip install -e '.[dev]')")
 webdriver = pytest.importorskip("selenium.webdriver",
                                 reason="SKIPPED LOUDLY: selenium is not installed (pip install -e '.[dev]')")
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.expected_conditions import staleness_of  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.e2e
@@ -98,11 +98,28 @@ def wait_status(run: Any, *statuses: RunStatus, timeout: float = 45) -> None:
     wait_for(lambda: run.status() in statuses, timeout, poll=0.2, what=f"run {run.run_id} is one of {statuses}")
 
 
+def gone(element: Any) -> Any:
+    """A wait's condition: ``element`` belongs to a page the browser has left. Chromium says so
+    either as a stale element or, while the next page loads, as an inspector error."""
+    def check(_: Any) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
+    return check
+
+
 def follow(driver: Any, button: Any) -> None:
     """Click ``button`` (of a form or a link) and wait until the next page has loaded."""
     old = driver.find_element(By.TAG_NAME, "html")
     button.click()
-    WebDriverWait(driver, 30).until(staleness_of(old))
+    WebDriverWait(driver, 30).until(gone(old))
     WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 

@@ -6,12 +6,14 @@ and check that nothing is sent twice, no update takes a step's position, and the
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 from typing import Any, Callable
 
 import pytest
 
-from tests.unit.chain_flows import BODIES, chain_add, chain_with_notes
+from tests.unit.chain_flows import BODIES, DURING_THE_FIRST_BODY, chain_add, chain_with_notes
 from workflows.core.engine import Engine
 from workflows.core.records import ResumeMessage, RunStatus, StepMessage, event_seq
 from workflows.core.registry import get_workflow
@@ -32,12 +34,12 @@ class Crash(Exception):
 class Deployment:
     """One worker process that sends every step (none runs in place), over the in-memory store."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings = SETTINGS) -> None:
         BODIES.clear()
         self.clock = ManualClock()
-        self.store = MemoryStore(SETTINGS, self.clock)
+        self.store = MemoryStore(settings, self.clock)
         self.transport = RecordingTransport(set())
-        self.engine = Engine(self.store, self.transport, SETTINGS, clock=self.clock)
+        self.engine = Engine(self.store, self.transport, settings, clock=self.clock)
         self.run_id, _ = self.engine.create_run(get_workflow(chain_with_notes.name), json.dumps([[3], {}]))
         self.requests: list[str] = []
         self.fail: dict[str, type[Exception]] = {}
@@ -204,3 +206,29 @@ def test_a_lease_renewal_due_after_the_cursor_followed_a_stale_read_sends_the_ne
     deployment.deliver(after)
     assert deployment.finish() == {"total": 3, "notes": []}
     assert BODIES == {0: 1, 1: 1, 2: 1}
+
+
+def test_a_step_sent_while_the_cursor_lags_renews_the_runs_lease_while_it_runs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The cursor's move after step 1's send failed, so the run item still says op 0. Step 1's
+    heartbeat named cursor 1 and every renewal was refused: a step longer than the lease was left
+    to recovery, which sends it again while it runs."""
+    deployment = Deployment(dataclasses.replace(SETTINGS, lease_seconds=0.3))  # a renewal every 0.1 s
+    following = lagging(deployment)
+    renewals: list[bool] = []
+
+    def body() -> None:  # longer than the lease: until the heartbeat has renewed it twice
+        deadline = time.monotonic() + 10
+        while len(renewals) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    monkeypatch.setitem(DURING_THE_FIRST_BODY, 1, [body])
+    renew = deployment.store.renew_lease
+
+    def recorded(*args: Any, **kwargs: Any) -> bool:
+        renewals.append(renew(*args, **kwargs))
+        return renewals[-1]
+
+    monkeypatch.setattr(deployment.store, "renew_lease", recorded)
+    deployment.deliver(following)
+    assert len(renewals) >= 2 and all(renewals), renewals
+    assert deployment.finish() == {"total": 3, "notes": []}

@@ -191,21 +191,24 @@ def call_with_timeout(fn: Callable[..., Any], args: list[Any], kwargs: dict[str,
     return box.get("value")
 
 
-def lease_heartbeat(engine: Engine, run_id: str, pos: int | None) -> contextlib.AbstractContextManager[None]:
+def lease_heartbeat(engine: Engine, run_id: str, pos: int | None,
+                    since: int | None = None) -> contextlib.AbstractContextManager[None]:
     """Renew the run's lease while a step runs, so the reconciler leaves it alone (a renewal
-    that finds the run ended, cancelled or moved on is tried again: the step goes on)."""
+    that finds the run ended, cancelled or moved on is tried again: the step goes on).
+    ``pos``: the cursor the run must be at (``since``: anywhere from ``since`` to ``pos``)."""
     def renew() -> None:
-        engine.store.renew_lease(run_id, pos)
+        engine.store.renew_lease(run_id, pos, since=since)
 
     return HEARTBEATS.every(engine.settings.lease_seconds / 3, renew, f"the lease of run {run_id}")
 
 
 def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
-                *, in_flight_pos: int | None = None, workflow: str = "", branch: int | None = None) -> Attempt:
+                *, in_flight_pos: int | None = None, lease_since: int | None = None, workflow: str = "",
+                branch: int | None = None) -> Attempt:
     """Run one attempt of ``step``, told to the engine's observer, and classify its outcome."""
     op = StepAttempt(run_id, workflow, step.name, pos, attempt, branch)
     with engine.observer.attempt(op):
-        outcome = _run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos)
+        outcome = _run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos, lease_since)
         engine.observer.attempt_ended(op, outcome.status, outcome.error)
     if outcome.data is not None:  # outside the attempt: a failed write of the object is no step failure
         data = engine.payloads.offload(outcome.data, f"result of step {step.name!r}", run_id)
@@ -214,7 +217,7 @@ def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run
 
 
 def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
-                 in_flight_pos: int | None) -> Attempt:
+                 in_flight_pos: int | None, lease_since: int | None) -> Attempt:
     """Run one attempt of ``step`` and classify its outcome by the retry policy."""
     try:
         args, kwargs = engine.payloads.decode(args_json)
@@ -223,7 +226,7 @@ def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, ru
     started = engine.now()
     token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
     try:
-        with lease_heartbeat(engine, run_id, in_flight_pos):
+        with lease_heartbeat(engine, run_id, in_flight_pos, lease_since):
             value = call_with_timeout(step.fn, args, kwargs, step.timeout, step.name)
         data = codec.dumps(value, what=f"result of step {step.name!r}", limit=engine.settings.max_payload_bytes)
         return Attempt("completed", data=data, started_at=started, attempt=attempt)

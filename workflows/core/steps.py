@@ -112,14 +112,16 @@ def admitted_attempt(engine: Engine, step: StepDef, message: StepMessage, workfl
                      lease_pos: int | None = None) -> Attempt | None:
     """Run one attempt of a sent step once its concurrency slot and rate token are taken;
     None when it waits for them off the thread (docs/flow-control.md). ``lease_pos``: the
-    run's cursor its lease is renewed at (default: the step's position)."""
+    run's cursor its lease is renewed at (default: the step's position, or the one before it,
+    where the cursor stays until the send that marked the step in flight moves it: ``core.marks``)."""
     branch = message.branch
+    since = message.pos - 1 if lease_pos is None and branch is None else None
     with admission(engine, step, message) as admitted:
         if not admitted:
             return None
         return run_attempt(engine, step, message.args, message.attempt, message.run_id, message.pos,
-                           in_flight_pos=message.pos if lease_pos is None else lease_pos, workflow=workflow,
-                           branch=None if branch is None else branch.index)
+                           in_flight_pos=message.pos if lease_pos is None else lease_pos, lease_since=since,
+                           workflow=workflow, branch=None if branch is None else branch.index)
 
 
 def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,

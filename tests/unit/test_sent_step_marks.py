@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from typing import Any, Callable
 
 import pytest
 
 from tests.unit.chain_flows import BODIES, DURING_THE_FIRST_BODY, chain_add, chain_with_notes
+from tests.waiting import wait_for
 from workflows.core.engine import Engine
 from workflows.core.records import ResumeMessage, RunStatus, StepMessage, event_seq
 from workflows.core.registry import get_workflow
@@ -217,9 +217,7 @@ def test_a_step_sent_while_the_cursor_lags_renews_the_runs_lease_while_it_runs(m
     renewals: list[bool] = []
 
     def body() -> None:  # longer than the lease: until the heartbeat has renewed it twice
-        deadline = time.monotonic() + 10
-        while len(renewals) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: len(renewals) >= 2, 10, poll=0.02, what="two lease renewals while step 1 runs")
 
     monkeypatch.setitem(DURING_THE_FIRST_BODY, 1, [body])
     renew = deployment.store.renew_lease

@@ -28,8 +28,8 @@ def test_an_outage_past_the_recovery_cap_fails_the_run_and_rerun_completes_it(wo
             break
     outage = workflow_env.clock.now() - began
     assert run.status() == RunStatus.FAILED
-    assert f"recovery attempts exhausted ({settings.max_recovery_attempts})" in (workflow_env.store.get_run(
-        run.run_id).error or "")
+    error = workflow_env.store.get_run(run.run_id).error or ""
+    assert f"recovery attempts exhausted ({settings.max_recovery_attempts})" in error
     assert outage >= settings.max_recovery_attempts * settings.lease_seconds
     resumes = [m for m in workflow_env.transport.queue if isinstance(m, ResumeMessage)]
     assert len(resumes) == settings.max_recovery_attempts + 1  # the timer's wake and each recovery

@@ -107,6 +107,9 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         lease_shard = UnicodeAttribute(null=True)
         lease_expires_at = NumberAttribute(null=True)
         recoveries = NumberAttribute(default=0)
+        recovery_pending = NumberAttribute(null=True)  # recoveries sent, not yet taken (see core.recovery)
+        recovery_taken_at = NumberAttribute(null=True)  # the cursor at which a worker last took one
+        recovery_faults = NumberAttribute(null=True)  # recoveries counted towards the cap
         cancel_requested = BooleanAttribute(default=False)
         deadline = NumberAttribute(null=True)
         idempotency_key = UnicodeAttribute(null=True)

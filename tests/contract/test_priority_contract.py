@@ -12,5 +12,5 @@ def test_a_run_keeps_its_priority_level(store, clock) -> None:  # type: ignore[n
     assert store.get_run(record.run_id).priority == "high"
     assert store.get_run(start(store)).priority is None
     clock.advance(store.settings.lease_seconds * 3)
-    claimed = store.claim_recovery(record.run_id)
+    claimed = store.claim_recovery(store.get_run(record.run_id))
     assert claimed is not None and claimed.priority == "high"

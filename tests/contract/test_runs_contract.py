@@ -11,6 +11,7 @@ import pytest
 
 from workflows.core.control import OutcomeRecorded
 from workflows.core.records import EventRecord, event_seq
+from workflows.core.recovery import resend_lease
 from workflows.errors import ItemTooLarge, PayloadTooLarge, RunNotFound, SerializationError
 
 from .support import due_ids, run_record, start, timer, uid
@@ -101,7 +102,7 @@ def test_a_race_suspends_with_a_lease_that_recovery_finds(store, clock) -> None:
     assert store.renew_lease(run_id, 0)  # a race's step renews it while it runs
     clock.advance(store.settings.lease_seconds + 60)
     assert run_id in store.stale_runs(limit=1_000_000)  # a step message lost: recovery finds the run
-    assert store.claim_recovery(run_id) is not None
+    assert store.claim_recovery(store.get_run(run_id)) is not None
 
 
 def test_only_the_first_resume_at_a_race_suspends_to_send_its_steps(store, clock) -> None:  # type: ignore[no-untyped-def]
@@ -255,7 +256,7 @@ def test_an_end_with_the_last_outcome_is_refused_once_the_claim_is_released(stor
     last = EventRecord(run_id=run_id, seq=event_seq(0), kind="step", status="completed", at=store.now(), name="s")
     assert store.claim_run(run_id, 0, "executor", waiting)
     clock.advance(store.settings.lease_seconds + 10)
-    assert store.claim_recovery(run_id) is not None  # the reconciler took the run over
+    assert store.claim_recovery(store.get_run(run_id)) is not None  # the reconciler took the run over
     assert store.finish_run(run_id, "completed", owner="executor", last=last) is None
     assert store.get_run(run_id).status == "running"
 
@@ -306,20 +307,65 @@ def test_stale_runs_and_claim_recovery(store, clock) -> None:  # type: ignore[no
     store.advance_run(parked, 0, {})
     store.suspend_run(parked, 1, {}, 0)  # a suspended run has no lease: never stale
     assert run_id not in store.stale_runs(limit=1_000_000)
-    assert store.claim_recovery(run_id) is None  # the lease has not expired
+    assert store.claim_recovery(store.get_run(run_id)) is None  # the lease has not expired
     clock.advance(lease * 3)
     stale = store.stale_runs(limit=1_000_000)
     assert run_id in stale and parked not in stale
-    claimed = store.claim_recovery(run_id)
-    assert claimed.recoveries == 1 and claimed.lease_expires_at == store.lease_until()
-    assert store.claim_recovery(run_id) is None  # one claimer wins
+    seen = store.get_run(run_id)
+    claimed = store.claim_recovery(seen)
+    assert (claimed.recoveries, claimed.recovery_pending, claimed.recovery_faults) == (1, 1, 0)
+    assert claimed.lease_expires_at == store.lease_until()
+    assert store.claim_recovery(seen) is None  # one claimer wins
     assert run_id not in store.stale_runs(limit=1_000_000)
     clock.advance(lease * 3)
-    assert store.claim_recovery(run_id).recoveries == 2
+    assert store.claim_recovery(store.get_run(run_id)).recoveries == 2
     store.finish_run(run_id, "failed")
     clock.advance(lease * 3)
     assert run_id not in store.stale_runs(limit=1_000_000)
-    assert store.claim_recovery(run_id) is None and store.claim_recovery(uid()) is None
+    assert store.claim_recovery(store.get_run(run_id)) is None
+
+
+def test_a_recovery_no_worker_took_is_sent_again_uncounted_with_a_doubling_lease(store, clock) -> None:  # type: ignore[no-untyped-def]
+    lease = store.settings.lease_seconds
+    run_id = start(store)
+    for resend in range(1, 5):
+        clock.advance(lease * 64)
+        claimed = store.claim_recovery(store.get_run(run_id))
+        assert (claimed.recoveries, claimed.recovery_pending, claimed.recovery_faults) == (resend, resend, 0)
+        assert claimed.lease_expires_at == store.lease_until(resend_lease(resend - 1, store.settings))
+    assert store.take_recovery(store.get_run(run_id))  # a worker takes one of the queued resumes
+    taken = store.get_run(run_id)
+    assert (taken.recovery_pending, taken.recovery_taken_at, taken.recovery_faults) == (0, -1, 0)
+    assert not store.take_recovery(taken)  # nothing pending: nothing written
+    clock.advance(lease * 64)
+    claimed = store.claim_recovery(store.get_run(run_id))  # it died with the run at the same cursor: a fault
+    assert (claimed.recovery_pending, claimed.recovery_faults) == (1, 1)
+
+
+def test_a_recovery_after_the_run_moved_on_counts_nothing(store, clock) -> None:  # type: ignore[no-untyped-def]
+    lease = store.settings.lease_seconds
+    run_id = start(store)
+    clock.advance(lease * 3)
+    store.claim_recovery(store.get_run(run_id))
+    assert store.take_recovery(store.get_run(run_id))
+    assert store.advance_run(run_id, 0, {"kind": "step"}, recovering=True)  # the run moved on
+    stale = store.get_run(run_id)
+    clock.advance(lease * 3)
+    assert store.claim_recovery(stale).recovery_faults == 0  # a queue wait, not the worker that took it
+
+
+def test_a_claim_or_take_on_a_stale_read_writes_nothing(store, clock) -> None:  # type: ignore[no-untyped-def]
+    lease = store.settings.lease_seconds
+    run_id = start(store)
+    clock.advance(lease * 3)
+    before = store.get_run(run_id)
+    store.claim_recovery(before)
+    clock.advance(lease * 3)
+    assert store.claim_recovery(before) is None  # it read no recovery pending: one is
+    pending = store.get_run(run_id)
+    assert store.renew_lease(run_id, -1)  # another resume renews the lease after the read
+    assert not store.take_recovery(pending)  # never touches a lease it did not read
+    assert store.get_run(run_id).recovery_pending == 1
 
 
 def test_stale_runs_limit(store, clock) -> None:  # type: ignore[no-untyped-def]

@@ -124,7 +124,7 @@ def test_every_status_write_moves_the_run_in_the_status_listing(store, clock) ->
     assert store.claim_run(run_id, 1, "resume-1", {"kind": "step"})  # inline steps
     check(run_id, "running")
     clock.advance(LEASE_SECONDS * 3)
-    assert store.claim_recovery(run_id) is not None
+    assert store.claim_recovery(store.get_run(run_id)) is not None
     check(run_id, "running")
     assert store.defer_run(run_id, store.get_run(run_id).wake_seq, timer(run_id, 2, clock.now() + 30, kind="wake"))
     check(run_id, "suspended")

@@ -64,7 +64,7 @@ class Stack:
     def recover(self) -> list[StepMessage]:
         """The lease expires; the reconciler claims it and resumes the run as recovery."""
         self.clock[0] += self.store.settings.lease_seconds * 3
-        assert self.store.claim_recovery(self.run_id) is not None
+        assert self.store.claim_recovery(self.store.get_run(self.run_id)) is not None
         self.engine.resume(self.run_id, recovering=True)
         return self.sent()
 

@@ -8,6 +8,7 @@ the bug causes. Seeds play in this process (one job), so the patch applies to th
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import pytest
@@ -145,3 +146,18 @@ def test_a_keep_alive_renewing_as_from_a_waits_deadline_is_caught(monkeypatch: p
     found = first_violation()
     # an item of a live run past its TTL (the step's record, or a signal it still reads)
     assert found is not None and "live run" in found[1] and "TTL" in found[1], found
+
+
+def test_a_recovery_that_counts_a_queue_wait_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break: every recovery counts towards the cap, taken by a worker or not, so a fleet outage
+    # longer than the cap's leases fails runs that never had a fault (invariant 16).
+    from workflows.core import recovery
+    from workflows.core.writes import runs
+
+    def counting(seen: Any, settings: Any) -> recovery.RecoveryClaim:
+        decided = recovery.recovery_claim(seen, settings)
+        return dataclasses.replace(decided, counted=True, lease_seconds=settings.lease_seconds)
+
+    monkeypatch.setattr(runs, "recovery_claim", counting)
+    found = first_violation()
+    assert found is not None and "recovery attempts exhausted" in found[1], found

@@ -94,3 +94,30 @@ async def flow_overrun_async(n: int) -> int:
         await asyncio.to_thread(BODY_MAY_RETURN.wait, 30)
     BODY_RETURNED.set()
     return n
+
+
+#: Bodies of ``flow_overrunning`` inside at once, now and at most (tests reset it).
+OVERRUN = {"inside": 0, "peak": 0}
+_overrun_lock = threading.Lock()
+
+
+@step(concurrency=1, timeout=0.2, retries=2, retry_delay=1)
+def flow_overrunning(n: int) -> int:
+    """Times out at 0.2 s of real time and runs on for 0.6 s: it keeps its slot until it returns."""
+    with _overrun_lock:
+        OVERRUN["inside"] += 1
+        OVERRUN["peak"] = max(OVERRUN["peak"], OVERRUN["inside"])
+    try:
+        threading.Event().wait(0.6)
+    finally:
+        with _overrun_lock:
+            OVERRUN["inside"] -= 1
+    return n
+
+
+@workflow
+def flow_overrun_job(n: int) -> str:
+    try:
+        return str(flow_overrunning(n))
+    except Exception as exc:  # noqa: BLE001 - every attempt times out: the run reports it
+        return type(exc).__name__

@@ -133,3 +133,24 @@ def kit_countdown(n: int) -> int:
     if n > 0:
         continue_as_new(n - 1)
     return n
+
+
+class WorkerDied(BaseException):
+    """Stands for the death of the worker process running a step (tests catch it at delivery)."""
+
+
+#: While True, ``kit_deadly`` kills its worker every time.
+DEADLY = [False]
+
+
+@step(inline=True)
+def kit_deadly() -> str:
+    ran("deadly")
+    if DEADLY[0]:
+        raise WorkerDied("the step's worker died")
+    return "survived"
+
+
+@workflow
+def kit_crash_loop() -> str:
+    return kit_deadly()

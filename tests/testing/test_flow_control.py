@@ -102,3 +102,12 @@ def _pending_timers(env: WorkflowEnv) -> list:  # type: ignore[type-arg]
         return env.store.due_timers(limit=1000)
     finally:
         clock.time = saved
+
+
+def test_a_timed_out_body_keeps_its_slot_while_virtual_time_passes(workflow_env: WorkflowEnv) -> None:
+    """The kit moves its clock only once a body that outlived its timeout has returned, so the slot it
+    keeps is never taken by virtual time passing (as real workers keep it, tests/e2e/test_flow_limits.py)."""
+    flows.OVERRUN.update(inside=0, peak=0)
+    runs = [workflow_env.start(flows.flow_overrun_job, n) for n in range(3)]
+    assert [workflow_env.run_until_complete(r) for r in runs] == ["StepFailed"] * 3
+    assert flows.OVERRUN["peak"] == 1

@@ -42,6 +42,7 @@ from .records import (
     TimerRecord,
     child_end_seq,
 )
+from .recovery import take_recovery
 from .registry import WorkflowDef, get_workflow
 from .retention import KeepAlivePass, needs_sweep, sends_to_bucket
 from .storage import inline_result_limit, new_request
@@ -154,6 +155,8 @@ class Engine:
         maybe_new = fresh is not None
         for _ in range(MAX_CONTENDED_REPLAYS):
             run = run or self.store.find_run(run_id)
+            if run is not None and run.recovery_pending:  # a worker is here: the next expiry is a fault
+                take_recovery(self, run)
             if maybe_new and as_created(run):
                 known_through = -1
             maybe_new = provisional  # the run read after the carried one failed to confirm may be as created still

@@ -14,11 +14,15 @@ import contextlib
 import contextvars
 import logging
 import threading
+import weakref
 from typing import Callable, Iterator
 
 log = logging.getLogger("workflows.steps")
 
 _watchers: contextvars.ContextVar[list[BodyEnd] | None] = contextvars.ContextVar("workflows_overruns", default=None)
+#: The bodies of this process that outlived their attempt and have not returned yet.
+_running: weakref.WeakSet[BodyEnd] = weakref.WeakSet()
+_returned = threading.Condition()
 
 
 class BodyEnd:
@@ -41,6 +45,9 @@ class BodyEnd:
             if self._ended:
                 return
             self._ended, callbacks, self._callbacks = True, self._callbacks, []
+        with _returned:
+            _running.discard(self)
+            _returned.notify_all()
         for callback in callbacks:
             _call(callback)
 
@@ -67,6 +74,9 @@ def watching() -> Iterator[list[BodyEnd]]:
 def outlived(end: BodyEnd) -> None:
     """Report a body that runs on past its attempt's timeout to whoever watches this attempt;
     its runner calls ``end.finish()`` when the body returns."""
+    with _returned:
+        if not end.ended:
+            _running.add(end)
     found = _watchers.get()
     if found is not None:
         found.append(end)
@@ -77,3 +87,12 @@ def _call(callback: Callable[[], None]) -> None:
         callback()
     except Exception:  # the body's thread must not die of it; what the callback frees has a lease
         log.warning("the callback after an overrunning step body failed", exc_info=True)
+
+
+def wait_for_overruns(timeout: float | None = None) -> bool:
+    """Wait until every body of this process that outlived its attempt has returned (at most
+    ``timeout`` seconds); False if one still runs. The testing kit waits so before it moves its
+    virtual clock: time does not pass in the kit while a step body runs, so what the body holds
+    (a concurrency slot) is not taken from it by virtual time passing."""
+    with _returned:
+        return _returned.wait_for(lambda: not _running, timeout)

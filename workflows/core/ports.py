@@ -250,10 +250,19 @@ class RunStore(Protocol):
         """Live runs whose lease has expired (the sparse lease index), at most ``limit``;
         a sharded store gives every shard a fair share, so no shard starves."""
 
-    def claim_recovery(self, run_id: str) -> RunRecord | None:
+    def claim_recovery(self, seen: RunRecord) -> RunRecord | None:
         """Take over an expired lease (one claimer wins; a retry of the winning request
         still wins), release the run from a dead executor (``claim_run``) and count the
-        recovery."""
+        recovery as ``core.recovery.recovery_claim`` decides from ``seen`` (the run as read):
+        every claim adds to ``recoveries`` and ``recovery_pending`` and sets the lease it
+        decides; a counted one adds to ``recovery_faults``. Condition: the lease expired, the
+        run is live, and its cursor and ``recovery_pending`` are as read. None: not claimed."""
+
+    def take_recovery(self, seen: RunRecord) -> bool:
+        """A worker took the run while a recovery was pending (``seen``: the run as read):
+        remove ``recovery_pending``, set ``recovery_taken_at`` to the cursor read, and extend
+        a lease that ends within one run lease to one run lease from now. Condition: pending,
+        live, and the lease as read. False: nothing written."""
 
 
 class HistoryStore(Protocol):

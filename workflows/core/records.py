@@ -122,7 +122,10 @@ class RunRecord:
     waiting: dict[str, Any] | None = None
     wake_seq: int = 0
     lease_expires_at: float | None = None
-    recoveries: int = 0
+    recoveries: int = 0  # every claim of an expired lease by the reconciler (see core.recovery)
+    recovery_pending: int = 0  # recoveries sent that no worker has taken yet
+    recovery_taken_at: int | None = None  # the cursor at which a worker last took a recovery
+    recovery_faults: int = 0  # recoveries counted towards max_recovery_attempts
     cancel_requested: bool = False
     deadline: float | None = None
     idempotency_key: str | None = None

@@ -20,6 +20,7 @@ from .records import (
     TimerRecord,
     event_seq,
 )
+from .recovery import exhausted
 from .retention import sweep_retention
 
 log = logging.getLogger("workflows.sweeper")
@@ -85,18 +86,28 @@ def _send_retry(engine: Engine, timer: TimerRecord, data: dict[str, Any], args: 
 def reconcile(engine: Engine, limit: int = 100) -> int:
     """Resume runs whose lease expired (found through the sparse lease index, never a scan).
 
-    Each recovery is counted; past ``max_recovery_attempts`` the run fails saying so.
+    Each is read, then claimed (``core.recovery``): a claim counts towards ``max_recovery_attempts``
+    only when a worker took the previous recovery and the run did not move on since; at the cap
+    the run fails saying so. A recovery no worker has taken yet is sent again, uncounted.
     """
     recovered = 0
     for run_id in engine.store.stale_runs(limit=limit):
-        run = engine.store.claim_recovery(run_id)
+        seen = engine.store.find_run(run_id)
+        if seen is None or seen.is_terminal:
+            continue
+        run = engine.store.claim_recovery(seen)
         if run is None:
             continue
-        if run.recoveries > engine.settings.max_recovery_attempts:
+        if exhausted(run, engine.settings):
             cap = engine.settings.max_recovery_attempts
             engine.end(run, RunEnd.failed(f"recovery attempts exhausted ({cap})"))
             continue
-        log.warning("run %s: lease expired, resuming (recovery %d)", run_id, run.recoveries)
+        if seen.recovery_pending:
+            log.info("run %s: lease expired while its recovery waits in a queue, sending it again (%d unseen)",
+                     run_id, seen.recovery_pending)
+        else:
+            log.warning("run %s: lease expired, resuming (recovery %d, %d counted of %d)", run_id, run.recoveries,
+                        run.recovery_faults, engine.settings.max_recovery_attempts)
         engine.observer.recovered(run)
         engine.transport.send_resume(ResumeMessage(run_id, recovering=True, priority=run.priority))
         recovered += 1

@@ -25,7 +25,7 @@ from ..errors import StorageError, Throttled, WorkflowError
 from ..memory import MemoryStore
 from ..settings import Settings
 from . import batches as batched
-from . import overrun, watch, workloads
+from . import outage, overrun, watch, workloads
 from . import schedules as scheduled
 from . import updates as sim_updates
 from .actors import Actor, ActorLocalInPlace, Baton, Crash
@@ -162,6 +162,7 @@ class World:
         self.schedule = scheduled.create(self, self.rng, START) if self.rng.random() < 0.3 else None
         self.batch = batched.plan(self, seed, START)
         self.decay = Decay(self, seed)
+        self.outage = outage.plan(seed, START, self.settings.lease_seconds)
         watch.install(self)
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -356,6 +357,8 @@ class World:
                 self.steps += 1
                 if self.decay.step():
                     check_kept(self)
+                if self.outage is not None:
+                    self.outage.apply(self)
                 check_liveness(self)
                 if self.schedule is not None:
                     scheduled.check_overlap(self, self.schedule)
@@ -559,6 +562,7 @@ class World:
                     if "retain_shard" in r and r.get("ended_at") is not None]
         moments += [m for m in self.decay.moments() if m != float("inf")] + batched.moments(self)
         moments += self._keep_alive_moments()
+        moments += [] if self.outage is None else self.outage.moments()
         if self.batch is not None and self.batch.batch_id is None:
             moments.append(self.batch.at)
         return [m for m in moments if m is not None]

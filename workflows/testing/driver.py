@@ -9,6 +9,7 @@ from workflows.core.firing import fire_due_schedules
 
 from ..batches import drive_due_batches
 from ..core.engine import Engine
+from ..core.overrun import wait_for_overruns
 from ..core.records import StepMessage
 from ..core.retention import keep_alive_period, keep_runs_alive, sweep_retention
 from ..core.steps import execute_step, run_worker_task
@@ -20,6 +21,8 @@ from .transport import Message, QueueTransport
 
 #: Rounds of delivering and firing at one moment before the kit gives up (a run that never settles).
 MAX_ROUNDS = 10_000
+#: Real seconds the kit waits for a timed-out step body that runs on before it moves its clock.
+OVERRUN_WAIT = 60.0
 
 
 class Driver:
@@ -80,7 +83,12 @@ class Driver:
     def jump_to(self, moment: float) -> None:
         """Move the virtual clock forward to ``moment`` (never back). In a deleting world, beat's
         keep-alive pass runs on the way as often as beat starts one (live runs' items are renewed
-        before TTL deletes them, as on AWS)."""
+        before TTL deletes them, as on AWS). A step body that timed out and runs on in real time
+        returns first: virtual time does not pass while a body runs, so the concurrency slot
+        it keeps is not taken from it (``core.overrun``)."""
+        if moment > self.clock.now() and not wait_for_overruns(OVERRUN_WAIT):
+            raise Stalled(f"a timed-out step body still runs after {OVERRUN_WAIT:g}s of real time: the kit does not "
+                          "move its clock while one runs (it keeps its concurrency slot until it returns)")
         period = keep_alive_period(self.engine.settings)
         while moment > self.clock.now():
             step = min(moment, self.clock.now() + period) if self.deleting else moment

@@ -18,6 +18,7 @@ from ..records import (
     TimerRecord,
     event_seq,
 )
+from ..recovery import recovery_claim
 from ..retention import retain_until
 from ..storage import (
     check_item_size,
@@ -264,15 +265,37 @@ class RunWrites(WritesBase):
                                               own=carries("runs", (run_id,), req))).applied
         return self.find_run(run_id) if counts.applied else None
 
-    def claim_recovery(self, run_id: str) -> RunRecord | None:
-        """Take over an expired lease (one claimer wins), release a dead executor's claim, count it."""
-        req = new_request()
-        done = self.commit(plan("claim recovery", Update("runs", (run_id,), (
-            Add("recoveries", 1), Set("lease_expires_at", self.lease_until()), Set("req", req), Remove("owner")),
-            (A("lease_expires_at") < self.now()) & LIVE_COND), own=carries("runs", (run_id,), req)))
+    def claim_recovery(self, seen: RunRecord) -> RunRecord | None:
+        """Take over an expired lease (one claimer wins), release a dead executor's claim, and count the
+        recovery as ``core.recovery`` decides from ``seen`` (the run as read before), which the condition
+        checks is still what it read."""
+        claim = recovery_claim(seen, self.settings)
+        req, run_id = new_request(), seen.run_id
+        pending = A("recovery_pending").missing() if not seen.recovery_pending else (
+            A("recovery_pending") == seen.recovery_pending)
+        actions: list[Action] = [
+            Add("recoveries", 1), Set("recovery_pending", claim.pending),
+            Set("lease_expires_at", self.lease_until(claim.lease_seconds)), Set("req", req), Remove("owner"),
+            *([Add("recovery_faults", 1)] if claim.counted else [])]
+        done = self.commit(plan("claim recovery", Update("runs", (run_id,), tuple(actions), (
+            (A("lease_expires_at") < self.now()) & LIVE_COND & pending & (A("cursor") == seen.cursor))),
+            own=carries("runs", (run_id,), req)))
         if not done.applied:
             return None
         return run_record(done.item) if done.item is not None else self.find_run(run_id)
+
+    def take_recovery(self, seen: RunRecord) -> bool:
+        """A worker took the run while a recovery was pending (``seen``: the run as read): note the cursor it
+        took it at, and extend a lease that is about to lapse to one run lease from now (never shorten one:
+        another resume may hold it), while the lease is still the one read."""
+        lease = A("lease_expires_at").missing() if seen.lease_expires_at is None else (
+            A("lease_expires_at") == seen.lease_expires_at)
+        until = self.lease_until()
+        extend = seen.lease_expires_at is not None and seen.lease_expires_at < until
+        actions: list[Action] = [Remove("recovery_pending"), Set("recovery_taken_at", seen.cursor),
+                                 *([Set("lease_expires_at", until)] if extend else [])]
+        return self.commit(plan("take recovery", Update("runs", (seen.run_id,), tuple(actions), (
+            A("recovery_pending").exists() & LIVE_COND & lease)))).applied
 
     def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord,
                   deferral: dict[str, Any] | None = None, status: str = "suspended") -> bool:

@@ -1,9 +1,9 @@
 """The chaos: kills a worker or beat by its process id at random moments and restarts it.
 
-The first kills take each role once, in an order the seed shuffles, so every soak long enough
-kills every role; later ones pick a role at random. Waits between kills are exponential with the
-configured mean; a killed process stays down 1-4 s. Processes that exit by themselves are started
-again too, and reported: nothing the soak does stops a process but its kills.
+The first kills take each role once, in an order the seed shuffles, each at most the configured
+mean after the one before, so every soak long enough kills every role; later ones pick a role at
+random, with exponential waits of that mean; a killed process stays down 1-4 s. Processes that
+exit by themselves are started again too, and reported: nothing but the kills may stop one.
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ class Chaos(threading.Thread):
                 self.fleet.kill(member)
                 self._pause(self.random.uniform(1.0, 4.0), reap=False)
                 self.fleet.start(member)
-            wait = self.random.expovariate(1.0 / self.kill_every)
+            # the first round (each role once) waits at most the mean; later waits are exponential
+            wait = self.random.uniform(1.0, self.kill_every) if self.first else self.random.expovariate(
+                1.0 / self.kill_every)
 
     def _pause(self, seconds: float, reap: bool = True) -> bool:
         """Sleep ``seconds`` (starting again any process that exited by itself); True once stopped."""

@@ -47,7 +47,7 @@ class SoakConfig:
     @property
     def drain(self) -> float:
         """Seconds at the end of the duration when no run starts and nothing is killed."""
-        return min(120.0, max(35.0, 0.25 * self.duration))
+        return min(120.0, max(45.0, 0.25 * self.duration))
 
 
 def parse_rates(text: str) -> dict[str, float]:

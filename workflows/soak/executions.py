@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ..core.records import RunRecord
-from ..core.timeline import run_history
+from ..core.records import RunRecord, with_last_outcome
 from ..runtime import get_engine
 from .flows import LIMIT_BURST, LIMIT_CONCURRENCY, LIMIT_RATE
 from .ledger import Execution
@@ -74,8 +73,8 @@ def check_recorded(executions: list[Execution], runs: dict[str, RunRecord], out:
     """Every step outcome recorded as completed was returned by an execution of that attempt."""
     returned = {(e.run, e.pos, e.attempt) for e in executions if e.outcome == "returned"}
     store = get_engine().store
-    for run_id in runs:
-        for event in run_history(store, run_id):
+    for run_id, record in runs.items():
+        for event in with_last_outcome(record, store.read_history(run_id)):
             if event.kind == "step" and event.is_outcome and event.status == "completed":
                 pos = event.seq // 1000
                 if (run_id, pos, event.attempt) not in returned:

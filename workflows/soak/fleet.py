@@ -135,27 +135,25 @@ class Fleet:
         self.exits += found
         return found
 
-    def stop(self, member: Member, grace: float = 10.0) -> None:
-        """``SIGTERM``, then ``SIGKILL`` after ``grace`` seconds (its children too)."""
-        if member.popen is None:
-            return
-        pid = member.popen.pid
-        kids = children(pid)
-        if member.alive:
-            signal_pid(pid, signal.SIGTERM)
-            try:
-                member.popen.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                signal_pid(pid, signal.SIGKILL)
-                member.popen.wait()
-        for kid in kids:
-            signal_pid(kid, signal.SIGKILL)
-
-    def stop_all(self) -> None:
-        """Stop every member, the AWS server last."""
-        ordered = sorted(self.members.values(), key=lambda m: m.role == "aws")
-        for member in ordered:
-            self.stop(member, grace=3.0 if member.role != "aws" else 5.0)
+    def stop_all(self, grace: float = 5.0) -> None:
+        """``SIGTERM`` every member at once (the AWS server after the others), ``SIGKILL`` what is left
+        after ``grace`` seconds, and every child of theirs."""
+        for last in (False, True):
+            members = [m for m in self.members.values() if (m.role == "aws") == last and m.popen is not None]
+            kids = {m.name: children(m.popen.pid) for m in members if m.popen is not None}
+            for member in members:
+                if member.alive and member.popen is not None:
+                    signal_pid(member.popen.pid, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            for member in members:
+                assert member.popen is not None
+                try:
+                    member.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    signal_pid(member.popen.pid, signal.SIGKILL)
+                    member.popen.wait()
+                for kid in kids[member.name]:
+                    signal_pid(kid, signal.SIGKILL)
 
 
 def wait_until(ready: Callable[[], bool], timeout: float, what: str, member: Member | None = None) -> None:

@@ -8,6 +8,7 @@ reads the stores, the ledger and the dead-letter queue.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -27,7 +28,7 @@ from .report import Report
 from .stack import ROOT, Stack
 from .workload import SLEEPERS, Workload
 
-GRACE = 25.0  # seconds after the faults stop for runs still going
+GRACE = 15.0  # the last seconds of the drain, without faults, for runs still going
 EVIDENCE_RUNS = 10
 
 
@@ -81,17 +82,14 @@ def load(stack: Stack, config: SoakConfig, began: float, report: Report) -> Work
 
 
 def drain(stack: Stack, workload: Workload, until: float) -> None:
-    """Let the runs finish: faults on until ``until``, then off for a short grace."""
-    workload.finish(timeout=max(5.0, until - time.monotonic() - 5.0))
+    """Let the runs finish: faults on until ``GRACE`` seconds before ``until``, then off."""
+    workload.finish(timeout=max(5.0, until - GRACE - time.monotonic()))
     look = Look()
-    while time.monotonic() < until and unsettled(look, workload.entries):
-        stack.fleet.reap()
-        time.sleep(2.0)
-    stack.plan.enabled = False
-    grace = time.monotonic() + GRACE
-    while time.monotonic() < grace and unsettled(look, workload.entries):
-        stack.fleet.reap()
-        time.sleep(1.0)
+    for faults_end in (until - GRACE, until):
+        while time.monotonic() < faults_end and unsettled(look, workload.entries):
+            stack.fleet.reap()
+            time.sleep(1.0)
+        stack.plan.enabled = False
     time.sleep(2.0)  # an abandoned child sleeps 2 s after its parent may have ended
 
 
@@ -123,9 +121,16 @@ def check(stack: Stack, workload: Workload, report: Report) -> None:
     report.exits = [f"{e.name} (pid {e.pid}, exit code {e.code})" for e in fleet.exits]
     report.violations += [("", f"{text}: only the soak's kills may stop a process") for text in report.exits]
     report.driver_errors = workload.errors
-    report.dead_letters = dead_letters(stack)
+    report.dead_letters = dead_letters()
     report.violations += [("", f"dead letter: {letter[:300]}") for letter in report.dead_letters]
     report.evidence = gather_evidence(stack, [run_id for run_id, _ in report.violations if run_id])
+
+
+def dead_letters() -> list[str]:
+    """What ``workflows dlq list`` shows (its own function, run here), one letter a line."""
+    from ..celery.deadletter import list_dead_letters
+
+    return [json.dumps(letter, default=str) for letter in list_dead_letters(100)]
 
 
 def workflows_cli(stack: Stack, *args: str) -> str:
@@ -133,12 +138,6 @@ def workflows_cli(stack: Stack, *args: str) -> str:
     done = subprocess.run([sys.executable, "-m", "workflows", *args], env=stack.process_env(stack.aws_url),
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     return done.stdout + done.stderr
-
-
-def dead_letters(stack: Stack) -> list[str]:
-    """What ``workflows dlq list`` shows, one letter a line."""
-    lines = workflows_cli(stack, "dlq", "list", "--limit", "100").splitlines()
-    return [line for line in lines if line.startswith("{")]
 
 
 def gather_evidence(stack: Stack, run_ids: list[str]) -> dict[str, str]:

@@ -10,7 +10,8 @@ What comes back from ``loads(dumps(value))``:
   dict (pydantic turns its own dict keys into strings).
 
 Everything else is refused with a :class:`SerializationError` naming the value:
-objects of other types, sets, NaN and infinities, dicts with a key that is not a
+objects of other types, sets, NaN and infinities, strings holding a lone surrogate
+(``"\\ud800"`` is valid JSON but no text: UTF-8 cannot encode it), dicts with a key that is not a
 string (JSON would turn ``1`` into ``"1"``, so ``{1: "a"}`` would come back changed
 and ``{1: "a", "1": "b"}`` would lose a value), nesting deeper than
 :data:`MAX_DEPTH` containers, and cycles.
@@ -196,7 +197,8 @@ def dumps(value: Any, *, what: str = "value", limit: int | None = None) -> str:
     Raises:
         SerializationError: the value is not JSON data (names ``what``): an object of
             another type, a set, NaN or infinity, a dict key that is not a string,
-            nesting deeper than ``MAX_DEPTH``, or a cycle.
+            nesting deeper than ``MAX_DEPTH``, a cycle, or a string holding a lone surrogate
+            (not text: UTF-8 cannot encode it).
         PayloadTooLarge: the encoding is longer than ``limit`` bytes.
     """
     try:
@@ -213,11 +215,33 @@ def dumps(value: Any, *, what: str = "value", limit: int | None = None) -> str:
         raise SerializationError(f"{what}: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise SerializationError(f"{what} is not JSON data: {exc}") from None
+    if "\\ud" in text:  # a character past U+FFFF, or a lone surrogate: only the first is text
+        _check_text(value, what)
     if limit is not None:
         size = len(text.encode())
         if size > limit:
             raise PayloadTooLarge(what, size, limit)
     return text
+
+
+def _check_text(value: Any, what: str) -> None:
+    """Refuse a value holding a lone surrogate (valid JSON escapes, but no text: UTF-8 cannot encode
+    it, so no page, log or terminal could show it)."""
+    try:
+        json.dumps(_plain(value), default=_default, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end]
+        raise SerializationError(f"{what} is not valid text: it holds a lone surrogate "
+                                 f"({bad.encode('utf-8', 'backslashreplace').decode()}), which UTF-8 cannot "
+                                 "encode") from None
+
+
+def printable(value: Any) -> Any:
+    """``value`` with any lone surrogate of a string shown as its escape (``\\ud800``), so a page or a
+    terminal can show what an older version stored; anything else as it is."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def loads(text: str | None) -> Any:

@@ -96,13 +96,13 @@ async def flow_overrun_async(n: int) -> int:
     return n
 
 
-#: Bodies of ``flow_overrunning`` inside at once, now and at most (tests reset it).
+#: Bodies of ``kit_slot_overrunning`` inside at once, now and at most (tests reset it).
 OVERRUN = {"inside": 0, "peak": 0}
 _overrun_lock = threading.Lock()
 
 
 @step(concurrency=1, timeout=0.2, retries=2, retry_delay=1)
-def flow_overrunning(n: int) -> int:
+def kit_slot_overrunning(n: int) -> int:
     """Times out at 0.2 s of real time and runs on for 0.6 s: it keeps its slot until it returns."""
     with _overrun_lock:
         OVERRUN["inside"] += 1
@@ -116,8 +116,8 @@ def flow_overrunning(n: int) -> int:
 
 
 @workflow
-def flow_overrun_job(n: int) -> str:
+def kit_slot_overrun_job(n: int) -> str:
     try:
-        return str(flow_overrunning(n))
+        return str(kit_slot_overrunning(n))
     except Exception as exc:  # noqa: BLE001 - every attempt times out: the run reports it
         return type(exc).__name__

@@ -154,3 +154,8 @@ def kit_deadly() -> str:
 @workflow
 def kit_crash_loop() -> str:
     return kit_deadly()
+
+
+@workflow
+def kit_echo(text: str) -> str:
+    return kit_note(text)

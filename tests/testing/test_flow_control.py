@@ -108,6 +108,6 @@ def test_a_timed_out_body_keeps_its_slot_while_virtual_time_passes(workflow_env:
     """The kit moves its clock only once a body that outlived its timeout has returned, so the slot it
     keeps is never taken by virtual time passing (as real workers keep it, tests/e2e/test_flow_limits.py)."""
     flows.OVERRUN.update(inside=0, peak=0)
-    runs = [workflow_env.start(flows.flow_overrun_job, n) for n in range(3)]
+    runs = [workflow_env.start(flows.kit_slot_overrun_job, n) for n in range(3)]
     assert [workflow_env.run_until_complete(r) for r in runs] == ["StepFailed"] * 3
     assert flows.OVERRUN["peak"] == 1

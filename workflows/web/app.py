@@ -36,6 +36,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..client import STATUSES, cancel, send_signal
+from ..codec import printable
 from ..core.ports import SessionStore
 from ..errors import InvalidName, InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
 from ..forking import fork_run, rerun
@@ -90,7 +91,8 @@ class Refused(Exception):
 
 
 def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")), autoescape=True)
+    env = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")), autoescape=True,
+                      finalize=printable)  # a lone surrogate stored by an older version is shown escaped
     env.filters["when"] = when
     env.globals["statuses"] = STATUSES
     return env

@@ -307,10 +307,17 @@ def _check_status(status: Any) -> str | None:
     return str(status)
 
 
+#: The latest moment a time filter may name (the end of year 9999, as datetime can show it).
+LATEST_EPOCH = 253_402_300_799.0
+
+
 def _check_time(value: Any, what: str) -> float | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                               or not math.isfinite(value)):
         raise SerializationError(f"{what} must be epoch seconds (a number), got {reprlib.repr(value)}")
+    if value is not None and not 0 <= value <= LATEST_EPOCH:
+        raise SerializationError(f"{what} must be epoch seconds from 0 (1970) to {LATEST_EPOCH:.0f} (year 9999), "
+                                 f"got {reprlib.repr(value)}")
     return value
 
 

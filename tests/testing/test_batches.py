@@ -24,7 +24,7 @@ from workflows import (
 )
 from workflows.batches import drive_due_batches, run_chunk
 from workflows.core.batches import INDEX_SETTLE_SECONDS, STOPPED, Progress
-from workflows.errors import StorageError
+from workflows.errors import PayloadTooLarge, StorageError
 from workflows.settings import Settings
 from workflows.testing import WorkflowEnv
 
@@ -111,13 +111,18 @@ def test_batch_tag_tags_ended_runs_and_skips_live_ones(env: WorkflowEnv) -> None
     assert live[0].record().tags is None
 
 
-def test_a_failed_operation_is_counted_with_its_error(env: WorkflowEnv) -> None:
+def test_a_failed_operation_is_counted_with_its_error(env: WorkflowEnv, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     _start(env, flows.batch_waiter, 2)
-    batch_id = batch_signal(RunFilter(workflow="batch_waiter"), "bad name!")
+    batch_id = batch_signal(RunFilter(workflow="batch_waiter"), "go")
+
+    def refused(*args: Any, **kwargs: Any) -> None:  # an error of the operation's own, run by run
+        raise PayloadTooLarge("signal payload", 2, 1)
+
+    monkeypatch.setattr(env.store, "put_signal", refused)
     env.run_until_idle()
     batch = get_batch(batch_id)
     assert batch.counts() == {"selected": 2, "done": 0, "failed": 2, "skipped": 0}
-    assert len(batch.errors) == 2 and "InvalidName" in batch.errors[0][1]
+    assert len(batch.errors) == 2 and "PayloadTooLarge" in batch.errors[0][1]
 
 
 def test_stop_batch_and_listing(env: WorkflowEnv) -> None:

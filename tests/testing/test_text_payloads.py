@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.testing import event_flows
+from tests.testing import event_flows, update_flows
 from tests.testing import kit_flows as flows
-from tests.testing import update_flows
 from tests.unit.test_web_tags import TOKEN, get
 from workflows import codec, send_signal
 from workflows.errors import SerializationError

@@ -9,7 +9,8 @@ from .. import codec
 from ..client import _check_status, _check_text, _check_time
 from ..core.batches import INDEX_SETTLE_SECONDS, OPERATIONS, STOPPED, BatchRecord, Selection, new_batch_id
 from ..core.engine import Engine
-from ..core.tags import check_tags, parse_filter
+from ..core.names import check_name
+from ..core.tags import check_tags, limit_count, parse_filter
 from ..errors import BatchNotFound, InvalidBatch
 from ..options import RunFilter, TimeRange
 from ..runtime import get_engine
@@ -56,13 +57,15 @@ def _params(operation: str, params: dict[str, Any], max_payload: int) -> dict[st
     if operation == "cancel" and params.get("reason") is not None:
         _check_text(params["reason"], "reason", 1000)
     if operation == "signal":
-        _check_text(params.get("name"), "signal name", 256)
+        check_name(_check_text(params.get("name"), "signal name", 256), "signal name")  # as send_signal does
         codec.dumps(params.get("payload"), what="batch signal payload", limit=min(max_payload, MAX_BATCH_PAYLOAD))
     if operation == "tag":
         tags = params.get("tags")
         if not isinstance(tags, dict) or not tags:
             raise InvalidBatch(f"batch tag takes tags={{key: value or None}}, got {reprlib.repr(tags)}")
-        params = {"tags": check_tags(tags, removals=True)}
+        checked = check_tags(tags, removals=True)
+        limit_count({k: v for k, v in checked.items() if v is not None})  # more could never be set on a run
+        params = {"tags": checked}
     return {k: v for k, v in params.items() if v is not None or k == "payload"}
 
 
@@ -77,7 +80,9 @@ def start_batch(operation: str, filter: RunFilter, *, rate: float | None = None,
     Raises:
         InvalidBatch: an unknown operation, a bad parameter or rate, or a filter that selects
             nothing in particular.
-        SerializationError / InvalidTags / PayloadTooLarge: a filter field, the tags or the payload.
+        SerializationError / InvalidTags / PayloadTooLarge: a filter field (a time out of range
+            included), the tags (more than a run can carry) or the payload.
+        InvalidName: a signal name that breaks the rules of names.
     """
     engine = get_engine()
     return create_batch(engine, operation, filter, rate=rate, **params).batch_id

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
-from ..errors import ConfigurationError, PayloadUnavailable, SuspensionSwallowed, describe
+from ..errors import ConfigurationError, InvalidInput, PayloadUnavailable, SuspensionSwallowed, describe
 from .control import ContinueAsNew, ReplayStopped, StaleHistory, Suspend
 from .records import Branch, EventRecord, RunStatus, StepMessage, TimerRecord
 
@@ -179,8 +179,9 @@ def decide(ctx: WorkflowContext, value: Any, raised: BaseException | None) -> Co
         return action if isinstance(action, (Dispatch, Wait)) else InFlight()
     if isinstance(raised, ContinueAsNew):
         return Continue(raised.args, raised.kwargs)
-    if isinstance(raised, ConfigurationError):
+    if isinstance(raised, ConfigurationError) and not isinstance(raised, InvalidInput):
         return Raise(raised)  # this process is misconfigured (e.g. no hook secret): the run stays live
+    # (bad input from the workflow's own code, an invalid signal or update name, fails it below)
     if raised is not None:  # the workflow raised: the run fails with the error text
         return Fail(describe(raised))
     return Complete(value)

@@ -9,9 +9,11 @@ excuses, tried in this order (each names the row of docs/reliability.md it rests
   claim, then the end").
 - ``recovery``: the run records recoveries: its lease expired and the reconciler re-sent the step
   ("Killed mid-resume", "Limits worth knowing": a queue wait or a stall past the lease).
-- ``duplicate message``: the two ran from one Celery task id, and the front lost the response of
-  an SQS send, which the SDK then sent again ("the fault model": response lost, write retried;
-  steps run at least once).
+- ``duplicate message``: the two ran from one Celery task id whose send the front lost the
+  response of (the SDK sent it again: two messages), and the repeat started before the first
+  copy's task had finished, its outcome not yet recorded ("the fault model": response lost,
+  write retried; a duplicate message never runs a recorded step). A repeat that started after
+  the first copy's task succeeded is a violation.
 """
 
 from __future__ import annotations
@@ -39,32 +41,50 @@ class LedgerFindings:
     violations: list[Violation] = field(default_factory=list)
 
 
-def excuse(first: list[Execution], repeat: Execution, record: RunRecord | None, killed: dict[int, float],
-           lost_sends: int, lease: float) -> str | None:
-    """The excuse of one repeat given the executions before it, or None."""
+@dataclass(frozen=True)
+class Evidence:
+    """What the repeats are judged against: kills, recoveries, lost sends and task ends."""
+
+    runs: dict[str, RunRecord]
+    killed: dict[int, float]  # worker process group -> when it was killed
+    lost_sends: set[str]  # task ids of SQS sends whose response the front lost
+    task_ends: dict[str, list[float]]  # task id -> when a worker logged it succeeded
+    lease: float
+
+
+def judge(first: list[Execution], repeat: Execution, evidence: Evidence) -> tuple[str | None, str]:
+    """The excuse of one repeat given the executions before it (None and why, when it has none)."""
     for before in first:
-        kill = killed.get(before.group)
-        if kill is not None and before.started <= kill <= (before.ended or kill) + 2 * lease:
-            return "crash"
+        kill = evidence.killed.get(before.group)
+        if kill is not None and before.started <= kill <= (before.ended or kill) + 2 * evidence.lease:
+            return "crash", ""
+    record = evidence.runs.get(repeat.run)
     if record is not None and record.recoveries > 0:
-        return "recovery"
-    if lost_sends and repeat.task is not None and any(b.task == repeat.task for b in first):
-        return "duplicate message"
-    return None
+        return "recovery", ""
+    copies = [b for b in first if repeat.task is not None and b.task == repeat.task]
+    if not copies:
+        return None, "no kill, no recovery, no copy of one message"
+    if repeat.task not in evidence.lost_sends:
+        return None, f"a second delivery of task {repeat.task} whose send was not lost"
+    done = [t for t in evidence.task_ends.get(repeat.task or "", []) if t < repeat.started - 0.05]
+    if done:
+        return None, (f"a second copy of task {repeat.task} (its send retried after a lost response) ran the body "
+                      f"{repeat.started - min(done):.2f} s after the first copy's task had succeeded, its outcome "
+                      "recorded: a copy is taken for a first delivery, which skips the recorded check")
+    return "duplicate message", ""
 
 
-def check_repeats(executions: list[Execution], runs: dict[str, RunRecord], killed: dict[int, float],
-                  lost_sends: int, lease: float, out: LedgerFindings) -> None:
+def check_repeats(executions: list[Execution], evidence: Evidence, out: LedgerFindings) -> None:
     """Classify every repeated execution of a step call's attempt."""
     groups: dict[tuple[str, str, int], list[Execution]] = defaultdict(list)
     for execution in executions:
         groups[(execution.run, execution.key, execution.attempt)].append(execution)
     for (run, key, attempt), group in groups.items():
         for i in range(1, len(group)):
-            reason = excuse(group[:i], group[i], runs.get(run), killed, lost_sends, lease)
+            reason, why = judge(group[:i], group[i], evidence)
             if reason is None:
-                out.violations.append((run, f"step {key!r} attempt {attempt} ran {len(group)} times without excuse "
-                                            f"(processes {[e.pid for e in group]}, tasks {[e.task for e in group]})"))
+                out.violations.append((run, f"step {key!r} attempt {attempt} ran {len(group)} times: {why} "
+                                            f"(processes {[e.pid for e in group]})"))
             else:
                 out.repeats[reason] += 1
 

@@ -8,6 +8,8 @@ reset the client's connection before answering: the write is applied and the SDK
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import random
 import threading
@@ -25,26 +27,39 @@ JSON_1_0 = "application/x-amz-json-1.0"
 
 @dataclass(frozen=True)
 class Request:
-    """What the front knows of a request: its service (``dynamodb``, ``sqs``, ``s3`` or ``other``)
-    and its operation (``PutItem``, ``SendMessage``, ``PUT``...)."""
+    """What the front knows of a request: its service (``dynamodb``, ``sqs``, ``s3`` or ``other``),
+    its operation (``PutItem``, ``SendMessage``, ``PUT``...) and its body."""
 
     service: str
     operation: str
+    body: bytes = b""
 
     @classmethod
-    def of(cls, method: str, headers: dict[str, str]) -> Request:
+    def of(cls, method: str, headers: dict[str, str], body: bytes = b"") -> Request:
         """Classify a request by its ``X-Amz-Target`` and its signature's credential scope."""
         target = headers.get("x-amz-target", "")
         if target.startswith("DynamoDB"):
-            return cls("dynamodb", target.rpartition(".")[2])
+            return cls("dynamodb", target.rpartition(".")[2], body)
         if target.startswith("AmazonSQS"):
-            return cls("sqs", target.rpartition(".")[2])
+            return cls("sqs", target.rpartition(".")[2], body)
         auth = headers.get("authorization", "")
         if "/sqs/" in auth:
-            return cls("sqs", "query")
+            return cls("sqs", "query", body)
         if "/s3/" in auth:
-            return cls("s3", method)
-        return cls("other", method)
+            return cls("s3", method, body)
+        return cls("other", method, body)
+
+    def task_ids(self) -> list[str]:
+        """The Celery task ids of the messages an SQS send carries (kombu's base64 JSON envelope)."""
+        try:
+            sent = json.loads(self.body)
+            ids = []
+            for entry in sent.get("Entries", [sent]):
+                envelope = json.loads(base64.b64decode(entry["MessageBody"]))
+                ids.append(str(envelope["headers"]["id"]))
+            return ids
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            return []
 
 
 #: Faults not injected unless asked for (``--throttle-receives``): a throttled SQS ReceiveMessage
@@ -68,7 +83,7 @@ class FaultPlan:
         self.lock = threading.Lock()
         self.enabled = False
         self.injected: Counter[tuple[str, str]] = Counter()  # (kind, service)
-        self.lost_sends = 0  # SQS sends whose response was lost: the SDK may send the message twice
+        self.lost_sends: set[str] = set()  # task ids of SQS sends whose response was lost: the SDK sent them again
         self.requests = 0
 
     def draw(self, request: Request) -> tuple[str | None, float]:
@@ -91,7 +106,7 @@ class FaultPlan:
             if chosen is not None:
                 self.injected[(chosen, request.service)] += 1
                 if chosen == "lose" and request.operation.startswith("SendMessage"):
-                    self.lost_sends += 1
+                    self.lost_sends.update(request.task_ids())
             return chosen, delay
 
     def by_kind(self) -> dict[str, int]:

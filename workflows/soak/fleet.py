@@ -135,10 +135,10 @@ class Fleet:
         self.exits += found
         return found
 
-    def stop_all(self, grace: float = 5.0) -> None:
-        """``SIGTERM`` every member at once (the AWS server after the others), ``SIGKILL`` what is left
-        after ``grace`` seconds, and every child of theirs."""
-        for last in (False, True):
+    def stop_all(self, grace: float = 5.0, server: bool = True) -> None:
+        """``SIGTERM`` every member at once (the AWS server after the others, unless ``server`` is
+        false), ``SIGKILL`` what is left after ``grace`` seconds, and every child of theirs."""
+        for last in (False, True) if server else (False,):
             members = [m for m in self.members.values() if (m.role == "aws") == last and m.popen is not None]
             kids = {m.name: children(m.popen.pid) for m in members if m.popen is not None}
             for member in members:

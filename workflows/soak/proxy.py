@@ -49,7 +49,7 @@ class FrontHandler(BaseHTTPRequestHandler):
         """Read the request, draw its fault, then answer, forward or drop it."""
         body = self.read_body()
         headers = {k.lower(): v for k, v in self.headers.items()}
-        request = Request.of(self.command, headers)
+        request = Request.of(self.command, headers, body)
         fault, delay = self.server.plan.draw(request)
         if fault == "reset":
             return self.drop()

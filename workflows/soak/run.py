@@ -21,11 +21,12 @@ from pathlib import Path
 from ..settings import Settings, configure
 from .chaos import Chaos
 from .config import SoakConfig
-from .executions import LedgerFindings, check_delayed, check_limits, check_recorded, check_repeats
+from .executions import Evidence, LedgerFindings, check_delayed, check_limits, check_recorded, check_repeats
 from .ledger import read_ledger, true_time
 from .outcomes import Look, check_batch, check_entries, check_ticks, unsettled
 from .report import Report
 from .stack import ROOT, Stack
+from .tasklog import task_ends
 from .workload import SLEEPERS, Workload
 
 GRACE = 15.0  # the last seconds of the drain, without faults, for runs still going
@@ -84,13 +85,15 @@ def load(stack: Stack, config: SoakConfig, began: float, report: Report) -> Work
 def drain(stack: Stack, workload: Workload, until: float) -> None:
     """Let the runs finish: faults on until ``GRACE`` seconds before ``until``, then off."""
     workload.finish(timeout=max(5.0, until - GRACE - time.monotonic()))
-    look = Look()
+    look, going = Look(), list(workload.entries)
     for faults_end in (until - GRACE, until):
-        while time.monotonic() < faults_end and unsettled(look, workload.entries):
+        while time.monotonic() < faults_end and (going := unsettled(look, going)):
             stack.fleet.reap()
             time.sleep(1.0)
         stack.plan.enabled = False
     time.sleep(2.0)  # an abandoned child sleeps 2 s after its parent may have ended
+    stack.fleet.reap()
+    stack.fleet.stop_all(server=False)  # the check reads the stores alone
 
 
 def check(stack: Stack, workload: Workload, report: Report) -> None:
@@ -105,7 +108,9 @@ def check(stack: Stack, workload: Workload, report: Report) -> None:
         look.run(run_id, "unlisted")
     ledger = LedgerFindings(executions=len(executions))
     lease = config.lease_seconds
-    check_repeats(executions, look.runs, fleet.killed_groups, plan.lost_sends, lease, ledger)
+    members = list(fleet.members.values())
+    check_repeats(executions, Evidence(look.runs, fleet.killed_groups, plan.lost_sends, task_ends(members), lease),
+                  ledger)
     check_recorded(executions, look.runs, ledger)
     spread = 2 * config.max_skew + 0.5
     check_limits(executions, fleet.killed_groups, spread, lease, ledger, true_time())
@@ -143,9 +148,9 @@ def workflows_cli(stack: Stack, *args: str) -> str:
 def gather_evidence(stack: Stack, run_ids: list[str]) -> dict[str, str]:
     """``workflows runs show`` of the first violating runs, saved beside the ledger."""
     folder = stack.directory / "evidence"
-    folder.mkdir(exist_ok=True)
     out = {}
     for run_id in list(dict.fromkeys(run_ids))[:EVIDENCE_RUNS]:
+        folder.mkdir(exist_ok=True)
         path = folder / f"{run_id}.txt"
         path.write_text(workflows_cli(stack, "runs", "show", run_id))
         out[run_id] = str(path)

@@ -121,6 +121,10 @@ class Settings:
             408 and its connection closed.
         web_max_connections: connections ``workflows web`` serves at once (``WORKFLOWS_WEB_MAX_CONNECTIONS``,
             default 100; uvicorn's ``limit_concurrency``); one more is answered 503.
+        web_trusted_proxies: the addresses whose ``X-Forwarded-For`` / ``X-Forwarded-Proto``
+            ``workflows web`` believes (``WORKFLOWS_WEB_TRUSTED_PROXIES``, comma-separated addresses
+            or networks, default none: every client is the address that connected, so a forged
+            header cannot walk around the sign-in limit). Name your load balancer's addresses.
         access_key_id / secret_access_key: taken from the standard AWS variables when set;
             otherwise boto3's credential chain applies.
     """
@@ -160,6 +164,7 @@ class Settings:
     index_shards: int = DEFAULT_INDEX_SHARDS
     web_body_timeout: float = 10.0
     web_max_connections: int = 100
+    web_trusted_proxies: tuple[str, ...] = ()
     access_key_id: str | None = field(default=None, repr=False)
     secret_access_key: str | None = field(default=None, repr=False)
 
@@ -252,6 +257,8 @@ class Settings:
                 index_shards=_index_shards(env.get("WORKFLOWS_INDEX_SHARDS")),
                 web_body_timeout=float(env.get("WORKFLOWS_WEB_BODY_TIMEOUT", "10")),
                 web_max_connections=int(env.get("WORKFLOWS_WEB_MAX_CONNECTIONS", "100")),
+                web_trusted_proxies=tuple(a.strip() for a in env.get("WORKFLOWS_WEB_TRUSTED_PROXIES", "").split(",")
+                                          if a.strip()),
                 access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
                 secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             )

@@ -16,6 +16,7 @@ from tests.unit.test_web_auth import SECRET
 from workflows.memory import MemoryStore
 from workflows.settings import Settings, configure
 from workflows.web import create_app, server_options
+from workflows.web.throttle import FAILURE_LIMIT
 
 BODY_SECONDS = 1.0
 
@@ -108,3 +109,33 @@ def test_connections_past_the_limit_are_refused(server: tuple[str, int]) -> None
     sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert answer(sock)[0] == 200
     sock.close()
+
+
+def sign_in_with(server: tuple[str, int], token: str, forwarded_for: str) -> int:
+    """One sign-in over a fresh connection, claiming to come from ``forwarded_for``; its status."""
+    body = f"token={token}".encode()
+    sock = socket.create_connection(server)
+    sock.sendall(head("/login", f"Content-Length: {len(body)}\r\nX-Forwarded-For: {forwarded_for}\r\n"
+                                "Connection: close") + body)
+    status, _ = answer(sock)
+    sock.close()
+    return status
+
+
+def test_a_forged_forwarding_header_does_not_walk_around_the_sign_in_limit(server: tuple[str, int]) -> None:
+    statuses = [sign_in_with(server, "wrong-token", f"10.0.0.{i}") for i in range(FAILURE_LIMIT + 5)]
+    assert statuses[:FAILURE_LIMIT] == [401] * FAILURE_LIMIT
+    assert statuses[FAILURE_LIMIT:] == [429] * 5  # the address that connected, not the header, is counted
+
+
+def test_a_trusted_proxys_forwarded_address_is_counted() -> None:
+    settings = Settings(web_trusted_proxies=("127.0.0.1",))
+    configure(settings)
+    try:
+        app = create_app(SECRET, hooks=make()[0], sessions=MemoryStore(settings))
+        with serve(app, **server_options(settings)) as address:
+            statuses = [sign_in_with(address, "wrong-token", f"10.0.0.{i}") for i in range(FAILURE_LIMIT + 5)]
+            assert statuses == [401] * (FAILURE_LIMIT + 5)  # each client behind the proxy counts on its own
+            assert [sign_in_with(address, "wrong-token", "10.0.0.1") for _ in range(FAILURE_LIMIT)][-1] == 429
+    finally:
+        configure(None)

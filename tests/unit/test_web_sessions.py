@@ -94,3 +94,14 @@ def test_a_chunked_form_without_a_length_is_cut_off_at_the_limit() -> None:
     response = call(app, "POST", "/login", chunks, [FORM])  # type: ignore[arg-type]
     assert response.status == 413 and response.headers.get(b"connection") == b"close"
     assert response.received <= FORM_LIMIT // len(chunk) + 3  # read no further than the limit
+
+
+def test_failures_from_many_addresses_together_meet_an_overall_ceiling() -> None:
+    now = [1000.0]
+    throttle = SignInThrottle(limit=3, window=60, clock=lambda: now[0], overall=10)
+    for i in range(10):  # ten addresses, each well under its own limit
+        assert throttle.retry_after(f"10.0.0.{i}") is None
+        throttle.failed(f"10.0.0.{i}")
+    assert throttle.retry_after("10.9.9.9") == 60  # a fresh address is refused too, until the window passes
+    now[0] += 60.5
+    assert throttle.retry_after("10.9.9.9") is None

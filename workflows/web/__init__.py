@@ -26,8 +26,12 @@ KEEP_ALIVE_SECONDS = 5
 def server_options(settings: Settings) -> dict[str, Any]:
     """The uvicorn options ``workflows web`` serves with (docs/dashboard.md gives the same as flags):
     at most ``web_max_connections`` connections (503 past them), the h11 parser with a header
-    limit, and a short keep-alive. The body deadline (``web_body_timeout``) is the app's own."""
+    limit, and a short keep-alive. The body deadline (``web_body_timeout``) is the app's own.
+    Forwarding headers are believed only from ``web_trusted_proxies`` (uvicorn would believe them from
+    loopback by default)."""
+    trusted = ",".join(settings.web_trusted_proxies)
     return {"http": "h11", "limit_concurrency": settings.web_max_connections,
+            "proxy_headers": bool(trusted), "forwarded_allow_ips": trusted,
             "timeout_keep_alive": KEEP_ALIVE_SECONDS, "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
             "timeout_graceful_shutdown": 30}
 

@@ -13,6 +13,10 @@
   share a worker's slots about evenly. Here a queue whose higher level's queue waits for room
   yields the room to it, up to ``priority_share`` times in a row (then takes one, so a steady
   stream of high work does not starve the lower levels; 0: strict order).
+- A send is tried once on its own; one that may have reached SQS is sent again marked as a
+  possible repeat (``workflows.celery.repeats``), so a lost response never runs a step twice.
+- A throttled (or otherwise refused) ReceiveMessage is an empty poll too: kombu would stop
+  polling that queue for good.
 - Sends in a :func:`batched_sends` block (a fan-out's branches, a race's step candidates) go
   with SendMessageBatch: up to 10 messages and 256 KiB a request, per queue, in send order.
 """
@@ -24,15 +28,19 @@ import logging
 import threading
 from typing import Any, Collection, Iterator
 
+from kombu.asynchronous.aws.sqs.connection import AsyncSQSConnection
 from kombu.transport import SQS
 
 from ..core.priority import rank_of
+from . import repeats
 
 log = logging.getLogger("workflows.sqs")
 
 
 _clients: dict[tuple[Any, ...], Any] = {}
 _clients_lock = threading.Lock()
+#: Each shared client's twin that tries each request once (by the shared client's id).
+_twins: dict[int, Any] = {}
 
 
 #: Yields of a lower level to a higher one before it takes a slot itself (``WORKFLOWS_PRIORITY_SHARE``).
@@ -94,14 +102,34 @@ def _chunks(messages: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
 def _send_chunk(client: Any, chunk: list[dict[str, Any]]) -> None:
     if len(chunk) == 1 or _size(chunk[0]) > BATCH_BYTES:
         for kwargs in chunk:
-            client.send_message(**kwargs)
+            _send_one(client, kwargs)
         return
     entries = [{"Id": str(i), **{k: v for k, v in kwargs.items() if k != "QueueUrl"}} for i, kwargs in enumerate(chunk)]
-    answer = client.send_message_batch(QueueUrl=chunk[0]["QueueUrl"], Entries=entries)
+    try:
+        answer = _twins.get(id(client), client).send_message_batch(QueueUrl=chunk[0]["QueueUrl"], Entries=entries)
+    except Exception as exc:
+        if not repeats.may_have_arrived(exc):
+            answer = client.send_message_batch(QueueUrl=chunk[0]["QueueUrl"], Entries=entries)
+        else:
+            repeats.warn_resent(chunk[0]["QueueUrl"], exc)
+            marked = [repeats.mark_entry(e) for e in entries]
+            answer = client.send_message_batch(QueueUrl=chunk[0]["QueueUrl"], Entries=marked)
     for failed in answer.get("Failed") or []:
         log.warning("SQS refused a message of a batch (%s: %s); sending it alone", failed.get("Code"),
                     failed.get("Message"))
         client.send_message(**chunk[int(failed["Id"])])
+
+
+def _send_one(client: Any, kwargs: dict[str, Any]) -> None:
+    """Send one message of a batch block: once, then (if it may have arrived) again marked."""
+    try:
+        _twins.get(id(client), client).send_message(**kwargs)
+    except Exception as exc:
+        if not repeats.may_have_arrived(exc):
+            client.send_message(**kwargs)
+            return
+        repeats.warn_resent(kwargs["QueueUrl"], exc)
+        client.send_message(**repeats.mark_entry(kwargs))
 
 
 class _Collector:
@@ -151,6 +179,18 @@ class LevelTurns:
         return True
 
 
+class _PollingSQSConnection(AsyncSQSConnection):  # type: ignore[misc]
+    """kombu's asynchronous SQS connection, whose refused ReceiveMessage (a throttle, any 4xx) is an empty
+    poll, as a 5xx already is: kombu raises in the callback, which ends that queue's polling for good."""
+
+    def _on_list_ready(self, parent: Any, markers: Any, operation: str, response: Any) -> Any:
+        if operation == "ReceiveMessage" and response.status != self.STATUS_CODE_OK:
+            log.warning("SQS ReceiveMessage answered HTTP %s (%s); an empty poll, polling again", response.status,
+                        str(response.read())[:200])
+            return []
+        return super()._on_list_ready(parent, markers, operation, response)
+
+
 class Channel(SQS.Channel):
     """SQS channel that survives server errors on receive, shares its boto3 client, and serves
     higher priority levels first."""
@@ -168,12 +208,37 @@ class Channel(SQS.Channel):
             if client is None:
                 client = _clients[key] = super().new_sqs_client(region, access_key_id, secret_access_key,
                                                                  session_token)
+                _twins[id(client)] = self._new_boto_client("sqs", region, access_key_id, secret_access_key,
+                                                           session_token, config=repeats.ONE_TRY)
             return client
 
     def sqs(self, queue: Any = None) -> Any:
         client = super().sqs(queue=queue)
         sends = getattr(_collecting, "sends", None)
-        return client if sends is None else _Collector(client, sends)
+        if sends is not None:
+            return _Collector(client, sends)
+        return _twins.get(id(client), client) if repeats.trying_once() else client
+
+    def _put(self, queue: Any, message: dict[str, Any], **kwargs: Any) -> None:
+        if message.get("redelivered") or getattr(_collecting, "sends", None) is not None:
+            super()._put(queue, message, **kwargs)  # a visibility change; or collected (send_batches)
+            return
+        again = {**message, "properties": dict(message.get("properties") or {})}  # _put pops from them
+        try:
+            with repeats.SingleTry():
+                super()._put(queue, message, **kwargs)
+            return
+        except Exception as exc:
+            if repeats.may_have_arrived(exc):
+                repeats.warn_resent(str(queue), exc)
+                again = repeats.mark(again)
+        super()._put(queue, again, **kwargs)
+
+    def asynsqs(self, queue: Any = None) -> Any:
+        connection = super().asynsqs(queue=queue)
+        if type(connection) is AsyncSQSConnection:
+            connection.__class__ = _PollingSQSConnection  # same state, a forgiving receive
+        return connection
 
     def _on_messages_ready(self, queue: Any, qname: str, messages: Any) -> int:
         if not isinstance(messages, dict):

@@ -23,6 +23,7 @@ from ..observe import propagation
 from ..observe import worker as observe_worker
 from ..runtime import get_engine, use_worker_transport
 from . import visibility
+from .repeats import possible_repeat
 from .task_steps import ORIGINAL_RUN, STEP_HEADER, original_run, real_task
 from .transport import RESUME_TASK, CeleryTransport, fresh_run, step_message, step_task_name
 from .visibility import VisibilityKeeper
@@ -51,7 +52,7 @@ def install(celery: Celery) -> CeleryTransport:
         engine = get_engine()
         carried = None if fresh is None else fresh_run(run_id, fresh)
         message = ResumeMessage(run_id, recovering=recovering, fresh=carried)
-        first = keeper.first_delivery(task.request.id)
+        first = keeper.first_delivery(task.request.id) and not possible_repeat(task.request)
         with propagation.incoming(getattr(task.request, propagation.HEADER, None)), attributed(run_id):
             run_worker_task(engine, lambda: engine.receive_resume(message, first_delivery=first))
 
@@ -82,7 +83,7 @@ def install(celery: Celery) -> CeleryTransport:
 def run_step_message(keeper: VisibilityKeeper, request: Any, fields: dict[str, Any]) -> None:
     """Run one step message (its fields as sent) in this worker task (``request``: Celery's)."""
     engine = get_engine()
-    resent = bool(fields.get("resent"))
+    resent = bool(fields.get("resent")) or possible_repeat(request)  # a copy of one send may have run it
     redelivered = resent or not keeper.first_delivery(request.id)
     message = step_message(fields)
     with propagation.incoming(getattr(request, propagation.HEADER, None)), attributed(message.run_id):

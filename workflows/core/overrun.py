@@ -23,6 +23,8 @@ _watchers: contextvars.ContextVar[list[BodyEnd] | None] = contextvars.ContextVar
 #: The bodies of this process that outlived their attempt and have not returned yet.
 _running: weakref.WeakSet[BodyEnd] = weakref.WeakSet()
 _returned = threading.Condition()
+#: Who ran the attempt whose body outlives it (the testing kit's driver marks its deliveries).
+_owner: contextvars.ContextVar[object | None] = contextvars.ContextVar("workflows_overrun_owner", default=None)
 
 
 class BodyEnd:
@@ -31,6 +33,7 @@ class BodyEnd:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ended = False
+        self.owner: object | None = None  # see ``owned_by``
         self._callbacks: list[Callable[[], None]] = []
 
     @property
@@ -76,6 +79,7 @@ def outlived(end: BodyEnd) -> None:
     its runner calls ``end.finish()`` when the body returns."""
     with _returned:
         if not end.ended:
+            end.owner = _owner.get()
             _running.add(end)
     found = _watchers.get()
     if found is not None:
@@ -89,10 +93,20 @@ def _call(callback: Callable[[], None]) -> None:
         log.warning("the callback after an overrunning step body failed", exc_info=True)
 
 
-def wait_for_overruns(timeout: float | None = None) -> bool:
-    """Wait until every body of this process that outlived its attempt has returned (at most
-    ``timeout`` seconds); False if one still runs. The testing kit waits so before it moves its
-    virtual clock: time does not pass in the kit while a step body runs, so what the body holds
-    (a concurrency slot) is not taken from it by virtual time passing."""
+@contextlib.contextmanager
+def owned_by(owner: object) -> Iterator[None]:
+    """Mark the bodies of attempts run in the block that outlive them as ``owner``'s."""
+    token = _owner.set(owner)
+    try:
+        yield
+    finally:
+        _owner.reset(token)
+
+
+def wait_for_overruns(owner: object, timeout: float | None = None) -> bool:
+    """Wait until every body of ``owner`` (see :func:`owned_by`) that outlived its attempt has returned
+    (at most ``timeout`` seconds); False if one still runs. The testing kit waits so before it moves its
+    virtual clock: time does not pass in the kit while a step body runs, so what the body holds (a
+    concurrency slot) is not taken from it by virtual time passing."""
     with _returned:
-        return _returned.wait_for(lambda: not _running, timeout)
+        return _returned.wait_for(lambda: not any(end.owner is owner for end in _running), timeout)

@@ -9,7 +9,7 @@ from workflows.core.firing import fire_due_schedules
 
 from ..batches import drive_due_batches
 from ..core.engine import Engine
-from ..core.overrun import wait_for_overruns
+from ..core.overrun import owned_by, wait_for_overruns
 from ..core.records import StepMessage
 from ..core.retention import keep_alive_period, keep_runs_alive, sweep_retention
 from ..core.steps import execute_step, run_worker_task
@@ -45,7 +45,8 @@ class Driver:
             delivered += 1
             if delivered > MAX_ROUNDS:
                 raise Stalled(f"more than {MAX_ROUNDS} messages at one moment: a run never suspends")
-            run_worker_task(self.engine, functools.partial(self._run_task, message))
+            with owned_by(self):  # a body that outlives its attempt is this driver's to wait for
+                run_worker_task(self.engine, functools.partial(self._run_task, message))
         return delivered
 
     def _run_task(self, message: Message) -> None:
@@ -86,7 +87,7 @@ class Driver:
         before TTL deletes them, as on AWS). A step body that timed out and runs on in real time
         returns first: virtual time does not pass while a body runs, so the concurrency slot
         it keeps is not taken from it (``core.overrun``)."""
-        if moment > self.clock.now() and not wait_for_overruns(OVERRUN_WAIT):
+        if moment > self.clock.now() and not wait_for_overruns(self, OVERRUN_WAIT):
             raise Stalled(f"a timed-out step body still runs after {OVERRUN_WAIT:g}s of real time: the kit does not "
                           "move its clock while one runs (it keeps its concurrency slot until it returns)")
         period = keep_alive_period(self.engine.settings)

@@ -343,6 +343,8 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         version = NumberAttribute(default=0)
         req = UnicodeAttribute(null=True)
         run_seconds = NumberAttribute(null=True)  # the last chunk's seconds per run (sizes a budgeted chunk)
+        stalls = NumberAttribute(null=True)  # chunks in a row that failed for the store
+        stalled = UnicodeAttribute(null=True)  # the last such chunk's error
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute: set when the batch ends
 
     return Models(Run, Event, Hook, Timer, Schedule, Join, Signal, Guard, Tag, Flow, Batch)

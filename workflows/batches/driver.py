@@ -18,12 +18,22 @@ from typing import Any, Callable
 
 from ..client import signal_run
 from ..core import forks
-from ..core.batches import COMPLETED, BatchRecord, Progress, Selection, chunk_size, next_chunk_at
+from ..core.batches import (
+    COMPLETED,
+    FAILED,
+    MAX_STALLS,
+    BatchRecord,
+    Progress,
+    Selection,
+    chunk_size,
+    next_chunk_at,
+)
 from ..core.engine import Engine
 from ..core.newest import newest_page
+from ..core.plans import cut_error
 from ..core.records import Page, RunStatus
 from ..core.tags import limit_count
-from ..errors import InvalidBatch, RunEnded, RunNotFound, StorageError, WorkflowError
+from ..errors import InvalidBatch, RunEnded, RunNotFound, StorageError, Throttled, WorkflowError
 from ..runtime import get_engine
 from .api import get_batch
 
@@ -90,11 +100,32 @@ def run_chunk(engine: Engine, batch: BatchRecord, owner: str, *, budget: float |
         return None
     started, timer = engine.now(), time.monotonic()
     size = chunk_size(claimed.rate, engine.settings.sweep_interval, budget, claimed.run_seconds)
-    page = select_page(engine, claimed.selection, claimed.cursor, size)
-    progress = dataclasses.replace(apply_page(engine, claimed, page), seconds=time.monotonic() - timer)
+    try:
+        page = select_page(engine, claimed.selection, claimed.cursor, size)
+        progress = dataclasses.replace(apply_page(engine, claimed, page), seconds=time.monotonic() - timer)
+    except StorageError as exc:
+        if not isinstance(exc, Throttled):  # a throttle passes; a denial or a missing table does not
+            stall(engine, claimed, exc)
+        raise
     if page.next_cursor is None:
         return store.end_batch(claimed, COMPLETED, progress)
     return store.advance_batch(claimed, page.next_cursor, progress, next_chunk_at(started, len(page), claimed.rate))
+
+
+def stall(engine: Engine, batch: BatchRecord, error: StorageError) -> None:
+    """Say on the batch that its chunk failed for the store, and when it is tried again (twice as late
+    each time); past ``MAX_STALLS`` in a row, end it ``failed`` with the error (``batch show``, the
+    dashboard). A failure to say so is logged: the claim's lease lets the chunk be taken again."""
+    text = cut_error(f"{type(error).__name__}: {error}") or ""
+    try:
+        if batch.stalls + 1 >= MAX_STALLS:
+            engine.store.end_batch(dataclasses.replace(batch, stalls=batch.stalls + 1, stalled=text), FAILED)
+            log.error("batch %s failed: %d chunks in a row failed (%s)", batch.batch_id, MAX_STALLS, text)
+            return
+        wait = engine.settings.lease_seconds * 2.0 ** batch.stalls
+        engine.store.stall_batch(batch, text, engine.now() + wait)
+    except StorageError:
+        log.warning("batch %s: could not record its failed chunk", batch.batch_id, exc_info=True)
 
 
 def select_page(engine: Engine, selection: Selection, cursor: str | None, limit: int) -> Page[Any]:

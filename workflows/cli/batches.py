@@ -33,6 +33,10 @@ def print_batch(batch: BatchRecord, as_json: bool = False) -> None:
     print(f"operation  {batch.operation} {json.dumps(batch.params, default=str) if batch.params else ''}".rstrip())
     print(f"filter     {batch.selection.describe()}")
     print(f"state      {batch.state}   rate {batch.rate:g} runs/s")
+    if batch.stalled:
+        wait = max(0.0, (batch.due_at or 0.0) - time.time())
+        retry = f" ({batch.stalls} chunk(s) in a row failed; tried again in {wait:.0f} s)" if batch.is_live else ""
+        print(f"error      {batch.stalled}{retry}")
     print("progress   " + "  ".join(f"{k} {v}" for k, v in batch.counts().items()))
     for run_id, error in batch.errors:
         print(f"  failed   {run_id}: {error}")

@@ -19,8 +19,12 @@ from typing import Any
 #: The operations a batch applies to each run it selects.
 OPERATIONS = ("cancel", "signal", "rerun", "tag")
 #: A batch's states: ``running`` until its last page is done, then ``completed``; ``stopped`` when
-#: an operator stopped it first.
-RUNNING, COMPLETED, STOPPED = "running", "completed", "stopped"
+#: an operator stopped it first; ``failed`` when its chunks kept failing (``MAX_STALLS``).
+RUNNING, COMPLETED, STOPPED, FAILED = "running", "completed", "stopped", "failed"
+#: Chunks in a row that may fail for the store (not a throttle: an access denied, a missing table,
+#: a server error) before the batch ends ``failed`` with the error; each waits twice as long as the one
+#: before it (from a lease), so 6 span about five hours at the default lease.
+MAX_STALLS = 6
 #: The partitions of the ``batches`` table: live batches (what beat Queries) and ended ones.
 LIVE_PART, ENDED_PART = "live", "ended"
 #: A batch's first chunk waits this long after its creation: the listing indexes are eventually
@@ -105,6 +109,8 @@ class BatchRecord:
             its chunk by).
         owner: the driver holding it, if any.
         version: +1 on every write (each write is conditioned on the version read).
+        stalls: chunks in a row that failed for the store (reset by a chunk that succeeds).
+        stalled: the last such chunk's error (kept when the batch ends ``failed``).
     """
 
     batch_id: str
@@ -127,6 +133,8 @@ class BatchRecord:
     version: int = 0
     retain_until: float | None = None
     run_seconds: float | None = None
+    stalls: int = 0
+    stalled: str | None = None
 
     @property
     def is_live(self) -> bool:
@@ -142,7 +150,7 @@ class BatchRecord:
         return {"batch_id": self.batch_id, "operation": self.operation, "filter": json.loads(self.selection.to_json()),
                 "params": self.params, "rate": self.rate, "state": self.state, **self.counts(),
                 "errors": self.errors, "created_at": self.created_at, "updated_at": self.updated_at,
-                "ended_at": self.ended_at}
+                "ended_at": self.ended_at, "stalled": self.stalled}
 
 
 @dataclass(frozen=True)

@@ -683,6 +683,11 @@ class BatchStore(Protocol):
         """End a live batch at the version read (moved to the ended partition with its TTL);
         None if it moved meanwhile."""
 
+    def stall_batch(self, batch: BatchRecord, error: str, due_at: float) -> BatchRecord | None:
+        """Record a chunk of its owner that failed for the store: ``stalls`` + 1, ``stalled`` set to
+        ``error``, ``due_at`` set, the owner let go, at the version read (+1). The batch after, or None
+        if it moved meanwhile."""
+
 
 class Store(RunStore, HistoryStore, TimerStore, HookStore, SignalStore, JoinStore, TagStore, RetentionStore,
             ScheduleStore, FlowStore, SessionStore, EventStore, BatchStore, UpdateStore, Protocol):

@@ -30,7 +30,7 @@ def batch_item(batch: BatchRecord, part: str, req: str) -> Item:
             "errors": json.dumps(batch.errors, separators=(",", ":")), "created_at": batch.created_at,
             "updated_at": batch.updated_at, "ended_at": batch.ended_at, "due_at": batch.due_at,
             "owner": batch.owner, "version": batch.version, "req": req, "retain_until": batch.retain_until,
-            "run_seconds": batch.run_seconds}
+            "run_seconds": batch.run_seconds, "stalls": batch.stalls or None, "stalled": batch.stalled}
 
 
 def batch_record(item: Item) -> BatchRecord:
@@ -47,7 +47,8 @@ def batch_record(item: Item) -> BatchRecord:
                        errors=json.loads(item.get("errors") or "[]"), created_at=float(item["created_at"]),
                        updated_at=float(item.get("updated_at") or item["created_at"]), ended_at=num("ended_at"),
                        due_at=num("due_at"), owner=item.get("owner"), version=int(item.get("version") or 0),
-                       retain_until=num("retain_until"), run_seconds=num("run_seconds"))
+                       retain_until=num("retain_until"), run_seconds=num("run_seconds"),
+                       stalls=int(item.get("stalls") or 0), stalled=item.get("stalled"))
 
 
 class BatchWrites(WritesBase):
@@ -97,7 +98,7 @@ class BatchWrites(WritesBase):
                    Add("failed", progress.failed), Add("skipped", progress.skipped),
                    Set("errors", json.dumps(errors, separators=(",", ":"))), Set("updated_at", now),
                    Set("due_at", due_at), Remove("owner"), Set("version", batch.version + 1), Set("req", req),
-                   Set("run_seconds", progress.run_seconds(batch.run_seconds)))
+                   Set("run_seconds", progress.run_seconds(batch.run_seconds)), Remove("stalls"), Remove("stalled"))
         committed = self.commit(plan("advance batch", Update(TABLE, key, actions, A("version") == batch.version),
                                      own=carries(TABLE, key, req)))
         if not committed.applied:
@@ -105,7 +106,21 @@ class BatchWrites(WritesBase):
         return _replace(batch, cursor=cursor, selected=batch.selected + progress.selected,
                         done=batch.done + progress.done, failed=batch.failed + progress.failed,
                         skipped=batch.skipped + progress.skipped, errors=errors, updated_at=now, due_at=due_at,
-                        owner=None, version=batch.version + 1, run_seconds=progress.run_seconds(batch.run_seconds))
+                        owner=None, version=batch.version + 1, run_seconds=progress.run_seconds(batch.run_seconds),
+                        stalls=0, stalled=None)
+
+    def stall_batch(self, batch: BatchRecord, error: str, due_at: float) -> BatchRecord | None:
+        """Record a chunk that failed for the store (its owner lets go): one more stall, its error, and
+        when the next try may begin. The batch after, or None if it moved meanwhile."""
+        req, key, now = new_request(), (LIVE_PART, batch.batch_id), self.now()
+        actions = (Add("stalls", 1), Set("stalled", error), Set("updated_at", now), Set("due_at", due_at),
+                   Remove("owner"), Set("version", batch.version + 1), Set("req", req))
+        committed = self.commit(plan("stall batch", Update(TABLE, key, actions, A("version") == batch.version),
+                                     own=carries(TABLE, key, req)))
+        if not committed.applied:
+            return None
+        return _replace(batch, stalls=batch.stalls + 1, stalled=error, updated_at=now, due_at=due_at, owner=None,
+                        version=batch.version + 1)
 
     def end_batch(self, batch: BatchRecord, state: str, progress: Progress = Progress()) -> BatchRecord | None:
         """End a live batch at the version read (its last chunk's ``progress`` counted): the live

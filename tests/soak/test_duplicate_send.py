@@ -16,18 +16,15 @@ branches have run, been recorded and joined, and the run has completed.
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
-import sys
 import uuid
 
 import pytest
 
 from tests.e2e.flows import executions
+from tests.soak.fronted import start_run, worker_behind
 from tests.waiting import holds_within, wait_for
+from workflows import get_run
 from workflows.soak.faults import FaultPlan, Request
-from workflows.soak.proxy import FaultFront
-from workflows.soak.stack import endpoints
 
 pytestmark = pytest.mark.e2e
 
@@ -53,29 +50,13 @@ class LoseFirstSend(FaultPlan):
 @pytest.mark.xfail(strict=True, reason="a copy of a branch message sent twice is taken for a first delivery "
                                        "and runs the recorded branch again (workflows/celery/tasks.py)")
 def test_a_branch_message_sent_twice_runs_its_branch_once(aws_env, settings, spawn, proc_env) -> None:  # type: ignore[no-untyped-def]
-    from persistence.provision import create_queues
-
-    prefix = f"dup{uuid.uuid4().hex[:6]}-"
-    create_queues(settings.with_(queue_prefix=prefix), ["dup"])
     plan = LoseFirstSend()
-    front = FaultFront(aws_env["AWS_ENDPOINT_URL"], plan).start()
-    try:
-        worker = spawn("worker", "--pool", "threads", "-Q", "workflows,steps,dup",
-                       env={**endpoints(front.url), "WORKFLOWS_QUEUE_PREFIX": prefix})
-        worker.wait_ready()
+    with worker_behind(plan, aws_env, settings, spawn, "workflows,steps,dup") as prefix:
         plan.on = True
         tag = f"dup-{uuid.uuid4().hex[:8]}"
-        env = {**os.environ, "WORKFLOWS_QUEUE_PREFIX": prefix}
-        started = subprocess.run([sys.executable, "-m", "workflows", "runs", "start", "duplicated_fan_out",
-                                  "--args", f'["{tag}", 2, 0.0]'], env=env, capture_output=True, text=True, timeout=60)
-        assert started.returncode == 0, started.stderr
-        run_id = started.stdout.split()[-1]
-        from workflows import get_run
-
+        run_id = start_run(prefix, "duplicated_fan_out", [tag, 2, 0.0])
         wait_for(lambda: get_run(run_id).status() == "completed", 60, poll=0.5, what=f"run {run_id} completed")
         assert plan.lost, "no send went through the front"
         assert executions(tag) == 2  # each branch once, by the first copies
         # the copies reach SQS 5 s after the first send: give them time to be taken
         assert not holds_within(lambda: executions(tag) > 2, 12), f"the branches ran {executions(tag)} times"
-    finally:
-        front.stop()

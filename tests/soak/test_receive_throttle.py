@@ -12,17 +12,12 @@ then asks it to run a workflow.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import uuid
-
 import pytest
 
+from tests.soak.fronted import start_run, worker_behind
 from tests.waiting import wait_for
+from workflows import get_run
 from workflows.soak.faults import FaultPlan, Request
-from workflows.soak.proxy import FaultFront
-from workflows.soak.stack import endpoints
 
 pytestmark = pytest.mark.e2e
 
@@ -45,26 +40,10 @@ class ReceiveThrottles(FaultPlan):
 @pytest.mark.xfail(strict=True, reason="a throttled SQS ReceiveMessage stops the worker's polling "
                                        "(workflows/celery/sqs.py handles only 5xx and timeouts)")
 def test_a_worker_keeps_consuming_after_its_receives_were_throttled(aws_env, settings, spawn) -> None:  # type: ignore[no-untyped-def]
-    from persistence.provision import create_queues
-
-    prefix = f"thr{uuid.uuid4().hex[:6]}-"
-    create_queues(settings.with_(queue_prefix=prefix))
     plan = ReceiveThrottles()
-    front = FaultFront(aws_env["AWS_ENDPOINT_URL"], plan).start()
-    try:
-        worker = spawn("worker", "--pool", "threads", "-Q", "workflows,steps",
-                       env={**endpoints(front.url), "WORKFLOWS_QUEUE_PREFIX": prefix})
-        worker.wait_ready()
+    with worker_behind(plan, aws_env, settings, spawn) as prefix:
         plan.on = True
         wait_for(lambda: plan.throttled >= 12, 30, what="a dozen receives throttled")
         plan.on = False
-        env = {**os.environ, "WORKFLOWS_QUEUE_PREFIX": prefix}
-        started = subprocess.run([sys.executable, "-m", "workflows", "runs", "start", "sequence", "--args", "[3]"],
-                                 env=env, capture_output=True, text=True, timeout=60)
-        assert started.returncode == 0, started.stderr
-        run_id = started.stdout.split()[-1]
-        from workflows import get_run
-
+        run_id = start_run(prefix, "sequence", [3])
         wait_for(lambda: get_run(run_id).status() == "completed", 30, poll=0.5, what=f"run {run_id} completed")
-    finally:
-        front.stop()

@@ -110,3 +110,12 @@ def test_the_emulators_s3_checks_are_awss_iam_actions() -> None:
         ("GetObject", "arn:aws:s3:::b/k 1"), ("PutObject", "arn:aws:s3:::b/k2")]
     assert list(s3_checks("ListObjectsV2", "b", None, {})) == [("ListBucket", "arn:aws:s3:::b")]
     assert list(s3_checks("GetObject", "b", "k", {})) == [("GetObject", "arn:aws:s3:::b/k")]
+
+
+def test_the_worker_may_delete_signals_and_beat_may_copy_history_in_batches() -> None:
+    """A continue-as-new after a signal deletes the taken signals with BatchWriteItem (Worker); a
+    rerun batch that beat drives copies history with it (Beat): both were missing (every such
+    resume failed 403, and the batch never moved)."""
+    assert "dynamodb:BatchWriteItem" in _grants("Worker")["SignalsTable"]
+    assert "dynamodb:BatchWriteItem" in _grants("Beat")["HistoryTable"]
+    assert "dynamodb:BatchWriteItem" not in _grants("Worker").get("HistoryTable", set())

@@ -87,10 +87,14 @@ class Role:
 
 ROLES = (
     Role("Worker", "workflows worker: runs steps and resumes runs",
-         (TableGrant("Read", READ), TableGrant("Write", WRITE), TableGrant("DeleteItems", DELETE)),
+         (TableGrant("Read", READ), TableGrant("Write", WRITE), TableGrant("DeleteItems", DELETE),
+          # a continue-as-new deletes the signals its run took (``Store.delete_signals``)
+          TableGrant("DeleteSignals", COPY, ("signals",))),
          SEND + CONSUME, PUT_DEAD_LETTERS),
-    Role("Beat", "workflows beat: due timers, schedules, recovery of expired leases, retention",
-         (TableGrant("Read", READ), TableGrant("Write", WRITE), TableGrant("DeleteItems", DELETE)), SEND,
+    Role("Beat", "workflows beat: due timers, schedules, recovery of expired leases, retention, batches",
+         (TableGrant("Read", READ), TableGrant("Write", WRITE), TableGrant("DeleteItems", DELETE),
+          # a rerun batch copies each failed run's history (``Store.copy_history``)
+          TableGrant("CopyHistory", COPY, ("history",))), SEND,
          bucket_actions=LIST_PAYLOADS),
     Role("Client", "code that starts, signals, cancels and lists runs, resumes hooks, manages schedules and batches",
          (TableGrant("Read", READ), TableGrant("Write", WRITE, CLIENT_WRITES),

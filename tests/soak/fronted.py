@@ -18,8 +18,9 @@ from workflows.soak.stack import endpoints
 
 @contextlib.contextmanager
 def worker_behind(plan: FaultPlan, aws_env: dict[str, str], settings: Any, spawn: Callable[..., Any],
-                  queues: str = "workflows,steps") -> Iterator[str]:
-    """Start a threads worker on fresh queues behind a front that ``plan`` drives; yield the queue prefix."""
+                  queues: str = "workflows,steps") -> Iterator[tuple[str, Any]]:
+    """Start a threads worker on fresh queues behind a front that ``plan`` drives; yield the queue
+    prefix and the worker (``tests.conftest.Proc``)."""
     from persistence.provision import create_queues
 
     prefix = f"f{uuid.uuid4().hex[:6]}-"
@@ -30,9 +31,14 @@ def worker_behind(plan: FaultPlan, aws_env: dict[str, str], settings: Any, spawn
         worker = spawn("worker", "--pool", "threads", "-Q", queues,
                        env={**endpoints(front.url), "WORKFLOWS_QUEUE_PREFIX": prefix})
         worker.wait_ready()
-        yield prefix
+        yield prefix, worker
     finally:
         front.stop()
+
+
+def finished(worker: Any, task_id: str) -> int:
+    """How many times the worker's log says task ``task_id`` succeeded."""
+    return str(worker.output()).count(f"[{task_id}] succeeded")
 
 
 def start_run(prefix: str, workflow: str, args: list[Any]) -> str:

@@ -22,8 +22,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kill-every", type=float, default=20.0, help="mean seconds between two kills (default 20)")
     p.add_argument("--wave-every", type=float, default=8.0, help="seconds between two waves of runs (default 8)")
     p.add_argument("--fan-out", type=int, default=100, help="width of the wide fan-out (default 100)")
-    p.add_argument("--throttle-receives", action="store_true",
-                   help="also throttle SQS ReceiveMessage (spared by default: a known transport bug, docs/soak.md)")
     p.add_argument("--keep", action="store_true", help="keep the soak's directory even when it passes")
     return p
 
@@ -41,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--duration must be at least 60 seconds")
     config = SoakConfig(seed=args.seed, duration=args.duration, threads_workers=threads, prefork_workers=prefork,
                         rates=rates, kill_every=args.kill_every, wave_every=args.wave_every, fan_out=args.fan_out,
-                        throttle_receives=args.throttle_receives, keep=args.keep)
+                        keep=args.keep)
     from .run import run_soak
 
     command = "python -m workflows.soak " + shlex.join(list(argv if argv is not None else sys.argv[1:]))

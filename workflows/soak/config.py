@@ -27,7 +27,6 @@ class SoakConfig:
         fan_out: the width of the soak's wide fan-out.
         max_skew: the largest clock skew of a skewed process, seconds.
         lease_seconds: ``WORKFLOWS_LEASE_SECONDS`` of every process.
-        throttle_receives: throttle SQS ReceiveMessage too (spared by default: see docs/soak.md).
         keep: keep the soak's directory (logs, ledger, manifest) even when the check passes.
     """
 
@@ -41,7 +40,6 @@ class SoakConfig:
     fan_out: int = 100
     max_skew: float = 2.0
     lease_seconds: float = 10.0
-    throttle_receives: bool = False
     keep: bool = False
 
     @property

@@ -62,23 +62,16 @@ class Request:
             return []
 
 
-#: Faults not injected unless asked for (``--throttle-receives``): a throttled SQS ReceiveMessage
-#: stops a worker's poll loop of that queue or the worker itself (docs/soak.md, "Findings").
-SPARED = frozenset({("throttle", "sqs", "ReceiveMessage")})
-
-
 class FaultPlan:
     """The seeded draws and the counts of every fault injected, by kind and by service.
 
     Args:
         seed: the seed of the draws.
         rates: the share of requests that meets each kind.
-        spared: (kind, service, operation) combinations drawn but not injected (not counted).
     """
 
-    def __init__(self, seed: int, rates: dict[str, float], spared: frozenset[tuple[str, str, str]] = SPARED) -> None:
+    def __init__(self, seed: int, rates: dict[str, float]) -> None:
         self.rates = {kind: rates.get(kind, 0.0) for kind in FAULT_KINDS}
-        self.spared = spared
         self.random = random.Random(seed)
         self.lock = threading.Lock()
         self.enabled = False
@@ -101,8 +94,6 @@ class FaultPlan:
                     chosen = kind
                     break
             delay = self.random.uniform(1.0, 5.0) if chosen == "latency" else 0.0
-            if (chosen, request.service, request.operation) in self.spared:
-                chosen = None
             if chosen is not None:
                 self.injected[(chosen, request.service)] += 1
                 if chosen == "lose" and request.operation.startswith("SendMessage"):

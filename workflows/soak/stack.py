@@ -21,7 +21,7 @@ import workflows
 from ..celery.config import RESUME_QUEUE, STEP_QUEUE
 from ..local.server import free_port
 from .config import SoakConfig
-from .faults import SPARED, FaultPlan
+from .faults import FaultPlan
 from .fleet import Fleet, Member, answers, wait_until
 from .flows import SENT_QUEUE
 from .ledger import LEDGER_ENV
@@ -56,8 +56,7 @@ class Stack:
     def create(cls, config: SoakConfig, directory: Path) -> Stack:
         """A stack whose processes are not started yet."""
         (directory / "logs").mkdir(parents=True, exist_ok=True)
-        spared = frozenset() if config.throttle_receives else SPARED
-        return cls(config, directory, Fleet(ROOT), FaultPlan(config.seed, config.rates, spared))
+        return cls(config, directory, Fleet(ROOT), FaultPlan(config.seed, config.rates))
 
     @property
     def ledger(self) -> Path:

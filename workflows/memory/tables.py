@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any, Callable, Iterable, Union
 
 from ..core.plans import CONDITION_FAILED, item_size
 from ..errors import StorageError
 from ..settings import DYNAMODB_ITEM_LIMIT
+from .items import Items, hashable
 
 Item = dict[str, Any]
 #: A condition expression: evaluated on the current item ({} when there is none).
@@ -44,6 +45,9 @@ class ConditionFailed(Exception):
 
 def copy_value(value: Any) -> Any:
     """A copy of a value that shares nothing mutable with it."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool:
+        return value
     if isinstance(value, dict):
         return {k: copy_value(v) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):
@@ -55,8 +59,14 @@ def copy_value(value: Any) -> Any:
 
 def clean(item: Item) -> Item:
     """A copy of ``item`` without the attributes DynamoDB would not store (None, empty sets)."""
-    return {k: copy_value(v) for k, v in item.items()
-            if v is not None and not (isinstance(v, (set, frozenset)) and not v)}
+    copied: Item = {}
+    for k, v in item.items():
+        kind = type(v)
+        if kind is str or kind is int or kind is float or kind is bool:
+            copied[k] = v
+        elif v is not None and not (isinstance(v, (set, frozenset)) and not v):
+            copied[k] = copy_value(v)
+    return copied
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,17 @@ class IndexLag:
         states.append((max(now + self.delay(), states[-1][0]), None if after is None else clean(after)))
         self._settle(key, now)
 
+    def shown(self, items: dict[tuple[Any, ...], Item], keys: Iterable[tuple[Any, ...]]) -> list[Item]:
+        """The items at ``keys``, and at every key with a write not yet in the indexes, as the
+        indexes show them now (those of :meth:`view` at these keys; the same states settle)."""
+        now = self.clock()
+        pending: dict[tuple[Any, ...], Item | None] = {}
+        for key in list(self.states):
+            states = self._settle(key, now)
+            pending[key] = [item for at, item in states if at <= now][-1]
+        shown = [item for key in keys if key not in pending and (item := items.get(key)) is not None]
+        return shown + [item for item in pending.values() if item is not None]
+
     def view(self, items: dict[tuple[Any, ...], Item]) -> dict[tuple[Any, ...], Item]:
         """The items as the indexes show them now."""
         now = self.clock()
@@ -121,7 +142,9 @@ class Table:
                  indexes: dict[str, Index] | None = None) -> None:
         self.name, self.hash_key, self.range_key = name, hash_key, range_key
         self.indexes = indexes or {}
-        self.items: dict[tuple[Any, ...], Item] = {}
+        parts: dict[str | None, tuple[str, str | None]] = {None: (hash_key, range_key)}
+        parts.update((name, (index.hash, index.range)) for name, index in self.indexes.items())
+        self.items: dict[tuple[Any, ...], Item] = Items(parts)
         self.lag: IndexLag | None = None  # None: the indexes are always up to date
 
     def key(self, item: Item) -> tuple[Any, ...]:
@@ -171,6 +194,19 @@ class Table:
         return gone
 
     # -- Query --------------------------------------------------------------------------------------
+    def _partition(self, index: str | None, hash_value: Any, hk: str, rk: str | None) -> list[Item]:
+        """The items of one partition of the table or of an index (as the lagging index shows them)."""
+        items = self.items
+        lagging = index is not None and self.lag is not None
+        if not isinstance(items, Items) or hash_value is None or not hashable(hash_value):
+            source = self.lag.view(items) if lagging and self.lag is not None else items
+            return [i for i in source.values() if i.get(hk) == hash_value and (rk is None or rk in i)]
+        keys = items.partition(index, hash_value)
+        if not lagging or self.lag is None:
+            return [items[key] for key in keys]
+        shown = self.lag.shown(items, keys)
+        return [i for i in shown if i.get(hk) == hash_value and (rk is None or rk in i)]
+
     def query(self, hash_value: Any, *, index: str | None = None, where: Callable[[Any], bool] | None = None,
               forward: bool = True, limit: int | None = None, start: Item | None = None,
               filter: Condition | None = None) -> tuple[list[Item], Item | None]:
@@ -188,9 +224,7 @@ class Table:
         def order(item: Item) -> tuple[Any, ...]:
             return (item[rk], self.key(item)) if rk is not None else self.key(item)
 
-        source = self.items if index is None or self.lag is None else self.lag.view(self.items)
-        rows = sorted((i for i in source.values() if i.get(hk) == hash_value and (rk is None or rk in i)),
-                      key=order, reverse=not forward)
+        rows = sorted(self._partition(index, hash_value, hk, rk), key=order, reverse=not forward)
         if where is not None and rk is not None:
             rows = [i for i in rows if where(i[rk])]
         if start is not None:

@@ -34,10 +34,12 @@ class Broker:
         self.visibility_timeout = visibility_timeout
         self.messages: dict[int, Envelope] = {}
         self._ids = itertools.count(1)
+        self.version = 0  # how many messages were sent, deleted or dropped (unchanged: the same messages)
 
     def send(self, body: Message, now: float, delay: float = 0.0) -> Envelope:
         envelope = Envelope(next(self._ids), body, now + delay, now)
         self.messages[envelope.id] = envelope
+        self.version += 1
         return envelope
 
     def visible(self, now: float) -> list[Envelope]:
@@ -48,12 +50,14 @@ class Broker:
         envelope.visible_at = now + self.visibility_timeout
 
     def delete(self, envelope: Envelope) -> None:
-        self.messages.pop(envelope.id, None)
+        if self.messages.pop(envelope.id, None) is not None:
+            self.version += 1
 
     def expire(self, now: float, retention: float) -> None:
         """Drop the messages older than the queue's retention period (SQS deletes them, received or not)."""
         for envelope in [e for e in self.messages.values() if e.sent_at + retention <= now]:
             del self.messages[envelope.id]
+            self.version += 1
 
     def next_visible(self) -> float | None:
         return min((e.visible_at for e in self.messages.values()), default=None)

@@ -15,6 +15,7 @@ can be named (``watch``) and the end checks still see how each run ended.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
 import random
@@ -61,6 +62,7 @@ class Decay:
         self.gone_objects: dict[str, tuple[float, bytes]] = {}
         self.runs: dict[str, Item] = {}  # deleted run items, as they were (the end checks read them)
         self.last_scan = float("-inf")
+        self._firsts: tuple[float, float, list[float]] | None = None  # see moments (None: to work out)
         lag = self.rng.choice(INDEX_LAGS)
         if lag:
             for table in self.tables.values():
@@ -70,9 +72,12 @@ class Decay:
     # -- when ----------------------------------------------------------------------------------
     def moments(self) -> list[float]:
         """When something is next deleted or becomes eligible for deletion."""
-        now = self.world.time
-        return [min(self.items.values(), default=float("inf")), min(self.objects.values(), default=float("inf")),
-                min((at for at in self.eligible.values() if at > now), default=float("inf"))]
+        if self._firsts is None:  # worked out again after each scan (the only time these change)
+            self._firsts = (min(self.items.values(), default=float("inf")),
+                            min(self.objects.values(), default=float("inf")), sorted(self.eligible.values()))
+        first_item, first_object, eligible = self._firsts
+        later = bisect.bisect_right(eligible, self.world.time)  # the first eligible after now
+        return [first_item, first_object, eligible[later] if later < len(eligible) else float("inf")]
 
     def step(self) -> bool:
         """Delete what is due now; True if the world's deletable state was looked at."""
@@ -81,6 +86,7 @@ class Decay:
         if now - self.last_scan < SCAN_EVERY and now < min(self.moments()):
             return False
         self.last_scan = now
+        self._firsts = None
         expired = self._expired_objects(now)
         self._scan(now, expired)
         self._delete_items(now)

@@ -96,8 +96,24 @@ def _history_counts(world: World) -> dict[str, int]:
     return counts
 
 
+def _liveness_state(world: World) -> tuple[int | None, ...]:
+    """A count of the changes to everything the liveness check reads (the same count: the same state)."""
+    store = world.store
+    tables = (store.runs, store.events, store.timers, store.hooks, store.signal_items)
+    return (world.broker.version, *(getattr(table.items, "version", None) for table in tables))
+
+
 def check_liveness(world: World) -> None:
-    """Every live run has a lease, a due timer, a message, or waits for what has not happened."""
+    """Every live run has a lease, a due timer, a message, or waits for what has not happened.
+
+    The check reads only the store's tables and the queued messages (not the time): if none of
+    them changed since it last ran (and found nothing, or the world would have stopped), it
+    would find nothing again and change none of its own records, so it is skipped.
+    """
+    state = _liveness_state(world)
+    if None not in state and state == world.liveness_checked:
+        return
+    world.liveness_checked = state
     timers = {t["run_id"] for t in world.store.timers.items.values()}
     # A wake timer always wakes its run (an inline step's backoff; a run deferred to a worker
     # that serves it, whose waiting is kept and may already be satisfied).

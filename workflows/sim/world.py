@@ -151,6 +151,7 @@ class World:
         self.tokens: dict[str, str] = {}
         self.ended_history: dict[str, int] = {}
         self.events_seen = 0  # history records at the last liveness check
+        self.liveness_checked: tuple[int | None, ...] = ()  # the state the liveness check last read
         self.inside: dict[str, dict[Any, float]] = {}  # per limited step: actors in its body, since when
         self.gated_runs: set[str] = set()  # runs of the concurrency=1 workflow that ran a step
         self.last_pause = float("-inf")  # when a process last stalled (every lease may have expired)

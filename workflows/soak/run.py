@@ -99,13 +99,12 @@ def drain(stack: Stack, workload: Workload, until: float) -> None:
 def check(stack: Stack, workload: Workload, report: Report) -> None:
     """Read everything and fill the report."""
     config, fleet, plan = stack.config, stack.fleet, stack.plan
-    look = Look()
+    look = Look(settled=True)
+    executions = read_ledger(stack.ledger)
+    look.prefetch({e.run for e in executions} | {e.run_id for e in workload.entries})
     report.violations += check_entries(look, workload.entries, config.fan_out)
     report.ticks, problems = check_ticks(look)
     report.violations += problems + check_batch(workload.batch_id, SLEEPERS)
-    executions = read_ledger(stack.ledger)
-    for run_id in {e.run for e in executions} - look.runs.keys():
-        look.run(run_id, "unlisted")
     ledger = LedgerFindings(executions=len(executions))
     lease = config.lease_seconds
     members = list(fleet.members.values())
@@ -118,7 +117,7 @@ def check(stack: Stack, workload: Workload, report: Report) -> None:
                   ledger)
     report.ledger = ledger
     report.violations += ledger.violations
-    report.states = Counter((look.kinds[run_id], record.status) for run_id, record in look.runs.items())
+    report.states = Counter((look.kinds.get(run_id, "unlisted"), record.status) for run_id, record in look.runs.items())
     report.recoveries = sum(record.recoveries for record in look.runs.values())
     report.faults, report.faults_by_service, report.requests = plan.by_kind(), plan.by_service(), plan.requests
     report.kills = Counter(kill.role for kill in fleet.kills)

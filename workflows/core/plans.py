@@ -429,6 +429,8 @@ def cut_error(error: str | None) -> str | None:
 
 def value_size(value: Any) -> int:
     """The size DynamoDB counts for one attribute value (approximately, as documented)."""
+    if type(value) is str:  # the common case first (its UTF-8 length: its length if it is ASCII)
+        return len(value) if value.isascii() else len(value.encode())
     if value is None or isinstance(value, bool):
         return 1
     if isinstance(value, str):
@@ -447,7 +449,11 @@ def value_size(value: Any) -> int:
 
 def item_size(item: Item) -> int:
     """The size of an item: each attribute's name plus its value."""
-    return sum(len(name.encode()) + value_size(value) for name, value in item.items() if value is not None)
+    size = 0
+    for name, value in item.items():
+        if value is not None:
+            size += len(name.encode()) + value_size(value)
+    return size
 
 
 #: The name of a consistent read of one item of a table (a request name, as the stores use it).

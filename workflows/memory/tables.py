@@ -28,6 +28,9 @@ Condition = Callable[[Item], bool]
 #: An update expression: changes a copy of the current item in place.
 Change = Callable[[Item], None]
 
+#: Items by attribute name, then by that attribute's value.
+Grouped = dict[str, dict[Any, list[Item]]]
+
 PAGE_BYTES = 1024 * 1024  # a Query page stops after 1 MB of items
 TOKENS_KEPT = 10_000  # client request tokens of recent transactions (DynamoDB keeps 10 minutes' worth)
 
@@ -93,28 +96,54 @@ class IndexLag:
         self.clock, self.delay = clock, delay
         #: Per key with writes not yet everywhere in the indexes: (visible from, item or None), oldest first.
         self.states: dict[tuple[Any, ...], list[tuple[float, Item | None]]] = {}
+        self._writes = 0  # writes so far (the states change only with a write or the time)
+        #: (time, writes, pending, pending by hash key value): what :meth:`_pending` found last.
+        self._shown: tuple[float, int, dict[tuple[Any, ...], Item | None], Grouped] | None = None
 
     def wrote(self, key: tuple[Any, ...], before: Item | None, after: Item | None) -> None:
         """A write changed the item at ``key`` from ``before`` to ``after`` (None: absent)."""
         now = self.clock()
+        self._writes += 1
         states = self.states.setdefault(key, [(float("-inf"), None if before is None else clean(before))])
         states.append((max(now + self.delay(), states[-1][0]), None if after is None else clean(after)))
         self._settle(key, now)
 
-    def shown(self, items: dict[tuple[Any, ...], Item], keys: Iterable[tuple[Any, ...]]) -> list[Item]:
-        """The items at ``keys``, and at every key with a write not yet in the indexes, as the
-        indexes show them now (those of :meth:`view` at these keys; the same states settle)."""
+    def shown(self, items: dict[tuple[Any, ...], Item], keys: Iterable[tuple[Any, ...]], hk: str,
+              hash_value: Any) -> list[Item]:
+        """The items at ``keys`` (the keys of the partition ``hash_value`` of attribute ``hk``), and
+        those of that partition at every key with a write not yet in the indexes, as the indexes show
+        them now: those :meth:`view` shows there (a hashable ``hash_value``)."""
+        pending, groups = self._pending()
+        group = groups.get(hk)
+        if group is None:  # the pending items by their value of hk (unhashable values equal no hash key)
+            group = groups[hk] = {}
+            for item in pending.values():
+                if item is not None and (value := item.get(hk)) is not None and hashable(value):
+                    group.setdefault(value, []).append(item)
+        return [items[key] for key in keys if key not in pending] + group.get(hash_value, [])
+
+    def _pending(self) -> tuple[dict[tuple[Any, ...], Item | None], Grouped]:
+        """Per key with a write not yet everywhere in the indexes, the item they show now (None:
+        absent), settling the states as :meth:`view` does; the same until the clock moves or a write."""
         now = self.clock()
+        if self._shown is not None and self._shown[0] == now and self._shown[1] == self._writes:
+            return self._shown[2], self._shown[3]  # settled at this time already: nothing changed
         pending: dict[tuple[Any, ...], Item | None] = {}
-        for key in list(self.states):
-            states = self._settle(key, now)
-            pending[key] = [item for at, item in states if at <= now][-1]
-        shown = [item for key in keys if key not in pending and (item := items.get(key)) is not None]
-        return shown + [item for item in pending.values() if item is not None]
+        for key, states in list(self.states.items()):
+            while len(states) > 1 and states[1][0] <= now:  # as _settle does
+                states.pop(0)
+            if len(states) == 1:
+                del self.states[key]
+            # the last state visible now: the first, unless the clock went back
+            first_at, first = states[0]
+            pending[key] = first if first_at <= now else [item for at, item in states if at <= now][-1]
+        self._shown = (now, self._writes, pending, {})
+        return pending, self._shown[3]
 
     def view(self, items: dict[tuple[Any, ...], Item]) -> dict[tuple[Any, ...], Item]:
         """The items as the indexes show them now."""
         now = self.clock()
+        self._shown = None  # it settles states too
         shown = dict(items)
         for key in list(self.states):
             states = self._settle(key, now)
@@ -204,7 +233,7 @@ class Table:
         keys = items.partition(index, hash_value)
         if not lagging or self.lag is None:
             return [items[key] for key in keys]
-        shown = self.lag.shown(items, keys)
+        shown = self.lag.shown(items, keys, hk, hash_value)
         return [i for i in shown if i.get(hk) == hash_value and (rk is None or rk in i)]
 
     def query(self, hash_value: Any, *, index: str | None = None, where: Callable[[Any], bool] | None = None,
@@ -224,7 +253,10 @@ class Table:
         def order(item: Item) -> tuple[Any, ...]:
             return (item[rk], self.key(item)) if rk is not None else self.key(item)
 
-        rows = sorted(self._partition(index, hash_value, hk, rk), key=order, reverse=not forward)
+        rows = self._partition(index, hash_value, hk, rk)
+        if not rows and start is None:
+            return [], None  # an empty partition: an empty page, nothing to resume after
+        rows.sort(key=order, reverse=not forward)
         if where is not None and rk is not None:
             rows = [i for i in rows if where(i[rk])]
         if start is not None:

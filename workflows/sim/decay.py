@@ -72,18 +72,28 @@ class Decay:
     # -- when ----------------------------------------------------------------------------------
     def moments(self) -> list[float]:
         """When something is next deleted or becomes eligible for deletion."""
+        first_item, first_object, eligible = self._first()
+        later = bisect.bisect_right(eligible, self.world.time)  # the first eligible after now
+        return [first_item, first_object, eligible[later] if later < len(eligible) else float("inf")]
+
+    def _first(self) -> tuple[float, float, list[float]]:
+        """The first deletion of an item, of an object, and every eligibility moment in order."""
         if self._firsts is None:  # worked out again after each scan (the only time these change)
             self._firsts = (min(self.items.values(), default=float("inf")),
                             min(self.objects.values(), default=float("inf")), sorted(self.eligible.values()))
-        first_item, first_object, eligible = self._firsts
-        later = bisect.bisect_right(eligible, self.world.time)  # the first eligible after now
-        return [first_item, first_object, eligible[later] if later < len(eligible) else float("inf")]
+        return self._firsts
+
+    def _due(self, now: float) -> bool:
+        """Whether ``min(moments()) <= now``: an item or object is due for deletion (the next
+        eligibility moment is always after now)."""
+        first_item, first_object, _ = self._first()
+        return first_item <= now or first_object <= now
 
     def step(self) -> bool:
         """Delete what is due now; True if the world's deletable state was looked at."""
         now = self.world.time
         self.world.broker.expire(now, QUEUE_RETENTION)
-        if now - self.last_scan < SCAN_EVERY and now < min(self.moments()):
+        if now - self.last_scan < SCAN_EVERY and not self._due(now):
             return False
         self.last_scan = now
         self._firsts = None

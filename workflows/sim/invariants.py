@@ -3,6 +3,7 @@ ended as its workflow defines, nothing written after an end, no unexplained re-e
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any, cast
 
@@ -35,7 +36,14 @@ def _history(world: World, run_id: str) -> list[dict[str, Any]]:
 
 
 def _waiting(run: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(run["waiting"]) if isinstance(run.get("waiting"), str) else (run.get("waiting") or {})
+    """What a suspended run waits for (do not change it: a text is parsed once)."""
+    waiting = run.get("waiting")
+    return _parsed(waiting) if isinstance(waiting, str) else (waiting or {})
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> dict[str, Any]:
+    return cast("dict[str, Any]", json.loads(text))
 
 
 def _waiting_is_legitimate(world: World, run: dict[str, Any], timers: set[str]) -> bool:
@@ -99,8 +107,12 @@ def _history_counts(world: World) -> dict[str, int]:
 def _liveness_state(world: World) -> tuple[int | None, ...]:
     """A count of the changes to everything the liveness check reads (the same count: the same state)."""
     store = world.store
-    tables = (store.runs, store.events, store.timers, store.hooks, store.signal_items)
-    return (world.broker.version, *(getattr(table.items, "version", None) for table in tables))
+    try:
+        return (world.broker.version, store.runs.items.version, store.events.items.version,  # type: ignore[attr-defined]
+                store.timers.items.version, store.hooks.items.version,  # type: ignore[attr-defined]
+                store.signal_items.items.version)  # type: ignore[attr-defined]
+    except AttributeError:  # tables of plain dicts: no count, always checked
+        return (None,)
 
 
 def check_liveness(world: World) -> None:
@@ -114,10 +126,15 @@ def check_liveness(world: World) -> None:
     if None not in state and state == world.liveness_checked:
         return
     world.liveness_checked = state
-    timers = {t["run_id"] for t in world.store.timers.items.values()}
+    timers: set[str] = set()
     # A wake timer always wakes its run (an inline step's backoff; a run deferred to a worker
     # that serves it, whose waiting is kept and may already be satisfied).
-    wakes = {t["run_id"] for t in world.store.timers.items.values() if t["kind"] == TimerKind.WAKE.value}
+    wakes: set[str] = set()
+    wake = TimerKind.WAKE.value
+    for timer in world.store.timers.items.values():
+        timers.add(timer["run_id"])
+        if timer["kind"] == wake:
+            wakes.add(timer["run_id"])
     messages = {e.run_id for e in world.broker.messages.values()}
     counts: dict[str, int] | None = None
     total = len(world.store.events.items)

@@ -53,6 +53,10 @@ def check_overlap(world: World, record: ScheduleRecord) -> None:
     """After every event: a one-at-a-time policy never has two live runs."""
     if record.overlap not in ONE_AT_A_TIME:
         return
+    version = getattr(world.store.runs.items, "version", None)  # the runs unchanged: nothing new to find
+    if version is not None and version == world.overlap_checked:
+        return
+    world.overlap_checked = version
     live = [r["run_id"] for r in _runs(world, record.schedule_id) if r["status"] not in TERMINAL]
     if len(live) > 1:
         world.violations.append(f"schedule {record.schedule_id} ({record.overlap}) has {len(live)} live runs: {live}")

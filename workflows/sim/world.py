@@ -152,6 +152,7 @@ class World:
         self.ended_history: dict[str, int] = {}
         self.events_seen = 0  # history records at the last liveness check
         self.liveness_checked: tuple[int | None, ...] = ()  # the state the liveness check last read
+        self.overlap_checked: int | None = None  # the runs' change count the schedule's overlap check last read
         self.inside: dict[str, dict[Any, float]] = {}  # per limited step: actors in its body, since when
         self.gated_runs: set[str] = set()  # runs of the concurrency=1 workflow that ran a step
         self.last_pause = float("-inf")  # when a process last stalled (every lease may have expired)
@@ -404,7 +405,8 @@ class World:
         if any(i.workload.needs in ("fork", "handle") and not i.acted for i in self.instances):
             return False
         ended = [r for i in self.instances for r in (i.run_id, *i.forks)]
-        if any(item["status"] not in TERMINAL and run_id.partition(".")[0] in ended  # a child left by its parent
+        ours = set(ended)
+        if any(item["status"] not in TERMINAL and run_id.partition(".")[0] in ours  # a child left by its parent
                for (run_id,), item in self.store.runs.items.items()):
             return False
         return all((run := final_item(self, r)) is not None and run["status"] in TERMINAL
@@ -412,12 +414,17 @@ class World:
             self.batch is None or batched.finished(self, self.batch))
 
     def _options(self) -> list[tuple[str, Any]]:
-        options: list[tuple[str, Any]] = [("step", a) for a in self.actors if not a.done and a.ready_at <= self.time]
-        visible = self.broker.visible(self.time)
+        now = self.time
+        options: list[tuple[str, Any]] = [("step", a) for a in self.actors if not a.done and a.ready_at <= now]
+        visible = any(e.visible_at <= now for e in self.broker.messages.values())
+        running: dict[str, int] = {}  # per process, its actors not done
+        for actor in self.actors:
+            if not actor.done:
+                running[actor.process] = running.get(actor.process, 0) + 1
         for process in self.processes:
-            if process.down_until > self.time:
+            if process.down_until > now:
                 continue
-            busy = sum(1 for a in self.actors if a.process == process.name and not a.done)
+            busy = running.get(process.name, 0)
             if process.kind == "worker" and visible and busy < TASKS_PER_WORKER:
                 options.append(("deliver", process))
             elif process.kind == "beat" and not busy and self.time >= process.next_beat:

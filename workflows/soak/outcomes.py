@@ -9,6 +9,7 @@ which the ledger's check then covers too.
 from __future__ import annotations
 
 import concurrent.futures
+import time
 from collections import Counter
 from typing import Any, Callable
 
@@ -64,7 +65,11 @@ class Look:
 
 def expect_status(record: RunRecord, status: str) -> list[str]:
     """A violation when the run is not in ``status``."""
-    return [] if record.status == status else [f"ended {record.status} (expected {status}): {record.error or ''}"[:300]]
+    if record.status == status:
+        return []
+    if not record.is_terminal:
+        return [f"still {record.status} at the check (expected {status}): slow, or stranded"]
+    return [f"ended {record.status} (expected {status}): {record.error or ''}"[:300]]
 
 
 def expect_result(look: Look, record: RunRecord, expected: Any) -> list[str]:
@@ -201,10 +206,13 @@ def check_ticks(look: Look) -> tuple[int, list[Violation]]:
     return sum(fires.values()), problems
 
 
-def unsettled(look: Look, entries: list[Entry]) -> list[Entry]:
-    """The runs still expected to end that have not (chains followed to their last run)."""
+def unsettled(look: Look, entries: list[Entry], until: float = float("inf")) -> list[Entry]:
+    """The runs still expected to end that have not (chains followed to their last run); past
+    ``until`` (``time.monotonic()``) the runs not read yet count as going, unread."""
     out = []
-    for entry in entries:
+    for i, entry in enumerate(entries):
+        if time.monotonic() > until:
+            return out + [e for e in entries[i:] if e.kind != "waiter"]
         if entry.kind == "waiter":
             continue
         record = look.chain(entry.run_id, entry.kind)[-1] if entry.kind == "chain" else look.run(entry.run_id,

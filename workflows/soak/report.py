@@ -28,6 +28,7 @@ class Report:
     ledger: LedgerFindings = field(default_factory=LedgerFindings)
     recoveries: int = 0
     ticks: int = 0
+    skipped_waves: int = 0
     dead_letters: list[str] = field(default_factory=list)
     driver_errors: list[str] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
@@ -46,7 +47,8 @@ class Report:
         line(f"soak seed {self.seed}: {'PASSED' if self.passed else 'FAILED'}")
         line(f"  reproduce: {self.command}")
         line("  phases (s): " + ", ".join(f"{k} {v:.0f}" for k, v in self.timings.items()))
-        line(f"runs by end state ({sum(self.states.values())} runs, {self.ticks} of them schedule fires):")
+        line(f"runs by end state ({sum(self.states.values())} runs, {self.ticks} of them schedule fires; "
+             f"{self.skipped_waves} waves skipped while the runs before were still going):")
         kinds = sorted({kind for kind, _ in self.states})
         for kind in kinds:
             by = {status: n for (k, status), n in sorted(self.states.items()) if k == kind}

@@ -22,6 +22,7 @@ from ..settings import Settings, configure
 from .chaos import Chaos
 from .config import SoakConfig
 from .executions import Evidence, LedgerFindings, check_delayed, check_limits, check_recorded, check_repeats
+from .interact import Entry
 from .ledger import read_ledger, true_time
 from .outcomes import Look, check_batch, check_entries, check_ticks, unsettled
 from .report import Report
@@ -30,6 +31,7 @@ from .tasklog import task_ends
 from .workload import SLEEPERS, Workload
 
 GRACE = 15.0  # the last seconds of the drain, without faults, for runs still going
+BACKLOG = 24  # runs still going past which a wave is skipped: a slow machine gets fewer runs, not a backlog
 EVIDENCE_RUNS = 10
 
 
@@ -67,13 +69,17 @@ def load(stack: Stack, config: SoakConfig, began: float, report: Report) -> Work
     chaos = Chaos(stack.fleet, config.seed, config.kill_every)
     chaos.start()
     workload = Workload(config, stack.web_url, stack.directory)
-    loaded = time.monotonic()
+    loaded, look, going, seen = time.monotonic(), Look(), list[Entry](), 0
     try:
         workload.begin()
         end, next_wave = began + config.duration - config.drain, time.monotonic()
         while time.monotonic() < end:
             if time.monotonic() >= next_wave:
-                workload.wave()
+                going, seen = unsettled(look, going + workload.entries[seen:], end), len(workload.entries)
+                if len(going) <= BACKLOG:
+                    workload.wave()
+                else:
+                    report.skipped_waves += 1
                 next_wave += config.wave_every
             time.sleep(0.2)
     finally:
@@ -87,7 +93,7 @@ def drain(stack: Stack, workload: Workload, until: float) -> None:
     workload.finish(timeout=max(5.0, until - GRACE - time.monotonic()))
     look, going = Look(), list(workload.entries)
     for faults_end in (until - GRACE, until):
-        while time.monotonic() < faults_end and (going := unsettled(look, going)):
+        while time.monotonic() < faults_end and (going := unsettled(look, going, faults_end)):
             stack.fleet.reap()
             time.sleep(1.0)
         stack.plan.enabled = False

@@ -209,7 +209,7 @@ def check_ticks(look: Look) -> tuple[int, list[Violation]]:
 def unsettled(look: Look, entries: list[Entry], until: float = float("inf")) -> list[Entry]:
     """The runs still expected to end that have not (chains followed to their last run); past
     ``until`` (``time.monotonic()``) the runs not read yet count as going, unread."""
-    out = []
+    out: list[Entry] = []
     for i, entry in enumerate(entries):
         if time.monotonic() > until:
             return out + [e for e in entries[i:] if e.kind != "waiter"]

@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         keep=args.keep)
     from .run import run_soak
 
-    command = "python -m workflows.soak " + shlex.join(list(argv if argv is not None else sys.argv[1:]))
+    given = shlex.join(list(argv if argv is not None else sys.argv[1:]))
+    command = f"python -m workflows.soak {given}".strip()
     report = run_soak(config, command)
     report.write(sys.stdout)
     return 0 if report.passed else 1

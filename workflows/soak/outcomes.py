@@ -81,10 +81,12 @@ def expect_result(look: Look, record: RunRecord, expected: Any) -> list[str]:
 
 
 def check_order(look: Look, entry: Entry) -> list[str]:
+    """An order (or a delayed one) completed with its result."""
     return expect_result(look, look.run(entry.run_id, entry.kind), ORDER_RESULT)
 
 
 def check_mailbox(look: Look, entry: Entry) -> list[str]:
+    """A mailbox took every signal and update once, in order."""
     record = look.run(entry.run_id, entry.kind)
     if record.status != RunStatus.COMPLETED and not all(s.ok for s in entry.signals):
         return []  # a signal whose send raised may not be stored: the run may rightly wait for it
@@ -118,6 +120,7 @@ def update_problems(entry: Entry, applied: list[Any]) -> list[str]:
 
 
 def check_approval(look: Look, entry: Entry) -> list[str]:
+    """The hook was resumed once over HTTP, a second try refused with 409, and the run got its payload."""
     record = look.run(entry.run_id, entry.kind)
     statuses = entry.hook_statuses
     if not statuses:
@@ -131,6 +134,7 @@ def check_approval(look: Look, entry: Entry) -> list[str]:
 
 
 def check_race(look: Look, entry: Entry) -> list[str]:
+    """A race completed, won by one of its candidates (by its signal only if it was sent)."""
     record = look.run(entry.run_id, entry.kind)
     problems = expect_status(record, RunStatus.COMPLETED)
     won = (look.result(record) or {}).get("won") if not problems else None
@@ -140,12 +144,14 @@ def check_race(look: Look, entry: Entry) -> list[str]:
 
 
 def check_chain(look: Look, entry: Entry) -> list[str]:
+    """A chain continued as new twice and its last run completed."""
     runs = look.chain(entry.run_id, entry.kind)
     problems = [f"chain of {len(runs)} runs (expected {CHAIN_LAST + 1})"] if len(runs) != CHAIN_LAST + 1 else []
     return problems + expect_result(look, runs[-1], CHAIN_LAST)
 
 
 def check_parent(look: Look, entry: Entry) -> list[str]:
+    """A parent completed and each child ended as its parent-close policy says."""
     record = look.run(entry.run_id, entry.kind)
     problems = expect_status(record, RunStatus.COMPLETED)
     if problems:
@@ -161,15 +167,18 @@ def check_parent(look: Look, entry: Entry) -> list[str]:
 def check_fixed(expected: Any) -> Callable[[Look, Entry], list[str]]:
     """A rule: the run completed with ``expected``."""
     def check(look: Look, entry: Entry) -> list[str]:
+        """The run completed with the expected result."""
         return expect_result(look, look.run(entry.run_id, entry.kind), expected)
     return check
 
 
 def check_sleeper(look: Look, entry: Entry) -> list[str]:
+    """A sleeper was cancelled by the batch."""
     return expect_status(look.run(entry.run_id, entry.kind), RunStatus.CANCELLED)
 
 
 def check_waiter(look: Look, entry: Entry) -> list[str]:
+    """The waiter still waits."""
     record = look.run(entry.run_id, entry.kind)
     return [] if record.status == RunStatus.SUSPENDED else [f"is {record.status}, expected to wait for 'never'"]
 

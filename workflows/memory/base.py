@@ -85,6 +85,14 @@ class MemoryBase(WritesBase):
 
     def _request(self, name: str, apply: Callable[[], T]) -> T:
         """Perform one request: ``apply`` under the lock, through the interceptor if there is one."""
+        interceptor = self.interceptor
+        if interceptor is None:  # (what atomic does, without making it)
+            with self._lock:
+                try:
+                    return apply()
+                except StorageError as exc:
+                    raise StorageError(f"{name} failed: {exc}") from exc
+
         def atomic() -> T:
             with self._lock:
                 try:
@@ -92,8 +100,7 @@ class MemoryBase(WritesBase):
                 except StorageError as exc:  # a request DynamoDB refuses, named as the DynamoDB store names it
                     raise StorageError(f"{name} failed: {exc}") from exc
 
-        interceptor = self.interceptor
-        return atomic() if interceptor is None else interceptor(name, atomic)
+        return interceptor(name, atomic)
 
     def _pages(self, name: str, table: Table, hash_value: Any, **query: Any) -> Iterator[Item]:
         """The items of a Query, one request per page, fetched as they are consumed."""

@@ -4,7 +4,7 @@ DynamoDB would apply it (see ``workflows.core.plans``)."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 from ..core import plans as p
 from .base import MemoryBase
@@ -20,8 +20,14 @@ class PlanTables(MemoryBase):
 
     def table(self, name: str) -> Table:
         """The table of a logical name (``runs``, ``history``, ...)."""
-        for value in vars(self).values():
+        attributes = vars(self)
+        known = attributes.setdefault("_table_attributes", {})  # name -> (the attribute holding it, the table)
+        found = known.get(name)
+        if found is not None and attributes.get(found[0]) is found[1]:
+            return cast(Table, found[1])
+        for attribute, value in attributes.items():
             if isinstance(value, Table) and value.name == name:
+                known[name] = (attribute, value)
                 return value
         raise KeyError(f"no table {name!r}")
 

@@ -205,9 +205,9 @@ def soak_parent(tag: str) -> dict[str, Any]:
 
 @workflow
 def soak_sleeper(tag: str) -> str:
-    """Sleeps long: a batch cancel ends it."""
+    """Sleeps for days: only the batch cancel ends it."""
     soak_work("nap", 1)
-    sleep(900)
+    sleep("7d")
     return tag
 
 

@@ -31,6 +31,7 @@ from .tasklog import task_ends
 from .workload import SLEEPERS, Workload
 
 GRACE = 15.0  # the last seconds of the drain, without faults, for runs still going
+PROGRESS = 10.0  # seconds since a step body last wrote to the ledger for the drain to count as going on
 BACKLOG = 24  # runs still going past which a wave is skipped: a slow machine gets fewer runs, not a backlog
 EVIDENCE_RUNS = 10
 
@@ -89,7 +90,8 @@ def load(stack: Stack, config: SoakConfig, began: float, report: Report) -> Work
 
 
 def drain(stack: Stack, workload: Workload, until: float) -> None:
-    """Let the runs finish: faults on until ``GRACE`` seconds before ``until``, then off."""
+    """Let the runs finish: faults on until ``GRACE`` seconds before ``until``, then off; past
+    ``until``, on for at most half a drain more while step bodies still run (a slow machine)."""
     workload.finish(timeout=max(5.0, until - GRACE - time.monotonic()))
     look, going = Look(), list(workload.entries)
     for faults_end in (until - GRACE, until):
@@ -97,9 +99,18 @@ def drain(stack: Stack, workload: Workload, until: float) -> None:
             stack.fleet.reap()
             time.sleep(1.0)
         stack.plan.enabled = False
+    cap = until + stack.config.drain / 2
+    while going and time.monotonic() < cap and time.time() - ledger_written(stack) < PROGRESS:
+        time.sleep(2.0)
+        going = unsettled(look, going, cap)
     time.sleep(2.0)  # an abandoned child sleeps 2 s after its parent may have ended
     stack.fleet.reap()
     stack.fleet.stop_all(server=False)  # the check reads the stores alone
+
+
+def ledger_written(stack: Stack) -> float:
+    """When a step body last wrote to the ledger (0 if none has)."""
+    return stack.ledger.stat().st_mtime if stack.ledger.exists() else 0.0
 
 
 def check(stack: Stack, workload: Workload, report: Report) -> None:

@@ -161,3 +161,13 @@ def test_a_recovery_that_counts_a_queue_wait_is_caught(monkeypatch: pytest.Monke
     monkeypatch.setattr(runs, "recovery_claim", counting)
     found = first_violation()
     assert found is not None and "recovery attempts exhausted" in found[1], found
+
+
+def test_a_lost_sends_copy_taken_for_a_first_delivery_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Break: the second copy of a send whose response was lost is not marked (the soak's finding:
+    # botocore's own retry), so its receiver runs a step whose first copy recorded its outcome.
+    from workflows.sim import broker
+
+    monkeypatch.setattr(broker.Envelope, "repeat", property(lambda self: False, lambda self, value: None))
+    found = first_violation()
+    assert found is not None and "steps ran" in found[1], found

@@ -21,6 +21,7 @@ class Envelope:
     visible_at: float
     sent_at: float = 0.0
     receives: int = 0
+    repeat: bool = False  # the sender's second copy after a lost response (``workflows.celery.repeats``)
 
     @property
     def run_id(self) -> str:

@@ -12,23 +12,31 @@ from workflows.core.records import ResumeMessage, RunRecord
 from workflows.core.recovery import take_recovery
 from workflows.core.sweeper import reconcile
 from workflows.memory import RecordingTransport
+from workflows.settings import Settings
 
 
 def resumes(transport: RecordingTransport) -> list[tuple[str, bool]]:
     return [(m.run_id, m.recovering) for m in transport.resumes]
 
 
-def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """A worker takes each recovery and dies with the run: the cap fails it."""
+def stored_run(settings: Settings) -> tuple[list[float], DynamoStore, RecordingTransport, Engine, str]:
+    """A leased run on tables of its own (the fake clock must not touch other tests' runs), with an
+    engine whose transport records what it sends."""
     clock = [time.time()]
-    own = settings.with_(max_recovery_attempts=2, table_prefix=f"r{uuid.uuid4().hex[:6]}-")
-    create_tables(own)  # its own tables: the fake clock must not touch other tests' runs
+    own = settings.with_(table_prefix=f"r{uuid.uuid4().hex[:6]}-")
+    create_tables(own)
     store = DynamoStore(own, clock=lambda: clock[0])
     transport = RecordingTransport()
     engine = Engine(store, transport, store.settings)
     run_id = str(uuid.uuid4())
     store.create_run(RunRecord(run_id=run_id, workflow="sequence", status="pending", created_at=clock[0],
                                args="[[1],{}]"))
+    return clock, store, transport, engine, run_id
+
+
+def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A worker takes each recovery and dies with the run: the cap fails it."""
+    clock, store, transport, engine, run_id = stored_run(settings.with_(max_recovery_attempts=2))
     assert reconcile(engine) == 0  # the lease has not expired yet
     for attempt in (1, 2):
         clock[0] += settings.lease_seconds * 3
@@ -48,15 +56,7 @@ def test_expired_lease_is_recovered_then_capped(settings, monkeypatch) -> None: 
 def test_a_run_no_worker_takes_is_resent_uncounted_for_a_day(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """No worker runs (an outage, a backlog): beat re-sends the recovery, never fails the run, and the
     re-sends back off to one an hour."""
-    clock = [time.time()]
-    own = settings.with_(max_recovery_attempts=2, lease_seconds=300.0, table_prefix=f"r{uuid.uuid4().hex[:6]}-")
-    create_tables(own)
-    store = DynamoStore(own, clock=lambda: clock[0])
-    transport = RecordingTransport()
-    engine = Engine(store, transport, store.settings)
-    run_id = str(uuid.uuid4())
-    store.create_run(RunRecord(run_id=run_id, workflow="sequence", status="pending", created_at=clock[0],
-                               args="[[1],{}]"))
+    clock, store, transport, engine, run_id = stored_run(settings.with_(max_recovery_attempts=2, lease_seconds=300.0))
     began = clock[0]
     while clock[0] < began + 86_400:
         clock[0] += 300  # beat sweeps (every 5 minutes here, to keep the test short)

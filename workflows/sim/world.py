@@ -15,7 +15,7 @@ from ..batches import drive_due_batches
 from ..client import cancel_run, complete_hook, last_of_chain, signal_run
 from ..core import forks
 from ..core.engine import Engine
-from ..core.records import TERMINAL, ResumeMessage, RunStatus, StepMessage, event_seq
+from ..core.records import TERMINAL, ResumeMessage, RunStatus, StepMessage
 from ..core.registry import get_workflow
 from ..core.retention import keep_alive_age, sweep_retention
 from ..core.steps import current_step, execute_step, run_worker_task
@@ -25,7 +25,7 @@ from ..errors import StorageError, Throttled, WorkflowError
 from ..memory import MemoryStore
 from ..settings import Settings
 from . import batches as batched
-from . import outage, overrun, watch, workloads
+from . import outage, overrun, repeats, watch, workloads
 from . import schedules as scheduled
 from . import updates as sim_updates
 from .actors import Actor, ActorLocalInPlace, Baton, Crash
@@ -54,8 +54,6 @@ SETTINGS = Settings(lease_seconds=60.0, visibility_timeout=120, max_recovery_att
 TASKS_PER_WORKER = 2  # concurrent tasks per worker process
 BEAT_INTERVAL = 5.0  # a beat sweeps at most this often (simulated seconds; the default sweep interval)
 STEP_SECONDS = 6.0  # a step body takes up to this long (simulated seconds)
-#: How long the second copy of a send whose response was lost waits in its queue (``workflows.celery.repeats``).
-REPEAT_DELAY = 30.0
 JUMP = 6 * 3600.0  # an idle world moves its clock at most this far at once (long waits cost days / 6 h events)
 #: A fifth of the seeds keep ended runs and their payload objects only a week (WORKFLOWS_RETENTION=7d and
 #: WORKFLOWS_PAYLOAD_EXPIRY_DAYS=7), so that runs, chains and forks living longer than that meet TTL and the rule.
@@ -295,7 +293,7 @@ class World:
             # a lost response: the sender sends it again marked as a possible repeat, delayed (its
             # receiver reads what is recorded first; ``_task`` excuses a repeat only if nothing was)
             repeat = sends[0] > 1
-            envelope = self.broker.send(message, self.time, max(delay, REPEAT_DELAY) if repeat else delay)
+            envelope = self.broker.send(message, self.time, max(delay, repeats.REPEAT_DELAY) if repeat else delay)
             envelope.repeat = repeat
 
         self.port(process, f"send {type(message).__name__}", apply)
@@ -483,10 +481,12 @@ class World:
     def _task(self, process: Process, envelope: Envelope) -> None:
         engine, body = process.engine, envelope.body
         if isinstance(body, ResumeMessage):
+            if envelope.repeat:  # a resume's copy, as a duplicate delivery, may race the one before it
+                self.excuses[body.run_id] = self.excuses.get(body.run_id, 0) + 1
             run_worker_task(engine, lambda: engine.resume(body.run_id, recovering=body.recovering))
         else:
             redelivered = body.resent or envelope.receives > 1 or envelope.repeat
-            if envelope.repeat and (body.run_id, event_seq(body.pos)) not in self.store.events.items:
+            if envelope.repeat and not repeats.recorded(self.store, body):
                 self.excuses[body.run_id] = self.excuses.get(body.run_id, 0) + 1  # its first copy may still run
             run_worker_task(engine, lambda: execute_step(engine, body, redelivered=redelivered))
 

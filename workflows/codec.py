@@ -239,9 +239,13 @@ def _check_text(value: Any, what: str) -> None:
 def printable(value: Any) -> Any:
     """``value`` with any lone surrogate of a string shown as its escape (``\\ud800``), so a page or a
     terminal can show what an older version stored; anything else as it is."""
-    if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    return value
+    if not isinstance(value, str):
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # the same type (a template's safe markup stays safe), escaped
+        return type(value)(value.encode("utf-8", "backslashreplace").decode("utf-8"))
+    return value  # as it is: text, or a template's safe markup
 
 
 def loads(text: str | None) -> Any:

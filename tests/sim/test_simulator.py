@@ -53,9 +53,11 @@ def test_the_liveness_check_catches_a_stranded_run() -> None:
 #: claimer read the history (29807); a sent step's replay whose lease renewal named the cursor of a read
 #: made before the previous step's send moved it, which stopped the resume holding the run (71343); and two
 #: false reports of the simulator's own checks: the keep-alive pass reading a chain's deleted middle run
-#: (2905), and a claim taken over a lease that the claimer's clock, ahead of the world's, saw expired (32169).
+#: (2905), a claim taken over a lease that the claimer's clock, ahead of the world's, saw expired (32169),
+#: and the repeat copy of a lost send excused too narrowly: a branch whose attempt was not recorded yet
+#: (6327), a resume's copy racing the executor before it as any duplicate delivery may (6806).
 FOUND_BUGS = [31, 81, 1432, 1803, 164, 179, 219, 311, 20632, 636, 1589, 1389, 2511, 2947, 3707, 2102, 3362,
-              13, 2905, 32169, 8203, 46307, 25948, 29807, 71343]
+              13, 2905, 32169, 8203, 46307, 25948, 29807, 71343, 6327, 6806]
 
 
 def test_seeds_that_found_bugs_stay_clean() -> None:

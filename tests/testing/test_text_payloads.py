@@ -75,3 +75,12 @@ def test_the_cli_shows_a_stored_lone_surrogate_escaped(workflow_env: WorkflowEnv
     assert main(["runs", "show", run.run_id]) == 0
     out.flush()
     assert "stage" in out.buffer.getvalue().decode() and "\\ud800" in out.buffer.getvalue().decode()  # type: ignore[attr-defined]
+
+
+def test_printable_keeps_safe_markup_safe_and_escapes_only_what_utf8_cannot_encode() -> None:
+    from markupsafe import Markup
+
+    safe = Markup("<form class=signal></form>")
+    assert codec.printable(safe) is safe  # a template's safe markup is not escaped again
+    assert codec.printable(Markup("<b>\ud800</b>")) == Markup("<b>\\ud800</b>")
+    assert codec.printable("a\ud800") == "a\\ud800" and codec.printable(3) == 3

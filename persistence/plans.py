@@ -47,6 +47,15 @@ class PlanStore(StoreBase):
         with self.errors(name):
             return [plain(item) for item in model.query(hash_value, cond, consistent_read=True)]
 
+    def newest_items(self, name: str, table: str, hash_value: Any, limit: int, below: Any = None) -> list[p.Item]:
+        """One consistent Query of one partition, newest sort key first: up to ``limit`` items
+        (sort key below ``below``, if given)."""
+        sort = getattr(self.model_of(table), self.model_of(table)._range_keyname)
+        with self.errors(name):
+            return [plain(item) for item in self.model_of(table).query(
+                hash_value, None if below is None else sort < below, consistent_read=True,
+                scan_index_forward=False, limit=limit)]
+
     def batch_items(self, name: str, table: str, keys: list[p.Key]) -> dict[p.Key, p.Item]:
         """Consistent BatchGetItem requests: the items that exist among ``keys``, by key."""
         model = self.model_of(table)

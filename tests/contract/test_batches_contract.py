@@ -3,9 +3,10 @@ recognised) and the tags of an ended run (``tag_ended_run``)."""
 
 from __future__ import annotations
 
+import random
 from typing import Any, Callable
 
-from workflows.core.batches import COMPLETED, BatchRecord, Progress, Selection, new_batch_id
+from workflows.core.batches import COMPLETED, BatchRecord, Progress, Selection, batch_id_floor, new_batch_id
 from workflows.core.retention import retain_until
 
 from .support import start, uid
@@ -41,8 +42,25 @@ def test_a_batch_is_claimed_advanced_and_ended_each_on_its_version(store, clock)
     assert ended.retain_until == retain_until(ended.ended_at, store.settings)
     assert store.get_batch(batch.batch_id) == ended
     assert batch.batch_id not in {b.batch_id for b in store.live_batches()}
-    assert batch.batch_id in {b.batch_id for b in store.ended_batches(since=batch.created_at - 1)}
+    assert batch.batch_id in {b.batch_id for b in store.newest_batches(1000, before=new_batch_id(store.now() + 1))}
     assert store.end_batch(again, COMPLETED) is None  # ended already
+
+
+def test_the_newest_batches_live_and_ended_come_newest_first_a_page_at_a_time(store, clock) -> None:  # type: ignore[no-untyped-def]
+    clock.advance(random.uniform(1e9, 2e9))  # an instant of this test's own: other tests' batches are older
+    first, second, third = new_batch(store), None, None
+    clock.advance(1)
+    second = new_batch(store)
+    clock.advance(1)
+    third = new_batch(store)
+    claimed = store.claim_batch(second, "me", store.now() + 30)
+    assert store.end_batch(claimed, COMPLETED) is not None  # the middle one ends: the two partitions interleave
+    top = batch_id_floor(store.now() + 1)
+    page = store.newest_batches(2, before=top)
+    assert [(b.batch_id, b.state) for b in page] == [(third.batch_id, "running"), (second.batch_id, COMPLETED)]
+    rest = store.newest_batches(2, before=page[-1].batch_id)
+    assert [b.batch_id for b in rest][:1] == [first.batch_id]
+    assert all(b.batch_id < first.batch_id for b in rest[1:])
 
 
 def test_a_retried_batch_write_recognises_its_own_request(store, clock) -> None:  # type: ignore[no-untyped-def]

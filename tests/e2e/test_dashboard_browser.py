@@ -476,3 +476,31 @@ def test_a_batch_is_stopped_from_its_page_after_a_confirmation(server: str, brow
     assert "Batch stopped" in browser.find_element(By.CLASS_NAME, "notice").text
     assert browser.find_element(By.ID, "state").text == "stopped" and not browser.find_elements(By.ID, "stop")
     assert get_batch(batch_id).done < len(runs)
+
+
+def test_the_batches_page_lists_every_batch_kept_a_page_at_a_time(server: str, browser: Any) -> None:
+    from workflows.core.batches import COMPLETED, ENDED_PART, BatchRecord, Selection, new_batch_id
+    from workflows.core.plans import Put, plan
+    from workflows.core.writes.batches import TABLE, batch_item
+
+    store, old = get_engine().store, 1_000_000_000 + time.time_ns() % 10**8 / 1000  # 2001: below every other batch
+    mine = []
+    for i in range(55):  # ended batches of an old day, stored as a batch's end stores them
+        batch = BatchRecord(new_batch_id(old + i), "cancel", Selection(workflow="e2e_pages"), state=COMPLETED,
+                            created_at=old + i, updated_at=old + i, ended_at=old + i)
+        store.commit(plan("put ended batch", Put(TABLE, batch_item(batch, ENDED_PART, "page-test"))))
+        mine.append(batch.batch_id)
+    browser.get(f"{server}/batches")
+    shown, pages = [], 0
+    while True:
+        pages += 1
+        rows = browser.find_elements(By.CSS_SELECTOR, "tr.batch")
+        assert len(rows) <= 50
+        shown += [row.get_attribute("data-batch-id") for row in rows]
+        older = browser.find_elements(By.ID, "older")
+        if not older:
+            break
+        follow(browser, older[0])
+        assert browser.find_elements(By.LINK_TEXT, "Newest")
+    assert pages >= 2 and len(shown) == len(set(shown)) and shown == sorted(shown, reverse=True)
+    assert shown[-55:] == mine[::-1]  # the oldest of all, each once, on the last pages

@@ -7,7 +7,15 @@ from typing import Any
 
 from .. import codec
 from ..client import _check_status, _check_text, _check_time
-from ..core.batches import INDEX_SETTLE_SECONDS, OPERATIONS, STOPPED, BatchRecord, Selection, new_batch_id
+from ..core.batches import (
+    INDEX_SETTLE_SECONDS,
+    OPERATIONS,
+    STOPPED,
+    BatchRecord,
+    Selection,
+    batch_id_floor,
+    new_batch_id,
+)
 from ..core.engine import Engine
 from ..core.names import check_name
 from ..core.tags import check_tags, limit_count, parse_filter
@@ -136,13 +144,22 @@ def get_batch(batch_id: str) -> BatchRecord:
     return batch
 
 
-def list_batches(limit: int = 50, *, since: float | None = None) -> list[BatchRecord]:
-    """The newest batches, live and ended (created since ``since``, if given), newest first."""
+def list_batches(limit: int = 50, *, since: float | None = None, before: str | None = None) -> list[BatchRecord]:
+    """The newest batches, live and ended, newest first: up to ``limit`` created since ``since``
+    (if given) and, for the next page, with ids before ``before`` (the last id of the page shown).
+    At most 2 requests, whatever the number of batches kept.
+
+    Raises:
+        InvalidBatch: ``limit`` is not an int in 1..1000.
+        SerializationError: ``since`` is not a time in range, or ``before`` not a short text.
+    """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise InvalidBatch(f"limit must be an int in 1..1000, got {reprlib.repr(limit)}")
-    store = get_engine().store
-    batches = store.live_batches() + store.ended_batches(_check_time(since, "since"))
-    return sorted(batches, key=lambda b: b.batch_id, reverse=True)[:limit]
+    since = _check_time(since, "since")
+    if before is not None:
+        _check_text(before, "before")
+    found = get_engine().store.newest_batches(limit, before)
+    return found if since is None else [b for b in found if b.batch_id >= batch_id_floor(since)]
 
 
 def stop_batch(batch_id: str) -> BatchRecord:

@@ -89,11 +89,13 @@ def cmd_batch_show(args: argparse.Namespace) -> int:
 def cmd_batch_list(args: argparse.Namespace) -> int:
     from ..batches import list_batches
 
-    batches = list_batches(args.limit)
+    batches = list_batches(args.limit, before=args.before)
     if args.json:
         print(json.dumps([b.to_dict() for b in batches], default=str))
     for batch in [] if args.json else batches:
         print(_line(batch))
+    if batches and len(batches) == args.limit and not args.json:
+        print(f"next page: --before {batches[-1].batch_id}")
     return 0
 
 
@@ -144,4 +146,5 @@ def add_batch_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) ->
         p.add_argument("--json", action="store_true")
     p = add("list", cmd_batch_list, "the newest batches, live and ended", cmds)
     p.add_argument("--limit", type=_int_in(1, 1000), default=20)
+    p.add_argument("--before", metavar="BATCH_ID", help="the next page: batches older than this one")
     p.add_argument("--json", action="store_true")

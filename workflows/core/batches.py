@@ -171,7 +171,12 @@ class Progress:
 
 def new_batch_id(now: float) -> str:
     """A fresh batch id that sorts by creation time (milliseconds, then 8 random hex digits)."""
-    return f"{int(now * 1000):013d}-{uuid.uuid4().hex[:8]}"
+    return f"{batch_id_floor(now)}-{uuid.uuid4().hex[:8]}"
+
+
+def batch_id_floor(now: float) -> str:
+    """The lowest id of a batch created at ``now`` or later (ids sort by creation time)."""
+    return f"{int(now * 1000):013d}"
 
 
 def chunk_size(rate: float, interval: float, budget: float | None = None, run_seconds: float | None = None) -> int:

@@ -667,8 +667,9 @@ class BatchStore(Protocol):
     def live_batches(self) -> list[BatchRecord]:
         """Every live batch (one Query)."""
 
-    def ended_batches(self, since: float | None = None) -> list[BatchRecord]:
-        """The ended batches (created since ``since``, if given), oldest first."""
+    def newest_batches(self, limit: int, before: str | None = None) -> list[BatchRecord]:
+        """Up to ``limit`` batches, live and ended, newest first (ids before ``before``, if given),
+        in at most 2 requests whatever the number kept."""
 
     def claim_batch(self, batch: BatchRecord, owner: str, lease_until: float) -> BatchRecord | None:
         """Take a live batch at the version read whose ``due_at`` has come, for ``owner`` until

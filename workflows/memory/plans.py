@@ -44,6 +44,16 @@ class PlanTables(MemoryBase):
 
         return list(self._pages(name, self.table(table), hash_value, where=where))
 
+    def newest_items(self, name: str, table: str, hash_value: Any, limit: int, below: Any = None) -> list[Item]:
+        """One Query of one partition, newest sort key first: up to ``limit`` items (sort key below
+        ``below``, if given)."""
+        def where(sort: Any) -> bool:
+            return below is None or sort < below
+
+        page, _ = self._request(name, functools.partial(self.table(table).query, hash_value, where=where,
+                                                       forward=False, limit=limit))
+        return page
+
     def batch_items(self, name: str, table: str, keys: list[p.Key]) -> dict[p.Key, Item]:
         """BatchGetItem requests: the items that exist among ``keys``, by key."""
         return self._batch_get(name, self.table(table), keys)

@@ -3,7 +3,7 @@ it selects), follow its progress, stop it.
 
 Routes (below the dashboard's mount point)::
 
-    GET  /batches                 the newest batches and the form of a new one
+    GET  /batches                 the newest batches and the form of a new one (``?before=ID``: the next page)
     POST /batches                 start a batch (a confirmation page first, with the first runs it selects)
     GET  /batches/{batch_id}      a batch's progress (refreshes while it runs)
     POST /batches/{batch_id}/stop stop it (a confirmation page first)
@@ -30,6 +30,8 @@ from .views import time_window
 if TYPE_CHECKING:
     from .app import Auth, Dashboard
 
+#: The batches a page lists.
+PAGE = 50
 #: The runs a confirmation page shows of a new batch's selection.
 PREVIEW = 20
 #: The fields of the new-batch form, re-posted by its confirmation page.
@@ -59,8 +61,11 @@ class BatchPages:
 
     async def batches(self, request: Request, auth: Auth) -> Response:
         """GET /batches."""
-        found = await self.dashboard.call(list_batches, 50)
+        before = request.query_params.get("before") or None
+        found = await self.dashboard.call(functools.partial(list_batches, PAGE, before=before))
+        older = found[-1].batch_id if len(found) == PAGE else None
         return self.dashboard.render(request, "batches.html", auth=auth, batches=found, operations=OPERATIONS,
+                                     older=older, paged=before is not None,
                                      notice=NOTICES.get(request.query_params.get("notice", "")))
 
     async def batch(self, request: Request, auth: Auth) -> Response:

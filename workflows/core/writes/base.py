@@ -57,6 +57,9 @@ class WritesBase:
         def query_items(self, name: str, table: str, hash_value: Any, low: Any = None,
                         high: Any = None) -> list[Item]: ...
 
+        def newest_items(self, name: str, table: str, hash_value: Any, limit: int,
+                         below: Any = None) -> list[Item]: ...
+
         def batch_items(self, name: str, table: str, keys: list[Key]) -> dict[Key, Item]: ...
 
     def lease_until(self, seconds: float | None = None) -> float:

@@ -70,10 +70,12 @@ class BatchWrites(WritesBase):
         """Every live batch (one Query of the live partition)."""
         return [batch_record(i) for i in self.query_items("read live batches", TABLE, LIVE_PART)]
 
-    def ended_batches(self, since: float | None = None) -> list[BatchRecord]:
-        """The ended batches (created since ``since``, if given), oldest first (one paged Query)."""
-        low = None if since is None else f"{int(since * 1000):013d}"
-        return [batch_record(i) for i in self.query_items("read ended batches", TABLE, ENDED_PART, low)]
+    def newest_batches(self, limit: int, before: str | None = None) -> list[BatchRecord]:
+        """Up to ``limit`` batches, live and ended, newest first (ids before ``before``, if given):
+        one Query of each partition, newest first, whatever the number kept."""
+        found = [batch_record(i) for part in (LIVE_PART, ENDED_PART)
+                 for i in self.newest_items(f"read {part} batches", TABLE, part, limit, before)]
+        return sorted(found, key=lambda b: b.batch_id, reverse=True)[:limit]
 
     def claim_batch(self, batch: BatchRecord, owner: str, lease_until: float) -> BatchRecord | None:
         """Take a live batch to drive it until ``lease_until``: only if it is still at the version

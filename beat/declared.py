@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-from workflows.core import registry
+from workflows.core.model import registry
 from workflows.errors import ScheduleAlreadyExists, WorkflowError
 from workflows.options import SchedulePolicy, Timetable
 from workflows.runtime import get_engine

@@ -10,9 +10,9 @@ from typing import Any
 from celery.beat import Scheduler
 
 from workflows.batches import drive_due_batches
-from workflows.core.firing import fire_due_schedules
-from workflows.core.retention import sweep_retention
-from workflows.core.sweeper import fire_due_timers, reconcile
+from workflows.core.background.firing import fire_due_schedules
+from workflows.core.background.sweeper import fire_due_timers, reconcile
+from workflows.core.storage.retention import sweep_retention
 from workflows.runtime import get_engine
 from workflows.settings import get_settings
 

@@ -1,4 +1,4 @@
-"""The old home of schedule firing (now ``workflows.core.firing``) and of declared schedules
+"""The old home of schedule firing (now ``workflows.core.background.firing``) and of declared schedules
 (now ``beat.declared``), importable from here for one release with a ``DeprecationWarning``."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ import warnings
 from typing import Any
 
 from beat import declared
-from workflows.core import firing
+from workflows.core.background import firing
 
-warnings.warn("beat.schedules moved: schedule firing to workflows.core.firing, declared schedules to beat.declared "
+warnings.warn("beat.schedules moved: schedule firing to workflows.core.background.firing, "
+              "declared schedules to beat.declared "
               "(beat.schedules goes in the next release)", DeprecationWarning, stacklevel=2)
 
 

@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from workflows.core.metering import DDB_READS, DDB_WRITES  # noqa: F401 - the bench's modules import them here
+from workflows.core.storage.metering import DDB_READS, DDB_WRITES  # noqa: F401 - the bench's modules import them here
 
 
 def item_size(item: dict[str, Any] | None) -> int:
@@ -199,8 +199,8 @@ RUNS_PER_S, STEPS_PER_S = 10_000, 100_000
 
 def sharded_today() -> dict[str, int]:
     """Shard counts of the write-sharded index keys in the measured design (others: one key per value)."""
-    from workflows.core.storage import SCHEDULE_SHARDS
-    from workflows.core.tags import TAG_SHARDS
+    from workflows.core.storage.rules import SCHEDULE_SHARDS
+    from workflows.core.storage.tags import TAG_SHARDS
     from workflows.settings import Settings
 
     shards = Settings.from_env().index_shards

@@ -34,7 +34,7 @@ PAGES = ("/runs", "/runs?status=completed", "/runs?status=failed", "/runs?status
 
 def write_runs(count: int, span: float = 86400.0) -> dict[str, int]:
     """Write ``count`` runs created over the last ``span`` seconds, statuses in the ``MIX`` shares."""
-    from workflows.core.records import RunRecord
+    from workflows.core.model.records import RunRecord
     from workflows.runtime import get_engine
 
     store: Any = get_engine().store

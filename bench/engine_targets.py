@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from workflows.core.metering import DDB_READS
+from workflows.core.storage.metering import DDB_READS
 
 from .columns import COLUMN_LABELS, split
 from .report import BASELINE, OURS, SENT, _f, fan_out_widths, figures, groups, marginal, median, merged, ratio, totals

@@ -24,7 +24,7 @@ TABLES = ("tags", "timers.by_due")
 
 def drive(store: Any, runs: int) -> None:
     """Start ``runs`` tagged runs, each with a sleep timer, and fire (delete) each timer."""
-    from workflows.core.records import RunRecord, RunStatus, TimerKind, TimerRecord
+    from workflows.core.model.records import RunRecord, RunStatus, TimerKind, TimerRecord
 
     for _ in range(runs):
         now, run_id = store.now(), str(uuid.uuid4())
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.key_spread", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1280, help="runs to start (default 1280)")
     args = parser.parse_args(argv)
-    from workflows.core.tags import TAG_SHARDS
+    from workflows.core.storage.tags import TAG_SHARDS
 
     with store_on_front("keys", "wfk-") as (front, store):
         proxy.reset_counts(front.url)

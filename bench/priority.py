@@ -49,7 +49,7 @@ def _latency(handle: Any, timeout: float) -> float:
 
 
 def _done(handles: list[Any]) -> bool:
-    from workflows.core.records import RunStatus
+    from workflows.core.model.records import RunStatus
 
     return handles[-1].status() == RunStatus.COMPLETED.value
 

@@ -6,8 +6,8 @@ import functools
 import math
 from typing import Any, Iterable
 
-from workflows.core.metering import DDB_READS, DDB_WRITES
-from workflows.core.pricing import PRICE_READ_UNIT, PRICE_SQS_REQUEST, PRICE_WRITE_UNIT
+from workflows.core.model.pricing import PRICE_READ_UNIT, PRICE_SQS_REQUEST, PRICE_WRITE_UNIT
+from workflows.core.storage.metering import DDB_READS, DDB_WRITES
 
 from . import keys
 from .repeats import Ratio, median, paired_ratio

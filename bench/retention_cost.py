@@ -25,9 +25,9 @@ from typing import Any
 
 from workflows import sleep, step, workflow
 from workflows.core.engine import Engine
-from workflows.core.registry import get_workflow
-from workflows.core.retention import keep_alive_period, sweep_retention
-from workflows.core.steps import execute_step, run_worker_task
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import execute_step, run_worker_task
+from workflows.core.storage.retention import keep_alive_period, sweep_retention
 from workflows.memory import ManualClock, RecordingTransport
 
 from . import proxy
@@ -69,7 +69,7 @@ def beat_until(engine: Engine, transport: RecordingTransport, clock: ManualClock
     """Move the clock to ``until`` as beat would see it: its timers fired (the sleep's end resumes
     the run), then its retention work (the sweep and the keep-alive pass) every keep-alive period.
     The DynamoDB requests of that retention work alone, by operation."""
-    from workflows.core.sweeper import fire_due_timers
+    from workflows.core.background.sweeper import fire_due_timers
 
     counts: dict[str, int] = {}
     while clock.now() < until:

@@ -21,7 +21,7 @@ from typing import Any
 
 from workflows import step, workflow
 from workflows.core.engine import Engine
-from workflows.core.steps import execute_step, run_worker_task
+from workflows.core.ops.steps import execute_step, run_worker_task
 from workflows.memory import MemoryStore, RecordingTransport
 from workflows.settings import Settings
 

@@ -79,7 +79,7 @@ def ended_at(handle: Any, timeout: float) -> float:
     read takes the emulator's DynamoDB turn once per run, which Celery's client does not pay.
     """
     from workflows.client import has_ended, outcome
-    from workflows.core.records import RunStatus
+    from workflows.core.model.records import RunStatus
 
     deadline, poll = time.monotonic() + timeout, POLL
     while True:

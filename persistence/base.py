@@ -13,9 +13,9 @@ from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
-from workflows.core.records import LIVE
-from workflows.core.retention import retain_until
-from workflows.core.storage import (  # noqa: F401 - the store's modules import these from here
+from workflows.core.model.records import LIVE
+from workflows.core.storage.retention import retain_until
+from workflows.core.storage.rules import (  # noqa: F401 - the store's modules import these from here
     SCHEDULE_SHARDS,
     check_item_size,
     lease_expiry,
@@ -23,7 +23,7 @@ from workflows.core.storage import (  # noqa: F401 - the store's modules import 
     read_fairly,
     shard_of,
 )
-from workflows.core.writes.base import WritesBase
+from workflows.core.storage.writes.base import WritesBase
 from workflows.errors import StorageError, Throttled
 from workflows.settings import Settings
 

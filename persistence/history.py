@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import EventRecord, event_seq
-from workflows.core.writes.items import event_record
+from workflows.core.model.records import EventRecord, event_seq
+from workflows.core.storage.writes.items import event_record
 
 from .base import StoreBase, plain
 

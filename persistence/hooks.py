@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import HookRecord
-from workflows.core.writes.items import hook_record
+from workflows.core.model.records import HookRecord
+from workflows.core.storage.writes.items import hook_record
 
 from .base import StoreBase, plain
 

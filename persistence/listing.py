@@ -1,11 +1,11 @@
-"""Run listings and counts over the write-sharded status and workflow indexes (see core.listing)."""
+"""Run listings and counts over the write-sharded status and workflow indexes (see core.storage.listing)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from workflows.core.listing import Position, merged_page, shard_key
+from workflows.core.storage.listing import Position, merged_page, shard_key
 
 from .base import StoreBase
 

@@ -1,4 +1,4 @@
-"""Counts the store's DynamoDB requests for the run being worked on (``workflows.core.metering``).
+"""Counts the store's DynamoDB requests for the run being worked on (``workflows.core.storage.metering``).
 
 PynamoDB signals every API call it makes (``pre_dynamodb_send``, once per call: a retry
 inside botocore is not signalled again); the store connects to it once per process.
@@ -11,7 +11,7 @@ from typing import Any
 
 from pynamodb.signals import pre_dynamodb_send
 
-from workflows.core.metering import count_dynamodb
+from workflows.core.storage.metering import count_dynamodb
 
 _lock = threading.Lock()
 _installed = False

@@ -62,7 +62,8 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
     summary = IncludeProjection(["status", "workflow", "parent_run_id", "schedule_id", "ended_at"])
 
     class RunsByStatus(GlobalSecondaryIndex):  # type: ignore[type-arg]
-        """Runs by status, newest first: key ``<status>#<k>``, k of WORKFLOWS_INDEX_SHARDS (see core.listing)."""
+        """Runs by status, newest first: key ``<status>#<k>``, k of WORKFLOWS_INDEX_SHARDS
+        (see core.storage.listing)."""
 
         Meta = index_meta("by_status", summary)
         status_shard = UnicodeAttribute(hash_key=True)
@@ -81,7 +82,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         lease_expires_at = NumberAttribute(range_key=True)
 
     class RunsByRetention(GlobalSecondaryIndex):  # type: ignore[type-arg]
-        """Sparse: ended runs whose items are not yet stamped with their TTL (see core.retention)."""
+        """Sparse: ended runs whose items are not yet stamped with their TTL (see core.storage.retention)."""
 
         Meta = index_meta("by_retention", KeysOnlyProjection())
         retain_shard = UnicodeAttribute(hash_key=True)
@@ -107,7 +108,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         lease_shard = UnicodeAttribute(null=True)
         lease_expires_at = NumberAttribute(null=True)
         recoveries = NumberAttribute(default=0)
-        recovery_pending = NumberAttribute(null=True)  # recoveries sent, not yet taken (see core.recovery)
+        recovery_pending = NumberAttribute(null=True)  # recoveries sent, not yet taken (see core.storage.recovery)
         recovery_taken_at = NumberAttribute(null=True)  # the cursor at which a worker last took one
         recovery_faults = NumberAttribute(null=True)  # recoveries counted towards the cap
         cancel_requested = BooleanAttribute(default=False)
@@ -122,25 +123,26 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         code_version = UnicodeAttribute(null=True)
         forked_from = UnicodeAttribute(null=True)
         forked_at = NumberAttribute(null=True)
-        chain_head = UnicodeAttribute(null=True)  # continue-as-new: the chain's anchor (see core.chains)
+        chain_head = UnicodeAttribute(null=True)  # continue-as-new: the chain's anchor (see core.storage.chains)
         chain_last = UnicodeAttribute(null=True)  # on an anchor: the chain's latest run
         signal_clock = NumberAttribute(null=True)  # on an anchor: the number of its last stored signal's key
         queue = UnicodeAttribute(null=True)
-        priority = UnicodeAttribute(null=True)  # the run's level, None for normal (see core.priority)
+        priority = UnicodeAttribute(null=True)  # the run's level, None for normal (see core.model.priority)
         req = UnicodeAttribute(null=True)  # id of the last request that decided something (see base.new_request)
         owner = UnicodeAttribute(null=True)  # the resume running inline steps (see claim_run)
         sent = NumberAttribute(null=True)  # the last op marked in flight for a message (see advance_run, claim_run)
         update_pos = NumberAttribute(null=True)  # the last recorded update's position (see answer_update, claim_run)
         last_outcome = UnicodeAttribute(null=True)  # the last op's outcome, written by the end (see finish_run)
-        ddb_reads = NumberAttribute(null=True)  # requests counted for the run (see core.metering)
+        ddb_reads = NumberAttribute(null=True)  # requests counted for the run (see core.storage.metering)
         ddb_writes = NumberAttribute(null=True)
         sqs_sends = NumberAttribute(null=True)
-        tags = UnicodeAttribute(null=True)  # JSON object of the run's tags (see core.tags)
+        tags = UnicodeAttribute(null=True)  # JSON object of the run's tags (see core.storage.tags)
         retain_shard = UnicodeAttribute(null=True)  # ended, items not yet stamped (the by_retention index)
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute: set when the run ends
-        stamped_at = NumberAttribute(null=True)  # when its items' TTL was last pushed out (core.retention)
-        start_at = NumberAttribute(null=True)  # a delayed run's start time (see core.delayed)
-        deferral = UnicodeAttribute(null=True)  # JSON: the last deferral to a worker that serves it (core.deferral)
+        stamped_at = NumberAttribute(null=True)  # when its items' TTL was last pushed out (core.storage.retention)
+        start_at = NumberAttribute(null=True)  # a delayed run's start time (see core.admission.delayed)
+        # JSON: the last deferral to a worker that serves it (core.admission.deferral)
+        deferral = UnicodeAttribute(null=True)
         by_status = RunsByStatus()
         by_workflow = RunsByWorkflow()
         by_lease = RunsByLease()
@@ -294,7 +296,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         """The index item of one tag of one run: Queried by ``key=value`` in each shard, newest first."""
 
         Meta = meta("tags")
-        tag = UnicodeAttribute(hash_key=True)  # key=value#<shard> (core.tags.index_key)
+        tag = UnicodeAttribute(hash_key=True)  # key=value#<shard> (core.storage.tags.index_key)
         run_key = UnicodeAttribute(range_key=True)  # creation time (fixed width) # run id
         run_id = UnicodeAttribute()
         workflow = UnicodeAttribute()
@@ -318,7 +320,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         retain_until = TTLAttribute(null=True)  # the table's TTL attribute: a token reservation nobody took
 
     class Batch(Model):
-        """A batch operation (``core/batches.py``): live ones in partition ``live`` (what beat
+        """A batch operation (``core/model/batches.py``): live ones in partition ``live`` (what beat
         Queries), ended ones in ``ended``; every write conditioned on ``version``."""
 
         Meta = meta("batches")

@@ -1,6 +1,6 @@
 """The DynamoDB interpreter of write plans: one op is one PynamoDB request, several are one
 ``TransactWrite``; conditions and actions are built from the models' attributes (see
-``workflows.core.plans``)."""
+``workflows.core.storage.plans``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from pynamodb.attributes import TTLAttribute
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
-from workflows.core import plans as p
+from workflows.core.storage import plans as p
 
 from .base import AddedOrder, StoreBase, is_condition_failure, plain
 

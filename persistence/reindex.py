@@ -14,8 +14,8 @@ import functools
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.listing import listing_key
-from workflows.core.tags import TAG_SHARDS
+from workflows.core.storage.listing import listing_key
+from workflows.core.storage.tags import TAG_SHARDS
 
 from .base import StoreBase
 

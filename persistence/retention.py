@@ -1,4 +1,4 @@
-"""Retention: stamp every item of an ended run with its TTL (see ``workflows.core.retention``)."""
+"""Retention: stamp every item of an ended run with its TTL (see ``workflows.core.storage.retention``)."""
 
 from __future__ import annotations
 

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import (
+from workflows.core.model.records import (
     RUN_RESULT_SEQ,
     Page,
     RunRecord,
     RunSummary,
 )
-from workflows.core.writes.items import run_record
+from workflows.core.storage.writes.items import run_record
 from workflows.errors import RunNotFound, SerializationError
 
 from .base import plain

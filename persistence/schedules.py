@@ -1,14 +1,14 @@
 """Schedules: their reads (the definitions by id, the listing, the sharded due index).
 
-The writes are shared: ``workflows.core.writes.schedules``.
+The writes are shared: ``workflows.core.storage.writes.schedules``.
 """
 
 from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist
 
-from workflows.core.records import Page, ScheduleRecord
-from workflows.core.writes.schedules import LISTING, schedule_record
+from workflows.core.model.records import Page, ScheduleRecord
+from workflows.core.storage.writes.schedules import LISTING, schedule_record
 from workflows.errors import ScheduleNotFound
 
 from .base import SCHEDULE_SHARDS, StoreBase, plain

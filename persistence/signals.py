@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.core.records import SignalRecord
-from workflows.core.writes.items import signal_record
+from workflows.core.model.records import SignalRecord
+from workflows.core.storage.writes.items import signal_record
 
 from .base import StoreBase, plain
 

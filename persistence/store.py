@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from workflows.core.writes import Writes
+from workflows.core.storage.writes import Writes
 from workflows.settings import Settings, get_settings
 
 from .blobs import S3Blobs

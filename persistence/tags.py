@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.core.listing import Position, merged_page, shard_key
-from workflows.core.records import Page, RunRecord
-from workflows.core.tags import TAG_SHARDS, index_bound, index_sort_key, tag_text
+from workflows.core.model.records import Page, RunRecord
+from workflows.core.storage.listing import Position, merged_page, shard_key
+from workflows.core.storage.tags import TAG_SHARDS, index_bound, index_sort_key, tag_text
 
 from .base import StoreBase
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workflows.core.records import TimerRecord
+from workflows.core.model.records import TimerRecord
 
 from .base import StoreBase
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workflows.core.records import EventRecord
+from workflows.core.model.records import EventRecord
 
 from .history import HistoryStore
 from .plans import PlanStore

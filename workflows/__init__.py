@@ -36,8 +36,22 @@ MOVED: dict[str, str] = {
     **{f"workflows.{old}": f"workflows.local.{new}" for old, new in [
         ("localstack", "server"), ("local_iam", "iam"), ("embedded", "embedded"), ("demo", "demo")]},
     **{f"workflows.{old}": f"workflows.core.{new}" for old, new in [
-        ("names", "names"), ("limits", "limits"), ("pricing", "pricing"), ("inspect", "timeline"),
-        ("registry", "registry")]},
+        ("names", "model.names"), ("limits", "model.limits"), ("pricing", "model.pricing"),
+        ("inspect", "storage.timeline"), ("registry", "model.registry")]},
+    # the core's modules, before it was split into rooms (docs/architecture.md, "The core's rooms")
+    **{f"workflows.core.{module}": f"workflows.core.{room}.{module}" for room, modules in [
+        ("model", "records control failures names embed registry limits join_layout batches priority tokens hooks "
+                  "lease buckets pricing"),
+        ("storage", "ports plans listing payloads metering newest retention tags chains timeline recovery "
+                    "writes"),
+        ("admission", "gates delayed debounce workflow_slots deferral versions"),
+        ("replay", "context commands commit deterministic history_cache marks observer guard updates in_place "
+                   "children"),
+        ("execution", "attempts flow overrun step_loop heartbeat"),
+        ("ops", "waits first events fanout completion steps patching replay_log inbox async_workflow"),
+        ("background", "firing sweeper orphans forks update_requests")] for module in modules.split()},
+    # (``workflows.core.storage`` and ``workflows.core.ops`` are rooms now: their modules are
+    # ``workflows.core.storage.rules`` and ``workflows.core.ops.calls``)
 }
 
 
@@ -90,18 +104,18 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["BatchNotFound", "InvalidBatch"], "workflows.errors"),
     **dict.fromkeys(["RunHandle", "apply_async", "cancel", "count_runs", "get_run", "list_run_summaries", "list_runs",
                      "resume_hook", "send_signal", "start"], "workflows.client"),
-    "RunStatus": "workflows.core.records",
+    "RunStatus": "workflows.core.model.records",
     **dict.fromkeys(["StreamPage", "get_event", "read_stream"], "workflows.events"),
     "update_run": "workflows.client",
-    "on_update": "workflows.core.updates",
+    "on_update": "workflows.core.replay.updates",
     **dict.fromkeys(["DurableCallInUpdate", "UpdateError", "UpdateFailed", "UpdateRefused", "UpdateRunEnded",
                      "UpdateTimeout"], "workflows.errors"),
-    **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.patching"),
-    **dict.fromkeys(["now", "random", "uuid4"], "workflows.core.deterministic"),
-    "logger": "workflows.core.replay_log",
-    "FanOutResult": "workflows.core.completion",
-    **dict.fromkeys(["Failure", "declare_error"], "workflows.core.failures"),
-    **dict.fromkeys(["First", "signal", "timer"], "workflows.core.first"),
+    **dict.fromkeys(["deprecate_patch", "patched"], "workflows.core.ops.patching"),
+    **dict.fromkeys(["now", "random", "uuid4"], "workflows.core.replay.deterministic"),
+    "logger": "workflows.core.ops.replay_log",
+    "FanOutResult": "workflows.core.ops.completion",
+    **dict.fromkeys(["Failure", "declare_error"], "workflows.core.model.failures"),
+    **dict.fromkeys(["First", "signal", "timer"], "workflows.core.ops.first"),
     **dict.fromkeys(["fork_run", "rerun"], "workflows.forking"),
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
@@ -114,7 +128,7 @@ _EXPORTS: dict[str, str] = {
                      "ScheduleNotFound", "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"],
                     "workflows.errors"),
     **dict.fromkeys(["cancel_requested", "continue_as_new", "first_of", "hook", "parallel", "set_event", "set_tags",
-                     "sleep", "wait_for_signal", "write_stream"], "workflows.core.ops"),
+                     "sleep", "wait_for_signal", "write_stream"], "workflows.core.ops.calls"),
     **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
                      "list_schedules", "pause_schedule", "resume_schedule", "trigger_schedule", "update_schedule"],
                     "workflows.schedules"),
@@ -183,11 +197,9 @@ if TYPE_CHECKING:
         start,
         update_run,
     )
-    from .core.completion import FanOutResult
-    from .core.deterministic import now, random, uuid4
-    from .core.failures import Failure, declare_error
-    from .core.first import First, signal, timer
-    from .core.ops import (
+    from .core.model.failures import Failure, declare_error
+    from .core.model.records import RunStatus
+    from .core.ops.calls import (
         cancel_requested,
         continue_as_new,
         first_of,
@@ -199,10 +211,12 @@ if TYPE_CHECKING:
         wait_for_signal,
         write_stream,
     )
-    from .core.patching import deprecate_patch, patched
-    from .core.records import RunStatus
-    from .core.replay_log import logger
-    from .core.updates import on_update
+    from .core.ops.completion import FanOutResult
+    from .core.ops.first import First, signal, timer
+    from .core.ops.patching import deprecate_patch, patched
+    from .core.ops.replay_log import logger
+    from .core.replay.deterministic import now, random, uuid4
+    from .core.replay.updates import on_update
     from .decorators import Step, StepCall, Workflow, step, workflow
     from .errors import (
         BatchNotFound,

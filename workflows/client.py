@@ -13,21 +13,21 @@ import warnings
 from typing import Any, Iterator, Mapping, Sequence
 
 from . import codec
-from .core.chains import chain_anchor, current_run, follow
-from .core.debounce import DEBOUNCE_TAG
-from .core.delayed import start_time
+from .core.admission.debounce import DEBOUNCE_TAG
+from .core.admission.delayed import start_time
+from .core.background.update_requests import send_update, wait_for_answer
 from .core.engine import Engine
-from .core.hooks import refusal
-from .core.inbox import Waiting, waiting
-from .core.names import check_name
-from .core.newest import STATUSES, newest_page
-from .core.ports import Store
-from .core.priority import run_priority
-from .core.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
-from .core.registry import WorkflowDef, check_arguments, get_workflow
-from .core.tags import check_tags, limit_count, parse_filter
-from .core.tokens import hash_token
-from .core.update_requests import send_update, wait_for_answer
+from .core.model.hooks import refusal
+from .core.model.names import check_name
+from .core.model.priority import run_priority
+from .core.model.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
+from .core.model.registry import WorkflowDef, check_arguments, get_workflow
+from .core.model.tokens import hash_token
+from .core.ops.inbox import Waiting, waiting
+from .core.storage.chains import chain_anchor, current_run, follow
+from .core.storage.newest import STATUSES, newest_page
+from .core.storage.ports import Store
+from .core.storage.tags import check_tags, limit_count, parse_filter
 from .debounce import Debounce, debounce_options, start_debounced
 from .durations import Duration, to_seconds
 from .errors import (
@@ -191,20 +191,20 @@ class RunHandle:
 
     def history(self) -> list[EventRecord]:
         """The raw history records, in order (with the outcome the run's end carries: see
-        ``core.records.with_last_outcome``)."""
-        from .core.timeline import run_history
+        ``core.model.records.with_last_outcome``)."""
+        from .core.storage.timeline import run_history
 
         return run_history(get_engine().store, self.run_id)
 
     def events(self) -> list[dict[str, Any]]:
         """The history as a timeline: run start, every op record in order, run end."""
-        from .core.timeline import timeline
+        from .core.storage.timeline import timeline
 
         return timeline(self.record(), self.history(), get_engine().payloads.resolve_record)
 
     def steps(self) -> list[dict[str, Any]]:
         """One record per step op: seq, name, status, attempts, started_at, finished_at, error."""
-        from .core.timeline import step_rows
+        from .core.storage.timeline import step_rows
 
         return step_rows(self.record(), self.history(), get_engine().payloads.resolve_record)
 
@@ -263,7 +263,7 @@ class RunHandle:
 
 
 def last_of_chain(store: Store, run_id: str) -> RunRecord:
-    """The run, or the last run of the continue-as-new chain it started (see ``core.chains``)."""
+    """The run, or the last run of the continue-as-new chain it started (see ``core.storage.chains``)."""
     return current_run(store, run_id)
 
 
@@ -339,7 +339,7 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
     """One page of runs, newest first; ``workflow`` takes a name or the workflow object.
 
     Without ``status`` or ``workflow`` the runs of every status are merged newest first
-    (``core/newest.py``: one Query per status a page, full pages, one cursor). ``tag``
+    (``core/storage/newest.py``: one Query per status a page, full pages, one cursor). ``tag``
     (``"key=value"``) pages through the runs carrying that tag (its index, no Scan); it
     combines with ``workflow`` and ``created``, not with ``status``. ``created`` keeps the runs
     created within a :class:`~workflows.options.TimeRange` (``since=`` / ``until=`` keywords:
@@ -470,7 +470,7 @@ def signal_run(engine: Engine, run_id: str, name: str, payload: Any = None) -> N
     # The signal and the wake it implies are one write, so the run resumes even if this process dies
     # now. It is kept under the chain's anchor and wakes the chain's current run, only while that run
     # is live: one that continued meanwhile is followed to its successor (nothing is lost in between).
-    # It is ordered after every signal stored before (not by this host's clock: core.storage.signal_time);
+    # It is ordered after every signal stored before (not by this host's clock: core.storage.rules.signal_time);
     # a signal stored meanwhile and ordered after it makes this one be sent again, after that one.
     while not run.is_terminal and engine.store.put_signal(anchor, name, data, wake=run.run_id) is None:
         run = current_run(engine.store, run.run_id)  # it ended (or continued) meanwhile

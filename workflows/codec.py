@@ -40,7 +40,7 @@ from .errors import PayloadTooLarge, SerializationError
 
 _TAG = "__wf__"
 TAG = _TAG
-"""The key of a tagged dict (public: ``core/payloads.py`` tags references with it)."""
+"""The key of a tagged dict (public: ``core/storage/payloads.py`` tags references with it)."""
 
 MAX_DEPTH = 500
 """The deepest nesting of lists and dicts accepted: well inside Python's recursion

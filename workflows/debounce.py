@@ -5,7 +5,7 @@ The first start with a key opens a window: it takes the window item (slot number
 then creates that run, tagged with the key. A start while the window is open pushes its
 arguments into that run and moves the window's end to ``now + debounce`` (at most ``debounce_max``
 after the run was created), in one transaction; every caller gets the same run. The run waits
-until the window's end, then starts with the last arguments (``workflows.core.debounce``). A
+until the window's end, then starts with the last arguments (``workflows.core.admission.debounce``). A
 start after the end opens the next window. Every write is conditional: concurrent starts agree on
 one run per window, and a retried write is recognised (``acquire_slot`` and ``create_run`` by
 request id; a push repeats harmlessly).
@@ -18,10 +18,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .core.debounce import DEBOUNCE_TAG, WINDOW_SLOT_NUMBER, window_of
+from .core.admission.debounce import DEBOUNCE_TAG, WINDOW_SLOT_NUMBER, window_of
 from .core.engine import Engine
-from .core.registry import WorkflowDef
-from .core.tags import MAX_VALUE_LENGTH, check_tag
+from .core.model.registry import WorkflowDef
+from .core.storage.tags import MAX_VALUE_LENGTH, check_tag
 from .durations import Duration, to_seconds
 from .errors import InvalidDebounce, InvalidTags, StorageError
 
@@ -73,7 +73,7 @@ def start_debounced(engine: Engine, definition: WorkflowDef, args: str, options:
                     **fields: Any) -> str:
     """Start a run of ``definition`` with ``args`` (codec text, not yet offloaded) debounced by
     ``options``, or collapse into the run whose window is open; return its run id. A large ``args``
-    is written to the prefix of the run it goes to (core/payloads.py), before that run's write.
+    is written to the prefix of the run it goes to (core/storage/payloads.py), before that run's write.
 
     Raises:
         StorageError: the window kept changing under this start for ``MAX_ROUNDS`` rounds.

@@ -8,18 +8,18 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, ParamSpec, Sequence, TypeVar, overload
 
-from .core import registry
-from .core.children import ChildStart
-from .core.limits import step_limits, workflow_limits
-from .core.names import check_name, check_queue
-from .core.priority import check_priority
+from .core.model import registry
+from .core.model.limits import step_limits, workflow_limits
+from .core.model.names import check_name, check_queue
+from .core.model.priority import check_priority
+from .core.replay.children import ChildStart
 from .durations import Duration, to_seconds
 from .errors import InvalidDebounce, InvalidSchedule, RegistrationError
 from .options import RETRY_KEYWORDS, RetryPolicy, StartOptions, split_start_options
 
 if TYPE_CHECKING:
     from .client import RunHandle
-    from .core.context import WorkflowContext
+    from .core.replay.context import WorkflowContext
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -43,8 +43,8 @@ class StepCall:
 def _replay_hooks() -> tuple[Any, Any, Any]:
     """What a step call asks of the engine, imported once (the engine imports this module;
     an import per call costs more than the call of a recorded step)."""
-    from .core.async_workflow import StepAwaitable, current_driver
-    from .core.context import current_workflow
+    from .core.ops.async_workflow import StepAwaitable, current_driver
+    from .core.replay.context import current_workflow
 
     return current_workflow, current_driver, StepAwaitable
 
@@ -73,7 +73,7 @@ class Step(Generic[P, R]):
     @property
     def is_async(self) -> bool:
         """Whether the step's body is an ``async def`` (in an async workflow its call is awaited)."""
-        from .core.step_loop import is_async_callable
+        from .core.execution.step_loop import is_async_callable
 
         return is_async_callable(self.definition.fn)
 
@@ -81,7 +81,9 @@ class Step(Generic[P, R]):
         """The durable call of this step in the workflow ``ctx`` runs: its recorded result, or a run of it."""
         # The registered definition, as workers run it (the testing kit may have replaced it).
         definition = registry.find_step(self.name) or self.definition
-        return ctx.call_step(definition, args, kwargs)
+        from .core.ops.steps import call_step  # the durable calls load with the first workflow that runs
+
+        return call_step(ctx, definition, args, kwargs)
 
     def s(self, *args: P.args, **kwargs: P.kwargs) -> StepCall:
         """Return a signature of this step for :func:`parallel`."""
@@ -91,7 +93,7 @@ class Step(Generic[P, R]):
             tolerated_failures: int | None = None) -> Any:
         """Run this step once per item, in parallel; results in item order (in an async
         workflow: an awaitable of them). With completion criteria, a FanOutResult (see :func:`parallel`)."""
-        from .core.ops import parallel
+        from .core.ops.calls import parallel
 
         return parallel(*(StepCall(self, (item,), {}) for item in items), return_exceptions=return_exceptions,
                         min_successful=min_successful, tolerated_failures=tolerated_failures)
@@ -137,7 +139,7 @@ class Workflow(Generic[P, R]):
     def start_with(self, args: tuple[Any, ...], kwargs: dict[str, Any], options: StartOptions) -> RunHandle:
         """Start a run with ``args``, ``kwargs`` and ``options`` (what every other start calls)."""
         from .client import start_with_options
-        from .core.context import current_workflow
+        from .core.replay.context import current_workflow
 
         ctx = current_workflow()
         if ctx is None:
@@ -145,7 +147,10 @@ class Workflow(Generic[P, R]):
         if options.debounce is not None or options.debounce_key is not None or options.debounce_max is not None:
             raise InvalidDebounce("a child run cannot be debounced (start it from outside a workflow)")
         start = ChildStart(options.delay, options.start_at, options.detached, options.parent_close_policy)
-        return ctx.start_child(self.definition, args, kwargs, start)  # type: ignore[no-any-return]
+        from .core.ops.waits import start_child  # the durable calls load with the first workflow that runs
+
+        # inside a workflow the handle is a ChildHandle, whose result() waits durably
+        return start_child(ctx, self.definition, args, kwargs, start)  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return f"<workflow {self.name}>"
@@ -255,19 +260,19 @@ def step_definition(fn: Callable[..., Any], options: dict[str, Any], task: Any =
 
 
 def _declare_errors(errors: Any) -> None:
-    """Declare the exception classes of ``@step(errors=[...])`` (``core.failures.declare_error``)."""
+    """Declare the exception classes of ``@step(errors=[...])`` (``core.model.failures.declare_error``)."""
     if errors is None:
         return
     if isinstance(errors, type) or not isinstance(errors, (list, tuple)):
         raise RegistrationError(f"@step errors must be a list of exception classes, got {errors!r}")
-    from .core.failures import declare_error
+    from .core.model.failures import declare_error
 
     for cls in errors:
         declare_error(cls)
 
 
 def _priority(options: dict[str, Any], what: str) -> str | None:
-    """The ``priority=`` option as stored (None: not given, or normal); see ``workflows.core.priority``."""
+    """The ``priority=`` option as stored (None: not given, or normal); see ``workflows.core.model.priority``."""
     return None if options.get("priority") is None else check_priority(options["priority"], what)
 
 

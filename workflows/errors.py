@@ -81,7 +81,7 @@ Tree::
 that this tree is the module's classes and their bases).
 
 The engine's control flow (a run suspends, continues as new, or a replay stops) is not an
-error: it lives in ``workflows/core/control.py``, derives from ``BaseException`` so user code
+error: it lives in ``workflows/core/model/control.py``, derives from ``BaseException`` so user code
 does not swallow it, and is never raised to callers. ``Suspend``, ``ContinueAsNew``,
 ``ReplayAborted`` and ``ReplayStopped`` are still importable from here, with a
 ``DeprecationWarning``, for one release.
@@ -115,7 +115,7 @@ class RegistrationError(WorkflowError):
 
 
 class InvalidName(InvalidInput, RegistrationError, ConfigurationError):
-    """A workflow, step, queue or signal name that breaks the naming rules (see ``workflows.core.names``)."""
+    """A workflow, step, queue or signal name that breaks the naming rules (see ``workflows.core.model.names``)."""
 
 
 class UnknownWorkflow(WorkflowError):
@@ -152,7 +152,7 @@ class PayloadTooLarge(SerializationError):
 
 
 class InvalidTags(InvalidInput, SerializationError, ValueError):
-    """Run tags that are not string keys and values within the limits (see ``workflows.core.tags``)."""
+    """Run tags that are not string keys and values within the limits (see ``workflows.core.storage.tags``)."""
 
 
 class InvalidDuration(InvalidInput, ValueError):
@@ -179,7 +179,8 @@ class InvalidChildOptions(InvalidInput, ValueError):
 
 
 class InvalidPriority(InvalidInput, RegistrationError, ValueError):
-    """A priority that is not one of the levels ``high``, ``normal``, ``low`` (see ``workflows.core.priority``)."""
+    """A priority that is not one of the levels ``high``, ``normal``, ``low``
+    (see ``workflows.core.model.priority``)."""
 
 
 class NotFound(WorkflowError, LookupError):
@@ -285,7 +286,7 @@ class StepFailed(WorkflowError):
     Attributes:
         name: the step's name.
         error: the recorded error text (``Type: message``).
-        failure: the structured failure (``workflows.core.failures.Failure``: type, module-qualified
+        failure: the structured failure (``workflows.core.model.failures.Failure``: type, module-qualified
             name, message, traceback and cause chain), None for records written before it was kept.
         type: the failed exception's class name (None if unknown).
     """
@@ -390,7 +391,7 @@ class WaitTimeout(WorkflowError, TimeoutError):
 
 
 class InvalidEventKey(InvalidInput, ValueError):
-    """An event key (``set_event``, ``get_event``) that breaks the rules of ``workflows.core.events``."""
+    """An event key (``set_event``, ``get_event``) that breaks the rules of ``workflows.core.ops.events``."""
 
 
 class StreamFull(WorkflowError):
@@ -521,16 +522,16 @@ def describe(exc: BaseException) -> str:
     return f"{cut} ... ({len(text) - len(cut)} more characters)"
 
 
-#: Control flow that lived here, importable for one release (``workflows.core.control``).
+#: Control flow that lived here, importable for one release (``workflows.core.model.control``).
 _MOVED_CONTROL = ("Suspend", "ContinueAsNew", "ReplayAborted", "ReplayStopped")
 
 
 def __getattr__(name: str) -> Any:
     if name not in _MOVED_CONTROL:
         raise AttributeError(f"module 'workflows.errors' has no attribute {name!r}")
-    from .core import control
+    from .core.model import control
 
     warnings.warn(f"workflows.errors.{name} is the engine's control flow, not an error: it moved to "
-                  f"workflows.core.control (workflows.errors.{name} goes in the next release)",
+                  f"workflows.core.model.control (workflows.errors.{name} goes in the next release)",
                   DeprecationWarning, stacklevel=2)
     return getattr(control, name)

@@ -1,4 +1,4 @@
-"""Reading what a run publishes: its events' latest values and its progress stream (``core.events``).
+"""Reading what a run publishes: its events' latest values and its progress stream (``core.ops.events``).
 
 ``get_event`` is one GetItem when the key is set, else one more read of the run per poll;
 ``event_values`` and ``read_stream`` are one Query of the run's history partition each.
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .core.engine import Engine
-from .core.events import (
+from .core.model.records import RunRecord, RunStatus
+from .core.ops.events import (
     EVENT_SEQ_BASE,
     EVENT_SEQ_SPAN,
     MAX_STREAM_ENTRIES,
@@ -20,8 +21,7 @@ from .core.events import (
     event_value_seq,
     stream_seq,
 )
-from .core.ports import Store
-from .core.records import RunRecord, RunStatus
+from .core.storage.ports import Store
 from .durations import Duration, to_seconds
 from .errors import EventNotSet, EventTimeout, InvalidInput, RunNotFound
 from .runtime import get_engine

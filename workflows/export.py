@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .core.fanout import join_id
-from .core.join_layout import fan_out_width_at
-from .core.payloads import Payloads
-from .core.ports import Store
-from .core.records import BranchRecord, EventRecord, OpKind, RunRecord, with_last_outcome
+from .core.model.join_layout import fan_out_width_at
+from .core.model.records import BranchRecord, EventRecord, OpKind, RunRecord, with_last_outcome
+from .core.ops.fanout import join_id
+from .core.storage.payloads import Payloads
+from .core.storage.ports import Store
 from .errors import InvalidExport
 
 FORMAT = "celery-durable-workflows/run-export"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .client import RunHandle, _check_text
-from .core import forks
+from .core.background import forks
 from .runtime import get_engine
 
 

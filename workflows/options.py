@@ -1,6 +1,6 @@
 """What is not an argument: how a run starts, how a step retries, how a schedule behaves.
 
-``RetryPolicy`` is the step's own policy (``workflows.core.registry.RetryPolicy``): its fields
+``RetryPolicy`` is the step's own policy (``workflows.core.model.registry.RetryPolicy``): its fields
 are ``@step``'s retry keywords.
 
 A workflow's own parameters never collide with these: they travel apart, the way Celery's
@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any, Callable, Mapping, TypeVar
 
-from .core.registry import RetryPolicy
+from .core.model.registry import RetryPolicy
 from .durations import Duration
 from .errors import InvalidArguments, InvalidInput
 

@@ -15,8 +15,8 @@ import threading
 from typing import Iterator
 
 from .core.engine import Engine
-from .core.observer import Observer, Observers
-from .core.ports import Transport
+from .core.replay.observer import Observer, Observers
+from .core.storage.ports import Transport
 from .settings import Settings, get_settings
 
 _engines: dict[Settings, Engine] = {}
@@ -43,7 +43,7 @@ def get_engine(settings: Settings | None = None) -> Engine:
 def build_engine(settings: Settings) -> Engine:
     """A new engine over the DynamoDB store and this process's Celery transport."""
     from persistence import get_store
-    from workflows.core.firing import ensure_listener
+    from workflows.core.background.firing import ensure_listener
 
     engine = Engine(get_store(settings), _worker_transport or _producer_transport(settings), settings,
                     observer=build_observer(settings))

@@ -18,8 +18,8 @@ from beat.cron import ScheduleSpec, fire_times_between
 
 from . import codec
 from .client import RunHandle
-from .core.records import Page, ScheduleRecord
-from .core.registry import get_workflow
+from .core.model.records import Page, ScheduleRecord
+from .core.model.registry import get_workflow
 from .durations import Duration, to_seconds
 from .errors import InvalidDuration, InvalidSchedule, ScheduleNotFound, SerializationError
 from .options import SchedulePolicy, Timetable, bundle, unknown_keywords
@@ -147,7 +147,7 @@ def _encode_args(name: str, args: Any, kwargs: Any) -> str:
 
 
 def _first_fire(spec: ScheduleSpec, schedule_id: str, now: float) -> tuple[float | None, float | None]:
-    from workflows.core.firing import next_after
+    from workflows.core.background.firing import next_after
 
     return next_after(spec, schedule_id, now)
 
@@ -363,7 +363,7 @@ def resume_schedule(schedule_id: str) -> ScheduleInfo:
     Raises:
         ScheduleNotFound: no schedule has this id.
     """
-    from workflows.core.firing import drain, ensure_listener
+    from workflows.core.background.firing import drain, ensure_listener
 
     engine = get_engine()
     ensure_listener(engine)
@@ -391,7 +391,7 @@ def delete_schedule(schedule_id: str) -> None:
 
 
 def _fire_by_hand(schedule_id: str, fires: list[float], overlap: str | None) -> list[tuple[str, float]]:
-    from workflows.core.firing import LOST, apply_fire, ensure_listener
+    from workflows.core.background.firing import LOST, apply_fire, ensure_listener
 
     engine = get_engine()
     ensure_listener(engine)
@@ -418,7 +418,7 @@ def trigger_schedule(schedule_id: str, *, overlap: str | None = None) -> RunHand
     Raises:
         ScheduleNotFound: no schedule has this id.
     """
-    from workflows.core.firing import STARTED, fire_run_id, to_datetime, to_epoch
+    from workflows.core.background.firing import STARTED, fire_run_id, to_datetime, to_epoch
 
     fire = to_epoch(to_datetime(get_engine().now()))  # exact to the microsecond, as fire keys are
     [(outcome, _)] = _fire_by_hand(schedule_id, [fire], overlap)
@@ -439,7 +439,7 @@ def backfill_schedule(schedule_id: str, start: datetime, end: datetime, *, overl
     Raises:
         ScheduleNotFound, InvalidSchedule (naive datetimes, start after end, over 1000 fires).
     """
-    from workflows.core.firing import BUFFERED, STARTED, to_epoch
+    from workflows.core.background.firing import BUFFERED, STARTED, to_epoch
 
     current = get_engine().store.get_schedule(_lookup_id(schedule_id))
     spec = ScheduleSpec.from_dict(current.spec)

@@ -68,7 +68,7 @@ class Settings:
         s3_endpoint: S3 endpoint (``AWS_ENDPOINT_URL_S3``, else ``endpoint_url``).
         max_recovery_attempts: counted recoveries of one run before it fails: a recovery counts
             only when a worker took the previous one and died with the run; time waiting in a
-            queue never counts (``WORKFLOWS_MAX_RECOVERY_ATTEMPTS``; see ``core.recovery``).
+            queue never counts (``WORKFLOWS_MAX_RECOVERY_ATTEMPTS``; see ``core.storage.recovery``).
         poll_wait_seconds: SQS long-poll wait of workers (``WORKFLOWS_POLL_WAIT_SECONDS``).
         priority_share: how many free worker slots a queue yields in a row to a higher level's
             queue waiting for one before it takes one itself (``WORKFLOWS_PRIORITY_SHARE``; 0:

@@ -14,14 +14,14 @@ MAX_PARAMETERS = 6
 #: Modules being rewritten elsewhere (the Store port shrinks to "commit a write plan" plus reads;
 #: the engine, the context and the step loop with it): their signatures change with that work.
 REWRITTEN = (
-    "workflows/core/ports.py", "workflows/core/engine.py", "workflows/core/context.py",
-    "workflows/core/step_loop.py", "workflows/core/in_place.py", "workflows/core/steps.py",
-    "workflows/core/control.py", "workflows/core/records.py", "workflows/memory/",
-    "workflows/core/writes/",  # the Store port's writes, built once as plans: they keep the port's signatures
+    "workflows/core/storage/ports.py", "workflows/core/engine.py", "workflows/core/replay/context.py",
+    "workflows/core/execution/step_loop.py", "workflows/core/replay/in_place.py", "workflows/core/ops/steps.py",
+    "workflows/core/model/control.py", "workflows/core/model/records.py", "workflows/memory/",
+    "workflows/core/storage/writes/",  # the Store port's writes, built once as plans: they keep the port's signatures
 )
 #: Functions whose only callers are in the rewritten modules: they change with their callers.
 CALLED_FROM_REWRITTEN = {
-    "workflows/core/attempts.py:run_attempt",  # workflows/core/steps.py calls it
+    "workflows/core/execution/attempts.py:run_attempt",  # workflows/core/ops/steps.py calls it
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from workflows.core.records import RunRecord, ScheduleRecord, TimerRecord
+from workflows.core.model.records import RunRecord, ScheduleRecord, TimerRecord
 
 
 def uid(prefix: str = "r") -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from workflows.core.batches import COMPLETED, BatchRecord, Progress, Selection, batch_id_floor, new_batch_id
-from workflows.core.retention import retain_until
+from workflows.core.model.batches import COMPLETED, BatchRecord, Progress, Selection, batch_id_floor, new_batch_id
+from workflows.core.storage.retention import retain_until
 
 from .support import start, uid
 

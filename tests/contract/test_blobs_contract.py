@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from workflows.core.payloads import Payloads, reference_of
+from workflows.core.storage.payloads import Payloads, reference_of
 from workflows.errors import PayloadUnavailable
 
 MB = 1024 * 1024

@@ -3,7 +3,7 @@ child's end in its parent's history, a continue-as-new chain's anchor, signals k
 
 from __future__ import annotations
 
-from workflows.core.records import EventRecord, child_end_seq
+from workflows.core.model.records import EventRecord, child_end_seq
 
 from .conftest import LEASE_SECONDS
 from .retention_items import items_of_run, ttl_of

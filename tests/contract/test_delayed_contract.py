@@ -3,8 +3,8 @@ and an end's timers (a parent's ``parent_close`` timer, written with the end).""
 
 from __future__ import annotations
 
-from workflows.core.children import close_timer
-from workflows.core.delayed import start_timer
+from workflows.core.admission.delayed import start_timer
+from workflows.core.replay.children import close_timer
 
 from .support import due_ids, run_record, start, timer, uid
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from workflows.core.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN, event_value_seq, stream_seq
-from workflows.core.records import EventRecord, event_seq
+from workflows.core.model.records import EventRecord, event_seq
+from workflows.core.ops.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN, event_value_seq, stream_seq
 from workflows.settings import DEFAULT_RETENTION_SECONDS
 
 from .conftest import LEASE_SECONDS

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from workflows.core.records import EventRecord, HookRecord, TimerRecord, attempt_seq, event_seq
+from workflows.core.model.records import EventRecord, HookRecord, TimerRecord, attempt_seq, event_seq
 from workflows.errors import ItemTooLarge, StorageError
 
 from .support import due_ids, start, timer, uid

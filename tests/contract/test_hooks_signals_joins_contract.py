@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from workflows.core.embed import embed
-from workflows.core.records import HookRecord, SignalRecord, event_seq
-from workflows.core.updates import REQUEST_NAME, request_key
-from workflows.core.waits import hash_token
+from workflows.core.model.embed import embed
+from workflows.core.model.records import HookRecord, SignalRecord, event_seq
+from workflows.core.ops.waits import hash_token
+from workflows.core.replay.updates import REQUEST_NAME, request_key
 from workflows.errors import HookAlreadyResumed, HookClosed, HookExpired, HookNotFound, ItemTooLarge
 
 from .support import due_ids, start, timer, uid

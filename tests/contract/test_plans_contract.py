@@ -1,4 +1,4 @@
-"""Store contract: the interpreters of write plans (``workflows.core.plans``), on both stores.
+"""Store contract: the interpreters of write plans (``workflows.core.storage.plans``), on both stores.
 
 The plans write items of the ``joins`` table (keys ``join_id``, ``slot``; a string ``data``, a
 number ``total``, a number set ``done``) and of ``timers``: any plan over any table is interpreted
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.core.plans import (
+from workflows.core.storage.plans import (
     CONDITION_FAILED,
     A,
     Add,
@@ -26,7 +26,7 @@ from workflows.core.plans import (
     Update,
     plan,
 )
-from workflows.core.retention import write_expiry
+from workflows.core.storage.retention import write_expiry
 from workflows.errors import StorageError
 
 from .support import uid
@@ -105,7 +105,8 @@ def test_an_update_creates_a_missing_item_and_a_put_replaces(store) -> None:  # 
 
 def test_history_and_join_writes_expire_from_the_write_and_other_tables_do_not(store) -> None:  # type: ignore[no-untyped-def]
     """Each store commits a plan with its history and join items expiring retention + horizon after the write
-    (``core.retention.expiring``), stored as the tables' TTL attribute; a write that sets the TTL keeps its own."""
+    (``core.storage.retention.expiring``), stored as the tables' TTL attribute; a write that sets the TTL
+    keeps its own."""
     until = write_expiry(store.now(), store.settings)
     key, run_id = (uid("j"), 1), uid("r")
     assert store.commit(plan("two", Update("joins", key, (Add("total", 1),)),

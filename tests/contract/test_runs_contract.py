@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
-from workflows.core.control import OutcomeRecorded
-from workflows.core.records import EventRecord, event_seq
-from workflows.core.recovery import resend_lease
+from workflows.core.model.control import OutcomeRecorded
+from workflows.core.model.records import EventRecord, event_seq
+from workflows.core.storage.recovery import resend_lease
 from workflows.errors import ItemTooLarge, PayloadTooLarge, RunNotFound, SerializationError
 
 from .support import due_ids, run_record, start, timer, uid
@@ -438,7 +438,7 @@ def counts(run) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
 
 
 def test_run_writes_carry_the_requests_counted_for_the_run(store) -> None:  # type: ignore[no-untyped-def]
-    from workflows.core.metering import Tally, meter
+    from workflows.core.storage.metering import Tally, meter
 
     run_id = start(store)
     assert counts(store.get_run(run_id)) == (0, 0, 0)
@@ -464,7 +464,7 @@ def test_run_writes_carry_the_requests_counted_for_the_run(store) -> None:  # ty
 
 
 def test_continue_run_carries_the_counts_of_the_ended_run(store) -> None:  # type: ignore[no-untyped-def]
-    from workflows.core.metering import Tally, meter
+    from workflows.core.storage.metering import Tally, meter
 
     run_id = start(store)
     meter.count(run_id, Tally(ddb_reads=1, ddb_writes=2, sqs_sends=3))

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from workflows.core.records import ScheduleRecord, chain_key
+from workflows.core.model.records import ScheduleRecord, chain_key
 from workflows.errors import ItemTooLarge, ScheduleAlreadyExists, ScheduleNotFound, SerializationError
 
 from .support import due_schedule_ids, schedule, uid

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from workflows.core.listing import listing_key
-from workflows.core.records import LIVE, TERMINAL
-from workflows.core.tags import TAG_SHARDS
+from workflows.core.model.records import LIVE, TERMINAL
+from workflows.core.storage.listing import listing_key
+from workflows.core.storage.tags import TAG_SHARDS
 from workflows.settings import Settings
 
 from .conftest import LEASE_SECONDS

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from workflows.core.records import EventRecord, HookRecord, RunRecord, TimerRecord, event_seq
-from workflows.core.waits import hash_token
+from workflows.core.model.records import EventRecord, HookRecord, RunRecord, TimerRecord, event_seq
+from workflows.core.ops.waits import hash_token
 from workflows.errors import HookAlreadyResumed, HookExpired, HookNotFound, ItemTooLarge, RunNotFound
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.core.records import HookRecord
-from workflows.core.waits import hash_token
+from workflows.core.model.records import HookRecord
+from workflows.core.ops.waits import hash_token
 
 from .support import schedule, start, timer, uid
 

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from workflows.core.records import EventRecord, HookRecord, attempt_seq, event_seq
-from workflows.core.retention import EXPIRING_TABLES, write_expiry
+from workflows.core.model.records import EventRecord, HookRecord, attempt_seq, event_seq
+from workflows.core.storage.retention import EXPIRING_TABLES, write_expiry
 from workflows.settings import DEFAULT_RETENTION_SECONDS
 
 from .conftest import LEASE_SECONDS

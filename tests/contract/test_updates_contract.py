@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from workflows.core.embed import embed
-from workflows.core.records import EventRecord, SignalRecord, event_seq
-from workflows.core.updates import REQUEST_NAME, answer_seq, find_answer, request_key
+from workflows.core.model.embed import embed
+from workflows.core.model.records import EventRecord, SignalRecord, event_seq
+from workflows.core.replay.updates import REQUEST_NAME, answer_seq, find_answer, request_key
 from workflows.errors import RunNotFound
 from workflows.settings import DEFAULT_RETENTION_SECONDS
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from workflows.core.records import EventRecord, event_seq
-from workflows.core.retention import write_expiry
+from workflows.core.model.records import EventRecord, event_seq
+from workflows.core.storage.retention import write_expiry
 
 from .retention_items import ttl_of
 from .support import due_ids, run_record, start, timer, uid

@@ -40,7 +40,7 @@ def after(method: str, point: str, when: Callable[..., bool]) -> None:
 
 # A dispatched step's result is recorded; the worker dies before continuing the run.
 after("record_event", "after_step_record", lambda ok, event, **_: ok and event.kind == "step" and event.is_outcome)
-# A sent step's outcome is recorded carrying the next step's dispatch (core.marks); the worker dies
+# A sent step's outcome is recorded carrying the next step's dispatch (core.replay.marks); the worker dies
 # before sending that step's message (the lease's recovery sends it).
 after("record_event", "after_marked_record", lambda ok, event, **_: ok and event.next_waiting is not None)
 # A resume won the in-flight write (a step sent), or claimed the run (a step run in place); it dies

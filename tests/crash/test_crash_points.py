@@ -15,7 +15,7 @@ from persistence import get_store
 from persistence.provision import create_queues, create_tables
 from tests.e2e import flows
 from tests.waiting import wait_for
-from workflows.core.records import with_last_outcome
+from workflows.core.model.records import with_last_outcome
 from workflows.settings import Settings
 
 pytestmark = pytest.mark.crash

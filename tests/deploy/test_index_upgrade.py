@@ -13,7 +13,7 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from persistence.reindex import ListingKeys
 from workflows.cli.commands import main
-from workflows.core.tags import index_sort_key
+from workflows.core.storage.tags import index_sort_key
 from workflows.deploy.indexes import ensure_indexes, index_plan, upgrade_indexes
 from workflows.deploy.resources import table_specs
 from workflows.settings import Settings, configure

@@ -93,7 +93,7 @@ def run_journey(hook_url: str, size: int) -> dict[str, Any]:
 
 def keep_alive(run_id: str) -> dict[str, Any]:
     """What beat's keep-alive pass does to one live run, made due now: its history's TTLs after."""
-    from workflows.core.retention import write_expiry
+    from workflows.core.storage.retention import write_expiry
     from workflows.runtime import get_engine
 
     engine = get_engine()

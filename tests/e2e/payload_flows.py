@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workflows import hook, step, wait_for_signal, workflow
-from workflows.core.attempts import current_step
+from workflows.core.execution.attempts import current_step
 
 
 @step(retries=1200, retry_delay=0, jitter=0, inline=True)

@@ -25,9 +25,9 @@ import pytest
 from persistence import get_store
 from tests.e2e import schedule_flows
 from workflows import create_schedule
-from workflows.core.records import HookRecord
-from workflows.core.tokens import new_token
-from workflows.core.waits import hash_token
+from workflows.core.model.records import HookRecord
+from workflows.core.model.tokens import new_token
+from workflows.core.ops.waits import hash_token
 from workflows.runtime import get_engine
 
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,7 @@ from bench.proxy import fetch_counts, reset_counts
 from bench.stack import Front
 from persistence import get_store
 from persistence.provision import create_queues, create_tables
-from workflows.core.metering import DDB_READS, DDB_WRITES
+from workflows.core.storage.metering import DDB_READS, DDB_WRITES
 from workflows.settings import Settings
 
 pytestmark = pytest.mark.e2e

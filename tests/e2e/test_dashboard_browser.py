@@ -479,9 +479,9 @@ def test_a_batch_is_stopped_from_its_page_after_a_confirmation(server: str, brow
 
 
 def test_the_batches_page_lists_every_batch_kept_a_page_at_a_time(server: str, browser: Any) -> None:
-    from workflows.core.batches import COMPLETED, ENDED_PART, BatchRecord, Selection, new_batch_id
-    from workflows.core.plans import Put, plan
-    from workflows.core.writes.batches import TABLE, batch_item
+    from workflows.core.model.batches import COMPLETED, ENDED_PART, BatchRecord, Selection, new_batch_id
+    from workflows.core.storage.plans import Put, plan
+    from workflows.core.storage.writes.batches import TABLE, batch_item
 
     store, old = get_engine().store, 1_000_000_000 + time.time_ns() % 10**8 / 1000  # 2001: below every other batch
     mine = []

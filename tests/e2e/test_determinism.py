@@ -11,8 +11,8 @@ import pytest
 from tests.e2e import det_flows as flows
 from tests.e2e.flows import counter_dir
 from tests.waiting import wait_for
-from workflows.core.fanout import join_id
-from workflows.core.records import OpKind
+from workflows.core.model.records import OpKind
+from workflows.core.ops.fanout import join_id
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e import failure_flows as flows
 from tests.e2e.flows import counter_dir
-from workflows.core.failures import parse
+from workflows.core.model.failures import parse
 
 pytestmark = pytest.mark.e2e
 

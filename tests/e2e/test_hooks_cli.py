@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import hook_flows
-from workflows.core.tokens import new_token
+from workflows.core.model.tokens import new_token
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ import pytest
 from tests.e2e import hook_flows
 from tests.serving import serve
 from workflows import HookAlreadyResumed, RunStatus, resume_hook
-from workflows.core.tokens import new_token
+from workflows.core.model.tokens import new_token
 from workflows.runtime import get_engine
 
 pytestmark = pytest.mark.e2e

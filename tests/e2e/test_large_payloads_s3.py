@@ -18,10 +18,10 @@ from tests.e2e import large_payload_flows as flows
 from tests.waiting import wait_for
 from workflows import get_run, send_signal
 from workflows.celery.producer import producer_transport
-from workflows.core.embed import is_embedded, unembed
 from workflows.core.engine import Engine
-from workflows.core.payloads import reference_of
-from workflows.core.retention import mark_payloads_ended
+from workflows.core.model.embed import is_embedded, unembed
+from workflows.core.storage.payloads import reference_of
+from workflows.core.storage.retention import mark_payloads_ended
 from workflows.runtime import get_engine, use_engine
 from workflows.settings import Settings
 

@@ -17,8 +17,8 @@ from tests.e2e import flows
 from tests.waiting import wait_for
 from workflows import list_runs
 from workflows.cli.commands import main
-from workflows.core.join_layout import shard_partition
-from workflows.core.tags import index_key
+from workflows.core.model.join_layout import shard_partition
+from workflows.core.storage.tags import index_key
 from workflows.settings import Settings
 
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,7 @@ from tests.e2e import late_flows, version_flows
 from tests.e2e.flows import counter_dir, executions
 from tests.waiting import wait_for
 from workflows import RunFailed, RunStatus, get_run
-from workflows.core.deferral import Deferral
+from workflows.core.admission.deferral import Deferral
 
 pytestmark = pytest.mark.e2e
 

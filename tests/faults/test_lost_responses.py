@@ -19,12 +19,12 @@ from persistence.provision import create_tables
 from tests.faults import atomic_flows as flows
 from tests.faults.faulty_aws import FaultyAWS
 from workflows.client import resume_hook, send_signal
-from workflows.core.commands import RunEnd
+from workflows.core.background.sweeper import fire_due_timers, reconcile
 from workflows.core.engine import Engine
-from workflows.core.records import RunStatus
-from workflows.core.registry import get_workflow
-from workflows.core.steps import execute_step, run_worker_task
-from workflows.core.sweeper import fire_due_timers, reconcile
+from workflows.core.model.records import RunStatus
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import execute_step, run_worker_task
+from workflows.core.replay.commands import RunEnd
 from workflows.memory import RecordingTransport
 
 
@@ -115,7 +115,7 @@ def expire_leases(engine: Engine) -> None:
 
 
 def test_a_hook_resume_leaves_a_lease_that_covers_a_crash_before_the_resume_is_sent(engine) -> None:  # type: ignore[no-untyped-def]
-    from workflows.core.waits import hash_token
+    from workflows.core.ops.waits import hash_token
 
     key = uuid.uuid4().hex
     run_id = start(engine, "await_hook", key)
@@ -173,7 +173,7 @@ class CancelBeforeContinue:
 
 
 def test_continue_as_new_that_loses_a_race_with_cancel_leaves_no_successor(engine) -> None:  # type: ignore[no-untyped-def]
-    from workflows.core.commit import RUN_NAMESPACE
+    from workflows.core.replay.commit import RUN_NAMESPACE
 
     racing = Engine(CancelBeforeContinue(engine.store), engine.transport, engine.settings, clock=engine.clock)  # type: ignore[arg-type]
     run_id, _ = racing.create_run(get_workflow("countdown"), "[[1],{}]")

@@ -23,10 +23,10 @@ import workflows
 from tests.e2e import flows, hook_flows, schedule_flows
 from tests.unit.test_http import call
 from workflows.client import RunHandle
-from workflows.core import registry
-from workflows.core.records import HookRecord
-from workflows.core.tokens import new_token
-from workflows.core.waits import hash_token, schema_ref
+from workflows.core.model import registry
+from workflows.core.model.records import HookRecord
+from workflows.core.model.tokens import new_token
+from workflows.core.ops.waits import hash_token, schema_ref
 from workflows.errors import (
     HookAlreadyResumed,
     HookClosed,

@@ -10,7 +10,7 @@ from typing import Any
 from persistence.provision import create_queues, sqs_client
 from workflows.celery import sqs
 from workflows.celery.producer import producer_transport
-from workflows.core.records import Branch, StepMessage
+from workflows.core.model.records import Branch, StepMessage
 from workflows.settings import Settings
 
 QUEUE = "batchsends"

@@ -13,10 +13,10 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from workflows import parallel, step, workflow
 from workflows.core.engine import Engine
-from workflows.core.fanout import join_id
-from workflows.core.records import StepMessage
-from workflows.core.registry import get_workflow
-from workflows.core.steps import execute_step
+from workflows.core.model.records import StepMessage
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.fanout import join_id
+from workflows.core.ops.steps import execute_step
 from workflows.memory import RecordingTransport
 
 RUNS: Counter[tuple[str, int]] = Counter()

@@ -13,9 +13,9 @@ from persistence.provision import create_tables
 from tests.e2e import flows
 from workflows.celery.transport import fresh_run
 from workflows.core.engine import Engine
-from workflows.core.records import ResumeMessage, RunRecord
-from workflows.core.registry import get_workflow
-from workflows.core.steps import run_worker_task
+from workflows.core.model.records import ResumeMessage, RunRecord
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import run_worker_task
 from workflows.memory import RecordingTransport
 
 

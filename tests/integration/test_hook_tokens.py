@@ -12,9 +12,9 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import payload_flows
 from workflows.core.engine import Engine
-from workflows.core.records import HookRecord
-from workflows.core.registry import get_workflow
-from workflows.core.tokens import hash_token
+from workflows.core.model.records import HookRecord
+from workflows.core.model.registry import get_workflow
+from workflows.core.model.tokens import hash_token
 from workflows.errors import ConfigurationError, HookAlreadyResumed
 from workflows.memory import RecordingTransport
 from workflows.settings import Settings

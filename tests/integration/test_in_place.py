@@ -11,11 +11,11 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import flows
 from workflows.core.engine import Engine
-from workflows.core.observer import NullObserver
-from workflows.core.records import RunRecord
-from workflows.core.registry import get_workflow
-from workflows.core.steps import run_worker_task
-from workflows.core.timeline import run_history
+from workflows.core.model.records import RunRecord
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import run_worker_task
+from workflows.core.replay.observer import NullObserver
+from workflows.core.storage.timeline import run_history
 from workflows.memory import RecordingTransport
 
 

@@ -12,12 +12,12 @@ import pytest
 from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.integration import robust_flows as flows
+from workflows.core.background.sweeper import reconcile
 from workflows.core.engine import Engine
-from workflows.core.records import EventRecord, OpKind, event_seq
-from workflows.core.registry import get_workflow
-from workflows.core.steps import run_worker_task
-from workflows.core.sweeper import reconcile
-from workflows.core.timeline import run_history
+from workflows.core.model.records import EventRecord, OpKind, event_seq
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import run_worker_task
+from workflows.core.storage.timeline import run_history
 from workflows.memory import ManualClock, RecordingTransport
 
 STEPS = 10

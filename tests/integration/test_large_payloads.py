@@ -14,11 +14,11 @@ from persistence.provision import create_tables
 from tests.e2e import payload_flows
 from workflows import codec
 from workflows.cli.commands import cmd_runs_show
+from workflows.core.background.sweeper import fire_due_timers
 from workflows.core.engine import Engine
-from workflows.core.records import TimerRecord
-from workflows.core.registry import get_workflow
-from workflows.core.steps import execute_step
-from workflows.core.sweeper import fire_due_timers
+from workflows.core.model.records import TimerRecord
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import execute_step
 from workflows.memory import RecordingTransport
 from workflows.settings import Settings
 

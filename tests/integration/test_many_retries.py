@@ -10,12 +10,12 @@ import pytest
 from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.e2e import payload_flows
-from workflows.core.attempts import Attempt, schedule_retry
 from workflows.core.engine import Engine
-from workflows.core.records import OUTCOME_SUB, EventRecord, StepMessage, attempt_seq
-from workflows.core.registry import get_step, get_workflow
-from workflows.core.steps import run_worker_task
-from workflows.core.timeline import run_history
+from workflows.core.execution.attempts import Attempt, schedule_retry
+from workflows.core.model.records import OUTCOME_SUB, EventRecord, StepMessage, attempt_seq
+from workflows.core.model.registry import get_step, get_workflow
+from workflows.core.ops.steps import run_worker_task
+from workflows.core.storage.timeline import run_history
 from workflows.memory import RecordingTransport
 
 

@@ -7,10 +7,10 @@ import uuid
 
 from persistence import DynamoStore
 from persistence.provision import create_tables
+from workflows.core.background.sweeper import reconcile
 from workflows.core.engine import Engine
-from workflows.core.records import ResumeMessage, RunRecord
-from workflows.core.recovery import take_recovery
-from workflows.core.sweeper import reconcile
+from workflows.core.model.records import ResumeMessage, RunRecord
+from workflows.core.storage.recovery import take_recovery
 from workflows.memory import RecordingTransport
 from workflows.settings import Settings
 

@@ -38,8 +38,8 @@ from workflows import (
     trigger_schedule,
     update_schedule,
 )
-from workflows.core import firing as beat
-from workflows.core.commands import RunEnd
+from workflows.core.background import firing as beat
+from workflows.core.replay.commands import RunEnd
 from workflows.errors import SerializationError
 from workflows.memory import RecordingTransport
 from workflows.runtime import get_engine

@@ -11,9 +11,9 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from tests.integration import robust_flows as flows
 from workflows.core.engine import Engine
-from workflows.core.records import RunRecord
-from workflows.core.registry import get_workflow
-from workflows.core.steps import execute_step
+from workflows.core.model.records import RunRecord
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import execute_step
 from workflows.errors import Throttled
 from workflows.memory import RecordingTransport
 

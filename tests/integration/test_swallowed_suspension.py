@@ -9,7 +9,7 @@ import pytest
 
 from tests.integration import robust_flows as flows
 from workflows.core.engine import Engine
-from workflows.core.registry import get_workflow
+from workflows.core.model.registry import get_workflow
 from workflows.memory import RecordingTransport
 
 

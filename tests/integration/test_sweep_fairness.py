@@ -11,7 +11,7 @@ import pytest
 from persistence import DynamoStore
 from persistence.base import SCHEDULE_SHARDS, shard_of
 from persistence.provision import create_tables
-from workflows.core.records import RunRecord, ScheduleRecord, TimerRecord
+from workflows.core.model.records import RunRecord, ScheduleRecord, TimerRecord
 
 LIMIT = 16
 BACKLOG = LIMIT + 4

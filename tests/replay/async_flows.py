@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from workflows import FatalError, StepFailed, WaitTimeout, hook, parallel, sleep, step, wait_for_signal, workflow
-from workflows.core.attempts import current_step
+from workflows.core.execution.attempts import current_step
 
 #: How many times each step body ran, by label.
 RAN: dict[str, int] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workflows import continue_as_new, hook, parallel, sleep, step, wait_for_signal, workflow
-from workflows.core.attempts import current_step
+from workflows.core.execution.attempts import current_step
 from workflows.errors import WaitTimeout
 
 #: Hook tokens handed out by :func:`publish`.

@@ -11,9 +11,9 @@ import pytest
 
 from tests.replay import async_flows as flows
 from workflows import RunFailed, workflow
-from workflows.core.records import OpKind
-from workflows.core.step_loop import StepLoop
-from workflows.core.timeline import run_history
+from workflows.core.execution.step_loop import StepLoop
+from workflows.core.model.records import OpKind
+from workflows.core.storage.timeline import run_history
 from workflows.errors import StepTimeout
 from workflows.export import export_run
 from workflows.testing import WorkflowEnv, redefinable, replay

@@ -10,13 +10,13 @@ import pytest
 
 from tests.replay import replay_flows as flows
 from tests.replay.ports import SETTINGS, memory_engine, recording
-from workflows.core.attempts import Attempt, StepAddress, record_failed_attempt, schedule_retry
+from workflows.core.background.sweeper import fire_due_timers, reconcile
 from workflows.core.engine import Engine
-from workflows.core.fanout import join_id
-from workflows.core.records import Branch, EventRecord, RunStatus, StepMessage, attempt_seq
-from workflows.core.registry import get_step, get_workflow
-from workflows.core.steps import execute_step, run_worker_task
-from workflows.core.sweeper import fire_due_timers, reconcile
+from workflows.core.execution.attempts import Attempt, StepAddress, record_failed_attempt, schedule_retry
+from workflows.core.model.records import Branch, EventRecord, RunStatus, StepMessage, attempt_seq
+from workflows.core.model.registry import get_step, get_workflow
+from workflows.core.ops.fanout import join_id
+from workflows.core.ops.steps import execute_step, run_worker_task
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 
 

@@ -1,4 +1,4 @@
-"""Deferral of runs no worker serves (core/deferral.py): backoff from ``defer_seconds`` to
+"""Deferral of runs no worker serves (core/admission/deferral.py): backoff from ``defer_seconds`` to
 ``defer_max_seconds``, the deferral kept on the run item by the deferring write, and the
 request cost of a deferred run over virtual hours (issue 23, item 8)."""
 
@@ -15,11 +15,11 @@ from tests.replay.ports import SETTINGS
 from tests.replay.test_replay import drain
 from workflows import runtime, step, workflow
 from workflows.cli import commands as cli
-from workflows.core import deferral as deferral_module
-from workflows.core.deferral import FLAT_TRIES, current_deferral
+from workflows.core.admission import deferral as deferral_module
+from workflows.core.admission.deferral import FLAT_TRIES, current_deferral
 from workflows.core.engine import Engine
-from workflows.core.records import RunStatus
-from workflows.core.registry import get_workflow, scope
+from workflows.core.model.records import RunStatus
+from workflows.core.model.registry import get_workflow, scope
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 
 #: Requests beat makes on every sweep whoever is due (not a deferred run's cost).

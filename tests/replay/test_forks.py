@@ -12,11 +12,11 @@ from tests.replay.ports import memory_engine
 from tests.replay.test_replay import drain
 from workflows import FatalError, hook, parallel, sleep, step, wait_for_signal, workflow
 from workflows.client import signal_run
-from workflows.core import forks
+from workflows.core.background import forks
 from workflows.core.engine import Engine
-from workflows.core.records import RunStatus
-from workflows.core.registry import get_workflow, scope
-from workflows.core.timeline import run_history
+from workflows.core.model.records import RunStatus
+from workflows.core.model.registry import get_workflow, scope
+from workflows.core.storage.timeline import run_history
 from workflows.errors import ForkRefused
 
 RAN: list[str] = []

@@ -10,9 +10,9 @@ from typing import Any, ContextManager, Iterator
 from tests.replay import replay_flows as flows  # noqa: F401 - registers the workflows
 from tests.replay.ports import memory_engine, recording
 from tests.replay.test_replay import drain
-from workflows.core.observer import NullObserver, Observers, StepAttempt
-from workflows.core.records import RunRecord, RunStatus, TimerRecord
-from workflows.core.registry import get_workflow
+from workflows.core.model.records import RunRecord, RunStatus, TimerRecord
+from workflows.core.model.registry import get_workflow
+from workflows.core.replay.observer import NullObserver, Observers, StepAttempt
 
 
 class Recorder(NullObserver):

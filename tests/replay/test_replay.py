@@ -13,12 +13,12 @@ import pytest
 from tests.replay import replay_flows as flows
 from tests.replay.ports import SETTINGS, memory_engine, recording
 from workflows.client import complete_hook, signal_run
+from workflows.core.background.sweeper import fire_due_timers
 from workflows.core.engine import Engine
-from workflows.core.records import OpKind, RunStatus, StepMessage
-from workflows.core.registry import get_workflow
-from workflows.core.steps import execute_step, run_worker_task
-from workflows.core.sweeper import fire_due_timers
-from workflows.core.timeline import run_history
+from workflows.core.model.records import OpKind, RunStatus, StepMessage
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import execute_step, run_worker_task
+from workflows.core.storage.timeline import run_history
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 
 

@@ -13,10 +13,10 @@ from tests.replay.ports import SETTINGS
 from tests.replay.test_replay import drain, transport
 from workflows import deprecate_patch, patched, sleep, step, workflow
 from workflows.core.engine import Engine
-from workflows.core.records import RunStatus
-from workflows.core.registry import get_workflow, scope
-from workflows.core.steps import run_worker_task
-from workflows.core.timeline import run_history
+from workflows.core.model.records import RunStatus
+from workflows.core.model.registry import get_workflow, scope
+from workflows.core.ops.steps import run_worker_task
+from workflows.core.storage.timeline import run_history
 from workflows.errors import InvalidArguments, NonDeterminismError, NotInWorkflow
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
@@ -149,7 +149,7 @@ def test_an_old_op_in_flight_at_the_patch_point_keeps_the_old_path() -> None:
         for resume in resumes:
             run_worker_task(engine, lambda r=resume: engine.resume(r.run_id))
         for message in steps:
-            from workflows.core.steps import execute_step
+            from workflows.core.ops.steps import execute_step
 
             run_worker_task(engine, lambda m=message: execute_step(engine, m, redelivered=False))
     run = engine.store.get_run(run_id)

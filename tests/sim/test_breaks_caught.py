@@ -13,9 +13,9 @@ from typing import Any, Callable
 
 import pytest
 
-from workflows.core import flow
 from workflows.core.engine import Engine
-from workflows.core.payloads import Payloads
+from workflows.core.execution import flow
+from workflows.core.storage.payloads import Payloads
 from workflows.sim import run_seed
 
 SEEDS = 200
@@ -60,7 +60,8 @@ def test_a_timed_out_step_that_frees_its_slot_is_caught(monkeypatch: pytest.Monk
 
 def test_an_end_that_leaves_its_children_to_run_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     # Break 5: a parent's end closes none of its children (no policy is applied, the timer does nothing).
-    from workflows.core import children, commit, engine
+    from workflows.core import engine
+    from workflows.core.replay import children, commit
 
     for module in (children, commit, engine):
         monkeypatch.setattr(module, "to_close", lambda links, status: [])
@@ -71,8 +72,8 @@ def test_an_end_that_leaves_its_children_to_run_is_caught(monkeypatch: pytest.Mo
 def test_a_delayed_run_that_starts_early_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     # Break 6: a delayed run is stored leased, as a run that starts at once, and its start-time gate lets it
     # through: the reconciler starts it when the lease expires, before its time.
-    from workflows.core import gates
-    from workflows.core.writes import items
+    from workflows.core.admission import gates
+    from workflows.core.storage.writes import items
 
     stored = items.run_item
     monkeypatch.setattr(gates, "hold_delayed", lambda engine, run: True)
@@ -118,7 +119,7 @@ def test_a_client_reading_events_out_of_order_is_caught(monkeypatch: pytest.Monk
 def test_a_live_run_whose_items_are_not_kept_alive_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     # History and join items are written expiring (retention + horizon after the write); without beat's
     # keep-alive pass, a run that lives longer than that has its history deleted under it.
-    from workflows.core.writes.retention import RetentionWrites
+    from workflows.core.storage.writes.retention import RetentionWrites
 
     monkeypatch.setattr(RetentionWrites, "keep_run_alive", lambda self, *args: False)
     found = first_violation()
@@ -131,8 +132,8 @@ def test_a_keep_alive_renewing_as_from_a_waits_deadline_is_caught(monkeypatch: p
     # renewal a year on, and what it recorded after waking expired under it (sim_woken_early).
     import json
 
-    from workflows.core.retention import write_expiry
-    from workflows.core.writes.retention import RetentionWrites
+    from workflows.core.storage.retention import write_expiry
+    from workflows.core.storage.writes.retention import RetentionWrites
 
     renew = RetentionWrites._renew
 
@@ -151,8 +152,8 @@ def test_a_keep_alive_renewing_as_from_a_waits_deadline_is_caught(monkeypatch: p
 def test_a_recovery_that_counts_a_queue_wait_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     # Break: every recovery counts towards the cap, taken by a worker or not, so a fleet outage
     # longer than the cap's leases fails runs that never had a fault (invariant 16).
-    from workflows.core import recovery
-    from workflows.core.writes import runs
+    from workflows.core.storage import recovery
+    from workflows.core.storage.writes import runs
 
     def counting(seen: Any, settings: Any) -> recovery.RecoveryClaim:
         decided = recovery.recovery_claim(seen, settings)

@@ -21,7 +21,7 @@ class SignalsWithoutWake(MemoryStore):
     """A store that forgets to wake a run when a signal arrives (the fact without its wake)."""
 
     def put_signal(self, run_id: str, name: str, payload: str, *, wake=None):  # type: ignore[no-untyped-def]
-        from workflows.core.records import SignalRecord
+        from workflows.core.model.records import SignalRecord
 
         key = f"{name}#{int(self.now() * 1e9):020d}#{next(self._signal_serial):08x}"
         item = {"run_id": run_id, "signal_key": key, "name": name, "payload": payload, "sent_at": self.now()}
@@ -81,7 +81,7 @@ def test_a_retried_write_not_recognised_as_our_own_is_caught(monkeypatch) -> Non
 
 def test_inline_steps_that_do_not_renew_their_lease_are_caught(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Known break 4: a chain of inline steps longer than the lease is recovered while it runs."""
-    from workflows.core.context import WorkflowContext
+    from workflows.core.replay.context import WorkflowContext
 
     monkeypatch.setattr(WorkflowContext, "keep_lease", lambda self: None)
     assert first_failing_seed() is not None

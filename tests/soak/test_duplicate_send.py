@@ -3,7 +3,7 @@
 An SQS send whose response is lost (the connection drops after SQS took the messages) used to be
 sent again by botocore's retries: SQS then held two messages with one Celery task id, each a first
 delivery of its own, and a worker reads what is recorded before it runs a step only for a message
-that may be a repeat. A fan-out branch reads no run item (``core/steps.py:_execute_branch``), so the
+that may be a repeat. A fan-out branch reads no run item (``core/ops/steps.py:_execute_branch``), so the
 second copy ran the branch's body again, seconds after the first copy had recorded its result
 (docs/reliability.md: a duplicate message "never runs a recorded step"). Now a send that may have
 arrived is sent again marked as a possible repeat and delayed (``workflows/celery/repeats.py``).

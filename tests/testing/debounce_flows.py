@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workflows import step, workflow
-from workflows.core.attempts import current_step
+from workflows.core.execution.attempts import current_step
 
 #: (user, batch, virtual time) of every run's step (tests clear it).
 SENT: list[tuple[str, list[str], float]] = []

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 from workflows import parallel, step, workflow
-from workflows.core.attempts import current_step
+from workflows.core.execution.attempts import current_step
 
 #: (label, virtual time) of every start of a limited step body (tests clear it).
 STARTS: list[tuple[str, float]] = []

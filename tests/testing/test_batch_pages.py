@@ -9,7 +9,7 @@ from typing import Any, Callable
 import pytest
 
 from workflows import list_batches
-from workflows.core.batches import COMPLETED, BatchRecord, Selection, new_batch_id
+from workflows.core.model.batches import COMPLETED, BatchRecord, Selection, new_batch_id
 from workflows.errors import InvalidBatch, SerializationError
 from workflows.testing import WorkflowEnv
 

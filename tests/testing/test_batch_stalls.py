@@ -10,7 +10,7 @@ from typing import Any
 from tests.testing import batch_flows as flows
 from workflows import RunFilter, batch_rerun, get_batch
 from workflows.cli.commands import main
-from workflows.core.batches import FAILED, INDEX_SETTLE_SECONDS, MAX_STALLS, RUNNING
+from workflows.core.model.batches import FAILED, INDEX_SETTLE_SECONDS, MAX_STALLS, RUNNING
 from workflows.errors import StorageError, Throttled
 from workflows.testing import WorkflowEnv
 

@@ -23,7 +23,7 @@ from workflows import (
     stop_batch,
 )
 from workflows.batches import drive_due_batches, run_chunk
-from workflows.core.batches import INDEX_SETTLE_SECONDS, STOPPED, Progress
+from workflows.core.model.batches import INDEX_SETTLE_SECONDS, STOPPED, Progress
 from workflows.errors import PayloadTooLarge, StorageError
 from workflows.settings import Settings
 from workflows.testing import WorkflowEnv
@@ -209,7 +209,7 @@ def test_the_guide_example_runs_to_its_end_under_the_virtual_clock(env: Workflow
 
 
 def test_a_chunk_is_sized_by_the_rate_and_by_beats_budget() -> None:
-    from workflows.core.batches import MAX_CHUNK, chunk_size
+    from workflows.core.model.batches import MAX_CHUNK, chunk_size
 
     assert chunk_size(20, 5) == MAX_CHUNK and chunk_size(2, 1) == 2 and chunk_size(0.1, 1) == 1
     assert chunk_size(20, 5, budget=2.5, run_seconds=0.1) == 25  # what its last chunk says fits in the budget

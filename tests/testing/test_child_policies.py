@@ -9,9 +9,9 @@ import pytest
 
 from tests.testing import delay_flows as flows
 from workflows import ChildDetached, InvalidChildOptions, RunFailed, RunHandle, RunStatus
-from workflows.core.children import close_timer_id
-from workflows.core.records import StepMessage, TimerKind
-from workflows.core.steps import run_worker_task
+from workflows.core.model.records import StepMessage, TimerKind
+from workflows.core.ops.steps import run_worker_task
+from workflows.core.replay.children import close_timer_id
 from workflows.settings import Settings
 from workflows.testing import WorkflowEnv
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.testing import det_flows as flows
 from tests.testing.guide_blocks import guide_example
-from workflows.core.fanout import join_id
+from workflows.core.ops.fanout import join_id
 from workflows.export import export_run
 from workflows.settings import Settings
 from workflows.testing import WorkflowEnv, replay

@@ -7,7 +7,7 @@ import pytest
 
 from tests.testing import debounce_flows as flows
 from workflows import start
-from workflows.core.debounce import window_of
+from workflows.core.admission.debounce import window_of
 from workflows.errors import InvalidDebounce, InvalidDuration
 from workflows.testing import WorkflowEnv
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.testing import delay_flows as flows
 from workflows import InvalidStartTime, RunCancelled, RunStatus, list_runs
-from workflows.core.records import TimerKind
+from workflows.core.model.records import TimerKind
 from workflows.errors import InvalidDuration
 from workflows.testing import WorkflowEnv
 

@@ -11,7 +11,7 @@ import pytest
 from tests.testing import det_flows as flows
 from tests.testing.guide_blocks import guide_example
 from workflows import now, random, sleep, uuid4, workflow
-from workflows.core.records import OpKind
+from workflows.core.model.records import OpKind
 from workflows.export import export_run
 from workflows.testing import WorkflowEnv, redefinable, replay
 

@@ -18,7 +18,7 @@ from workflows import (
     get_event,
     read_stream,
 )
-from workflows.core import events
+from workflows.core.ops import events
 from workflows.errors import Stalled
 from workflows.settings import Settings
 from workflows.testing import WorkflowEnv

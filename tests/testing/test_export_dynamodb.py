@@ -8,7 +8,7 @@ import dataclasses
 from typing import Any
 
 from tests.testing import kit_flows as flows
-from workflows.core.records import RunRecord
+from workflows.core.model.records import RunRecord
 from workflows.export import export_run, load_export
 from workflows.testing import WorkflowEnv, replay
 

@@ -11,8 +11,8 @@ import pytest
 from tests.testing import failure_flows as flows
 from tests.testing.guide_blocks import guide_example
 from workflows import StepFailed, declare_error, step
-from workflows.core.failures import MAX_FAILURE_CHARS, Failure, capture, parse, rebuild, step_failure
-from workflows.core.records import OpKind
+from workflows.core.model.failures import MAX_FAILURE_CHARS, Failure, capture, parse, rebuild, step_failure
+from workflows.core.model.records import OpKind
 from workflows.errors import RegistrationError
 from workflows.export import export_run
 from workflows.testing import WorkflowEnv, replay

@@ -8,7 +8,7 @@ import pytest
 from tests.testing import first_flows as flows
 from tests.testing.guide_blocks import guide_example
 from workflows import InvalidInput, first_of, workflow
-from workflows.core.records import OpKind
+from workflows.core.model.records import OpKind
 from workflows.export import export_run
 from workflows.testing import WorkflowEnv, replay
 

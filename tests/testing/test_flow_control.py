@@ -9,7 +9,7 @@ import pytest
 
 from tests.testing import flow_flows as flows
 from workflows import RunStatus
-from workflows.core.payloads import reference_of
+from workflows.core.storage.payloads import reference_of
 from workflows.settings import Settings
 from workflows.testing import WorkflowEnv
 

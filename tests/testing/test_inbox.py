@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.testing import inbox_flows as flows
-from workflows.core.embed import embed
-from workflows.core.inbox import taken_signals, waiting
-from workflows.core.records import EventRecord, OpKind, event_seq
-from workflows.core.update_requests import send_update
+from workflows.core.background.update_requests import send_update
+from workflows.core.model.embed import embed
+from workflows.core.model.records import EventRecord, OpKind, event_seq
+from workflows.core.ops.inbox import taken_signals, waiting
 from workflows.errors import RunNotFound
 from workflows.testing import WorkflowEnv
 

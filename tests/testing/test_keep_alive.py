@@ -11,10 +11,10 @@ import pytest
 from tests.testing import lineage_flows as chains
 from tests.testing import payload_expiry_flows as flows
 from tests.unit import tag_flows
-from workflows.core import retention
-from workflows.core.history_cache import HistoryCache
-from workflows.core.plans import A, Put, Set, Update, plan
-from workflows.core.retention import expiring, keep_alive_age, write_expiry
+from workflows.core.replay.history_cache import HistoryCache
+from workflows.core.storage import retention
+from workflows.core.storage.plans import A, Put, Set, Update, plan
+from workflows.core.storage.retention import expiring, keep_alive_age, write_expiry
 from workflows.errors import ConfigurationError
 from workflows.settings import Settings
 from workflows.testing import WorkflowEnv
@@ -136,8 +136,8 @@ def test_a_run_with_nothing_written_without_a_ttl_ends_out_of_the_retention_inde
     """What sends an ending run to beat's sweep: anything written without a TTL (a hook, a tag, an
     idempotency key, a place in a chain, payloads in the bucket), or an end half a horizon or more after
     its items were last renewed (or written)."""
-    from workflows.core.records import RunRecord
-    from workflows.core.retention import needs_sweep
+    from workflows.core.model.records import RunRecord
+    from workflows.core.storage.retention import needs_sweep
 
     created, STEPS = 1_800_000_000.0, frozenset({"step", "sleep", "signal", "parallel"})
     plain = RunRecord(run_id="r", workflow="w", status="running", created_at=created)

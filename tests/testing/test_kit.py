@@ -9,7 +9,7 @@ import pytest
 
 from tests.testing import kit_flows as flows
 from workflows import RunCancelled, RunFailed, RunStatus, step, workflow
-from workflows.core.registry import get_workflow
+from workflows.core.model.registry import get_workflow
 from workflows.errors import RegistrationError, UnknownWorkflow
 from workflows.runtime import get_engine
 from workflows.testing import WorkflowEnv

@@ -9,7 +9,7 @@ import secrets
 import pytest
 
 from tests.testing import payload_expiry_flows as flows
-from workflows.core.payloads import Payloads, reference_of
+from workflows.core.storage.payloads import Payloads, reference_of
 from workflows.errors import RunFailed
 from workflows.forking import fork_run
 from workflows.settings import Settings

@@ -7,7 +7,7 @@ import pytest
 
 from tests.testing import priority_flows as flows
 from workflows import step, workflow
-from workflows.core.records import ResumeMessage, StepMessage
+from workflows.core.model.records import ResumeMessage, StepMessage
 from workflows.errors import InvalidInput, InvalidPriority, RegistrationError
 from workflows.testing import WorkflowEnv
 

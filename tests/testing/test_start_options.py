@@ -8,7 +8,7 @@ import pytest
 
 from tests.testing import options_flows as flows
 from workflows import RetryPolicy, SchedulePolicy, StartOptions, apply_async, step
-from workflows.core import registry
+from workflows.core.model import registry
 from workflows.errors import InvalidDebounce, RegistrationError
 from workflows.testing import WorkflowEnv
 

@@ -8,10 +8,10 @@ import pytest
 
 from tests.testing import update_flows as flows
 from workflows import UpdateFailed, UpdateRefused, UpdateRunEnded, UpdateTimeout, update_run
-from workflows.core.embed import embed
-from workflows.core.records import EventRecord, OpKind, SignalRecord
-from workflows.core.update_requests import lookup_answer
-from workflows.core.updates import REQUEST_NAME, request_key
+from workflows.core.background.update_requests import lookup_answer
+from workflows.core.model.embed import embed
+from workflows.core.model.records import EventRecord, OpKind, SignalRecord
+from workflows.core.replay.updates import REQUEST_NAME, request_key
 from workflows.testing import WorkflowEnv
 
 
@@ -165,8 +165,8 @@ def test_the_cli_sends_an_update_and_prints_the_answer(env: WorkflowEnv, capsys:
 def test_a_wait_whose_position_an_update_took_first_replays_instead(env: WorkflowEnv) -> None:
     """Another resume records an update at the position this resume's signal wait is recording:
     the wait must not read the update's record as its signal; the resume re-reads and replays."""
-    from workflows.core.records import event_seq
-    from workflows.core.updates import answer_seq
+    from workflows.core.model.records import event_seq
+    from workflows.core.replay.updates import answer_seq
 
     run = env.start(flows.echo)
     env.run_until_idle()  # waiting for "go" at position 0
@@ -234,7 +234,7 @@ def send_after_the_frontiers_read(env: WorkflowEnv, run_id: str, go: Any) -> Non
     """Send update "x" (id a) now; then, right after the next resume's frontier has read the requests
     waiting, update "y" (id b) and the signal "go" with ``go``."""
     from workflows.client import signal_run
-    from workflows.core.update_requests import send_update
+    from workflows.core.background.update_requests import send_update
 
     send_update(env.engine, run_id, "note", "x", "a")
     reads: list[str] = []
@@ -264,7 +264,7 @@ def test_an_update_sent_after_another_is_handled_after_it_whatever_the_senders_c
     """A client restarted with its clock behind sends "y" after "x" was stored: both wait for the run
     together, and "x" is handled first (simulator seed 25948 handled "y" first: the order was the
     senders' clocks)."""
-    from workflows.core.update_requests import send_update
+    from workflows.core.background.update_requests import send_update
 
     run = env.start(flows.echo)
     env.driver.settle()
@@ -327,7 +327,7 @@ def test_a_race_without_step_candidates_answers_updates_while_it_waits(env: Work
 
 def test_an_update_sent_before_a_races_winning_signal_is_handled_before_the_race_returns(env: WorkflowEnv) -> None:
     from workflows.client import signal_run
-    from workflows.core.update_requests import send_update
+    from workflows.core.background.update_requests import send_update
 
     run = env.start(flows.race, False)
     env.driver.settle()  # the race waits (no time skipped: its timer is not due)
@@ -356,7 +356,7 @@ def test_a_lease_renewed_after_updates_moved_the_wait_on_names_the_stored_cursor
     """Updates handled at a wait move the replay's cursor on, not the stored one: a lease renewal due
     meanwhile must name the stored cursor, or it is refused and the resume drops the run it holds
     (the reconciler then recovers it, counted; simulator seed 17795)."""
-    from workflows.core.update_requests import send_update
+    from workflows.core.background.update_requests import send_update
 
     run = env.start(flows.echo)
     env.driver.settle()

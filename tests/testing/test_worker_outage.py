@@ -10,8 +10,8 @@ import pytest
 
 from tests.testing import kit_flows as flows
 from workflows import RunStatus
-from workflows.core.records import ResumeMessage
-from workflows.core.steps import run_worker_task
+from workflows.core.model.records import ResumeMessage
+from workflows.core.ops.steps import run_worker_task
 from workflows.testing import WorkflowEnv
 
 DAY = 86_400.0

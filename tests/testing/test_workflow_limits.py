@@ -7,7 +7,7 @@ import pytest
 
 from tests.testing import workflow_limit_flows as flows
 from workflows import RunStatus
-from workflows.core.workflow_slots import queue_of
+from workflows.core.admission.workflow_slots import queue_of
 from workflows.testing import WorkflowEnv
 
 
@@ -126,9 +126,9 @@ def test_a_run_a_twin_resume_parked_while_this_one_admitted_it_keeps_its_wake_ti
     another run held the only one) and parks the run with its wake timer just as the other takes
     the slot; the admitted one must not delete that timer, or a failure before its next write
     strands the run: suspended, no lease, no timer. (Found by the simulator, seed 1389.)"""
-    from workflows.core.records import TimerKind, TimerRecord
-    from workflows.core.registry import get_workflow
-    from workflows.core.workflow_slots import admit, queued_timer_id
+    from workflows.core.admission.workflow_slots import admit, queued_timer_id
+    from workflows.core.model.records import TimerKind, TimerRecord
+    from workflows.core.model.registry import get_workflow
 
     store, engine = workflow_env.store, workflow_env.engine
     handle = workflow_env.start(flows.one_chain, "t", 1)

@@ -95,8 +95,8 @@ async def async_notes() -> dict[str, Any]:
 @step(name="updates_poke")
 def poke(note: str) -> None:
     """Send this run an update from a step: it is handled at the workflow's next durable call."""
-    from workflows.core.attempts import current_step
-    from workflows.core.update_requests import send_update
+    from workflows.core.background.update_requests import send_update
+    from workflows.core.execution.attempts import current_step
     from workflows.runtime import get_engine
 
     info = current_step()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workflows import continue_as_new, sleep, step, workflow
-from workflows.core.attempts import current_step
+from workflows.core.execution.attempts import current_step
 
 #: (event, label, virtual time): "began" and "ended" of every limited run (tests clear it).
 EVENTS: list[tuple[str, str, float]] = []

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from workflows import step, workflow
-from workflows.core.updates import on_update
+from workflows.core.replay.updates import on_update
 
 #: How many times each step's body ran (by its index in the chain).
 BODIES: Counter[int] = Counter()

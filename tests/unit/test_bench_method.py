@@ -174,7 +174,7 @@ class CountingHandle:
     """A run handle over a scripted sequence of stored runs, counting reads (as ``RunHandle`` reads the store)."""
 
     def __init__(self, statuses: list[str]) -> None:
-        from workflows.core.records import RunRecord
+        from workflows.core.model.records import RunRecord
 
         self.run_id, self.reads = "r1", 0
         self.runs = [RunRecord("r1", "single", status, 0.0, ended_at=9.5 if status == "completed" else None)

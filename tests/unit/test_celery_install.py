@@ -15,8 +15,8 @@ from workflows import step
 from workflows.celery.install import add_queue, check_app
 from workflows.celery.task_steps import STEP_HEADER, TaskStep
 from workflows.celery.transport import CeleryTransport
-from workflows.core import registry
-from workflows.core.records import ResumeMessage, StepMessage
+from workflows.core.model import registry
+from workflows.core.model.records import ResumeMessage, StepMessage
 from workflows.errors import ConfigurationError, RegistrationError
 from workflows.settings import Settings
 

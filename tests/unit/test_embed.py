@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from workflows.core.embed import embed, unembed
+from workflows.core.model.embed import embed, unembed
 
 
 def test_payload_text_is_embedded_verbatim_and_read_back() -> None:

@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 from workflows import errors
-from workflows.core import control
+from workflows.core.model import control
 
 BRANCH = re.compile(r"^(?P<indent>[ │]*)(?:├── |└── )(?P<name>\w+)")
 
@@ -60,7 +60,7 @@ def test_control_flow_is_not_a_public_error() -> None:
 
 @pytest.mark.parametrize("name", ["Suspend", "ContinueAsNew", "ReplayAborted", "ReplayStopped"])
 def test_moved_control_flow_is_importable_from_errors_with_a_warning(name: str) -> None:
-    with pytest.warns(DeprecationWarning, match="workflows.core.control"):
+    with pytest.warns(DeprecationWarning, match="workflows.core.model.control"):
         assert getattr(errors, name) is getattr(control, name)
 
 

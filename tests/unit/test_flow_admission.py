@@ -1,4 +1,4 @@
-"""The admission of a limited step (core/flow.py) on the memory ports."""
+"""The admission of a limited step (core/execution/flow.py) on the memory ports."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from tests.replay.ports import memory_engine
 from tests.testing import flow_flows
 from tests.waiting import wait_for
 from workflows import codec
-from workflows.core.flow import admission
-from workflows.core.records import StepMessage
-from workflows.core.steps import admitted_attempt
+from workflows.core.execution.flow import admission
+from workflows.core.model.records import StepMessage
+from workflows.core.ops.steps import admitted_attempt
 from workflows.errors import Throttled
 from workflows.memory import ManualClock, MemoryStore
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from workflows.celery.tasks import fresh_run
-from workflows.core.records import RunRecord
+from workflows.core.model.records import RunRecord
 
 RUN = RunRecord(run_id="r1", workflow="wf", status="pending", created_at=1.0, args="[[1],{}]")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workflows.core.history_cache import HistoryCache
-from workflows.core.records import EventRecord, event_seq
+from workflows.core.model.records import EventRecord, event_seq
+from workflows.core.replay.history_cache import HistoryCache
 
 
 def outcome(pos: int) -> EventRecord:

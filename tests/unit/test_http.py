@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from workflows.core.tokens import new_token
+from workflows.core.model.tokens import new_token
 from workflows.errors import (
     HookAlreadyResumed,
     HookClosed,
@@ -245,7 +245,7 @@ def test_mounted_under_a_root_path() -> None:
 
 def test_workflow_modules_are_imported_once(monkeypatch: pytest.MonkeyPatch) -> None:
     loaded: list[tuple[str, ...]] = []
-    monkeypatch.setattr("workflows.core.registry.load_imports", lambda modules: loaded.append(tuple(modules)))
+    monkeypatch.setattr("workflows.core.model.registry.load_imports", lambda modules: loaded.append(tuple(modules)))
     fake = FakeResume()
     app = http.create_app(complete=fake, max_body=LIMIT, imports=["tests.e2e.flows"])
     call(app, "GET", "/healthz")

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from workflows.core.join_layout import fan_out_width, fan_out_width_at, partitions
-from workflows.core.listing import ListingCursor, Position, merged_page
+from workflows.core.model.join_layout import fan_out_width, fan_out_width_at, partitions
+from workflows.core.storage.listing import ListingCursor, Position, merged_page
 from workflows.errors import ConfigurationError, SerializationError
 from workflows.settings import Settings
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from tests.replay import replay_flows as flows
 from workflows.core.engine import Engine
-from workflows.core.records import EventRecord, ResumeMessage, RunRecord, RunStatus, event_seq, with_last_outcome
-from workflows.core.registry import get_workflow
-from workflows.core.steps import run_worker_task
-from workflows.core.timeline import run_history
+from workflows.core.model.records import EventRecord, ResumeMessage, RunRecord, RunStatus, event_seq, with_last_outcome
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import run_worker_task
+from workflows.core.storage.timeline import run_history
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
 
@@ -114,7 +114,7 @@ def start_fan_out(engine: Engine, transport: RecordingTransport, workflow: str, 
 
 def cancel_and_sweep(engine: Engine, store: MemoryStore, transport: RecordingTransport, run_id: str) -> RunRecord:
     """Cancel the run (its resumes delivered), then let the retention sweep stamp it; the ended run."""
-    from workflows.core.retention import retain_ended_runs
+    from workflows.core.storage.retention import retain_ended_runs
 
     engine.request_cancel(run_id)  # a fan-out or race in flight: a resume acts on the cancel at once
     for resume in transport.resumes:
@@ -137,8 +137,8 @@ def test_a_branch_of_an_ended_run_writes_nothing_without_its_ttl() -> None:
     """A branch reads no run item: one delivered after its run was cancelled and stamped by the retention
     sweep finds its join closed (every slot and counter there, with the run's TTL): its result's put loses,
     and every item of the join carries the run's TTL."""
-    from workflows.core.fanout import join_id
-    from workflows.core.steps import execute_step
+    from workflows.core.ops.fanout import join_id
+    from workflows.core.ops.steps import execute_step
 
     engine, store, transport = setup()
     run_id, branches = start_fan_out(engine, transport, flows.replay_fan.name, "[[3],{}]")
@@ -156,9 +156,9 @@ def test_a_branch_of_a_run_that_ended_unswept_writes_items_that_outlast_it() -> 
     """A run with nothing written without a TTL (no tag, key, hook, chain or bucket) ends out of the
     retention index: no sweep closes its join, and a late branch's items expire from their own write,
     later than the run's TTL."""
-    from workflows.core.fanout import join_id
-    from workflows.core.retention import retain_ended_runs
-    from workflows.core.steps import execute_step
+    from workflows.core.ops.fanout import join_id
+    from workflows.core.ops.steps import execute_step
+    from workflows.core.storage.retention import retain_ended_runs
 
     engine, store, transport = setup()
     run_id, branches = start_fan_out(engine, transport, flows.replay_fan.name, "[[3],{}]", tags=None)
@@ -191,8 +191,8 @@ def test_a_step_candidate_of_a_cancelled_race_writes_nothing_without_its_ttl() -
     (its width from the race's name), so a candidate delivered after the run was cancelled and
     stamped loses its put and leaves no item without the run's TTL (simulator seed 11209)."""
     from tests.testing import first_flows
-    from workflows.core.fanout import join_id
-    from workflows.core.steps import execute_step
+    from workflows.core.ops.fanout import join_id
+    from workflows.core.ops.steps import execute_step
 
     engine, store, transport = setup()
     run_id, (candidate,) = start_fan_out(engine, transport, first_flows.race_step.name, "[[900],{}]")
@@ -208,8 +208,8 @@ def test_a_step_candidate_that_ends_after_its_race_leaves_the_run_alone() -> Non
     not lease the run (no resume follows such a wake: the reconciler would recover the run, a recovery
     counted towards its limit, once per race lost this way; simulator seed 52911)."""
     from tests.testing import first_flows
-    from workflows.core.steps import execute_step
-    from workflows.core.sweeper import fire_due_timers
+    from workflows.core.background.sweeper import fire_due_timers
+    from workflows.core.ops.steps import execute_step
 
     engine, store, transport = setup()
     run_id, (candidate,) = start_fan_out(engine, transport, first_flows.race_step_then_wait.name, "[[5],{}]")

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
-from workflows.core.records import EventRecord, RunRecord, ScheduleRecord, event_seq
+from workflows.core.model.records import EventRecord, RunRecord, ScheduleRecord, event_seq
 from workflows.errors import StorageError, Throttled
 from workflows.memory import ManualClock, MemoryStore
 from workflows.memory.tables import ConditionFailed

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.core import metering
-from workflows.core.metering import Meter, Tally, attributed, count_dynamodb, count_sqs, current_run
-from workflows.core.pricing import estimate_cost
-from workflows.core.records import RunRecord
+from workflows.core.model.pricing import estimate_cost
+from workflows.core.model.records import RunRecord
+from workflows.core.storage import metering
+from workflows.core.storage.metering import Meter, Tally, attributed, count_dynamodb, count_sqs, current_run
 
 
 @pytest.fixture()

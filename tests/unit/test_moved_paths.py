@@ -101,7 +101,7 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     from beat.schedules import apply_fire, fire_due_schedules, sync_declared_schedules
 from beat.declared import sync_declared_schedules as declared
-from workflows.core.firing import apply_fire as moved, fire_due_schedules as due
+from workflows.core.background.firing import apply_fire as moved, fire_due_schedules as due
 print(json.dumps([apply_fire is moved and fire_due_schedules is due and sync_declared_schedules is declared,
                   [(w.category.__name__, w.filename) for w in caught]]))
 """

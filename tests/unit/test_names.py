@@ -11,7 +11,7 @@ from celery import Celery
 
 from workflows import step, wait_for_signal, workflow
 from workflows.celery.tasks import install
-from workflows.core import registry
+from workflows.core.model import registry
 from workflows.errors import ConfigurationError, InvalidName, RegistrationError, RunFailed
 from workflows.testing import WorkflowEnv
 

@@ -14,8 +14,8 @@ from tests.replay import replay_flows  # noqa: F401 - registers replay_one_flaky
 from tests.replay.ports import memory_engine
 from tests.replay.test_replay import drain
 from workflows import step, workflow
-from workflows.core.observer import Observers
-from workflows.core.registry import get_workflow
+from workflows.core.model.registry import get_workflow
+from workflows.core.replay.observer import Observers
 from workflows.observe.logs import ContextFilter, JsonFormatter, LogContext, TextFormatter, configure_logging
 
 flow_log = logging.getLogger("tests.observe_logs")

@@ -1,4 +1,4 @@
-"""Large payloads: references to the blob store instead of inline text (core/payloads.py)."""
+"""Large payloads: references to the blob store instead of inline text (core/storage/payloads.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from tests.unit import payload_ref_flows as flows
 from workflows import codec
 from workflows.core.engine import Engine
-from workflows.core.payloads import Payloads, Reference, describe_payload, reference_of
+from workflows.core.storage.payloads import Payloads, Reference, describe_payload, reference_of
 from workflows.errors import ConfigurationError, PayloadTooLarge, PayloadUnavailable
 from workflows.memory import RecordingTransport
 from workflows.memory.blobs import MemoryBlobs

@@ -12,8 +12,8 @@ from workflows.celery.app import worker_queues
 from workflows.celery.levels import add_levels
 from workflows.celery.sqs import LevelTurns
 from workflows.celery.transport import CeleryTransport
-from workflows.core.priority import check_priority, queue_for, rank_of, with_levels
-from workflows.core.records import ResumeMessage, StepMessage
+from workflows.core.model.priority import check_priority, queue_for, rank_of, with_levels
+from workflows.core.model.records import ResumeMessage, StepMessage
 from workflows.errors import InvalidPriority
 
 

@@ -13,9 +13,9 @@ from typing import Any, Callable
 
 from tests.replay import replay_flows as flows
 from workflows.core.engine import Engine
-from workflows.core.records import RunStatus
-from workflows.core.registry import get_workflow
-from workflows.core.steps import execute_step, run_worker_task
+from workflows.core.model.records import RunStatus
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import execute_step, run_worker_task
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
 
@@ -105,7 +105,7 @@ def test_an_inline_step_is_one_write() -> None:
 
 def test_a_step_sent_as_a_message_leaves_after_one_write() -> None:
     """Target: its message leaves after at most 1 write (met): the previous step's record, which
-    marks it in flight (``core.marks``); the run item's cursor moves after the send. The step's
+    marks it in flight (``core.replay.marks``); the run item's cursor moves after the send. The step's
     worker still reads the run (docs/performance.md)."""
     ten, one = (Counted(flows.replay_ten.name, n, in_place=False) for n in (10, 1))
     assert ten.requests - one.requests == {"record event": 9, "advance run": 9, "read run": 9}
@@ -145,7 +145,7 @@ def test_an_inline_one_step_run() -> None:
 def test_the_end_carries_the_last_outcome_into_the_history() -> None:
     """The history every reader sees is the same as before: the outcome the end carries is merged in
     (``with_last_outcome``), at its position, once."""
-    from workflows.core.records import with_last_outcome
+    from workflows.core.model.records import with_last_outcome
 
     one = Counted(flows.replay_ten.name, 1, in_place=True)
     (run,) = one.store.runs.items.values()
@@ -162,7 +162,7 @@ def test_retention_per_recorded_step() -> None:
     written without a TTL (no tag, key, hook or chain, payloads inline) that ends within half a horizon
     does not even enter the retention index: its end sets the run item's TTL, and beat's sweep never
     reads or writes it (it cost a GetItem, 2 Queries and the release UpdateItem, plus 9 stamps for 10 steps)."""
-    from workflows.core.retention import retain_ended_runs
+    from workflows.core.storage.retention import retain_ended_runs
 
     for n in (1, 10):
         run = Counted(flows.replay_ten.name, n, in_place=True)

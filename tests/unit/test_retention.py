@@ -7,8 +7,8 @@ from typing import Any, Callable
 import pytest
 
 from tests.unit import tag_flows as flows
-from workflows.core.retention import retain_ended_runs, retain_until
-from workflows.core.sweeper import sweep
+from workflows.core.background.sweeper import sweep
+from workflows.core.storage.retention import retain_ended_runs, retain_until
 from workflows.errors import ConfigurationError, StorageError
 from workflows.settings import DEFAULT_RETENTION_SECONDS, Settings
 from workflows.testing import WorkflowEnv

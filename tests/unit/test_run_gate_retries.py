@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tests.replay.ports import memory_engine
-from workflows.core.records import RunRecord
+from workflows.core.model.records import RunRecord
 from workflows.memory import MemoryStore
 
 

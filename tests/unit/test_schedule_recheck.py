@@ -9,9 +9,9 @@ from datetime import datetime, timezone
 
 from beat.cron import ScheduleSpec
 from tests.replay import replay_flows  # noqa: F401 - registers the workflow
+from workflows.core.background.firing import fire_due_schedules, fire_run_id, next_after
 from workflows.core.engine import Engine
-from workflows.core.firing import fire_due_schedules, fire_run_id, next_after
-from workflows.core.records import ScheduleRecord
+from workflows.core.model.records import ScheduleRecord
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
 

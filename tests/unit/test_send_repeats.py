@@ -18,7 +18,7 @@ from persistence.provision import create_queues
 from workflows.celery import repeats
 from workflows.celery.config import celery_config
 from workflows.celery.transport import CeleryTransport
-from workflows.core.records import StepMessage
+from workflows.core.model.records import StepMessage
 from workflows.soak.faults import FaultPlan, Request
 from workflows.soak.proxy import FaultFront
 

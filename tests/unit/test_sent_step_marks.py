@@ -1,4 +1,4 @@
-"""A sent step's outcome carries the next step's dispatch (``core.marks``): the message leaves after
+"""A sent step's outcome carries the next step's dispatch (``core.replay.marks``): the message leaves after
 one write, and the run item's cursor moves after the send. These tests open each window that
 ordering leaves (a crash between the write and the send; a cursor that did not move after the send)
 and check that nothing is sent twice, no update takes a step's position, and the run ends right.
@@ -14,12 +14,12 @@ import pytest
 
 from tests.unit.chain_flows import BODIES, DURING_THE_FIRST_BODY, chain_add, chain_with_notes
 from tests.waiting import wait_for
+from workflows.core.background.sweeper import reconcile
+from workflows.core.background.update_requests import send_update
 from workflows.core.engine import Engine
-from workflows.core.records import ResumeMessage, RunStatus, StepMessage, event_seq
-from workflows.core.registry import get_workflow
-from workflows.core.steps import execute_step, run_worker_task
-from workflows.core.sweeper import reconcile
-from workflows.core.update_requests import send_update
+from workflows.core.model.records import ResumeMessage, RunStatus, StepMessage, event_seq
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import execute_step, run_worker_task
 from workflows.errors import Throttled
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings

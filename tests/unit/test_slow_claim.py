@@ -10,9 +10,9 @@ from typing import Any, Callable
 
 from tests.replay import replay_flows as flows
 from workflows.core.engine import Engine
-from workflows.core.records import RunStatus
-from workflows.core.registry import get_workflow
-from workflows.core.steps import run_worker_task
+from workflows.core.model.records import RunStatus
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import run_worker_task
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workflows import step
-from workflows.core.limits import key_value, parse_rate
+from workflows.core.model.limits import key_value, parse_rate
 from workflows.errors import RegistrationError
 
 

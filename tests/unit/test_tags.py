@@ -8,7 +8,7 @@ import pytest
 
 from tests.unit import tag_flows as flows
 from workflows import InvalidTags, RunFailed, list_runs
-from workflows.core.tags import MAX_TAGS, parse_filter
+from workflows.core.storage.tags import MAX_TAGS, parse_filter
 from workflows.testing import WorkflowEnv
 
 

@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from workflows.core.tokens import TOKEN_PREFIX, derive_token, hash_token, new_nonce
+from workflows.core.model.tokens import TOKEN_PREFIX, derive_token, hash_token, new_nonce
 from workflows.errors import ConfigurationError
 from workflows.settings import Settings
 

@@ -9,11 +9,11 @@ import json
 import threading
 
 from tests.unit.chain_flows import BODIES, DURING_THE_FIRST_BODY, chain_with_notes
+from workflows.core.background.update_requests import send_update
 from workflows.core.engine import Engine
-from workflows.core.records import ResumeMessage, RunStatus, event_seq, with_last_outcome
-from workflows.core.registry import get_workflow
-from workflows.core.steps import run_worker_task
-from workflows.core.update_requests import send_update
+from workflows.core.model.records import ResumeMessage, RunStatus, event_seq, with_last_outcome
+from workflows.core.model.registry import get_workflow
+from workflows.core.ops.steps import run_worker_task
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
 

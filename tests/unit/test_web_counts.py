@@ -12,7 +12,7 @@ pytest.importorskip("starlette")
 
 from tests.replay.ports import memory_engine  # noqa: E402
 from workflows.core.engine import Engine  # noqa: E402
-from workflows.core.records import RunRecord  # noqa: E402
+from workflows.core.model.records import RunRecord  # noqa: E402
 from workflows.errors import SerializationError  # noqa: E402
 from workflows.runtime import use_engine  # noqa: E402
 from workflows.web import views  # noqa: E402

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from workflows.core.records import BranchRecord, EventRecord, RunRecord
+from workflows.core.model.records import BranchRecord, EventRecord, RunRecord
 from workflows.web.timeline import chart_for, layout, nice_step, spans, tick_label
 
 T0 = 1_000.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from workflows import workflow
-from workflows.core.limits import WorkflowLimits
-from workflows.core.registry import get_workflow, scope
+from workflows.core.model.limits import WorkflowLimits
+from workflows.core.model.registry import get_workflow, scope
 from workflows.errors import RegistrationError
 
 

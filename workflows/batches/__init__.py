@@ -1,11 +1,11 @@
 """Batch operations: cancel, signal, rerun or tag the runs a filter selects, throttled and resumable.
 
-A batch is one item in the store (``core/batches.py``): its operation, its filter, the cursor of
+A batch is one item in the store (``core/model/batches.py``): its operation, its filter, the cursor of
 the listing it walks and its counts. ``api.py`` starts, reads, lists and stops batches;
 ``driver.py`` drives them a chunk at a time (beat, the CLI, any process). See docs/guide.md.
 """
 
-from ..core.batches import BatchRecord
+from ..core.model.batches import BatchRecord
 from ..options import RunFilter
 from .api import (
     batch_cancel,

@@ -7,7 +7,8 @@ from typing import Any
 
 from .. import codec
 from ..client import _check_status, _check_text, _check_time
-from ..core.batches import (
+from ..core.engine import Engine
+from ..core.model.batches import (
     INDEX_SETTLE_SECONDS,
     OPERATIONS,
     STOPPED,
@@ -16,9 +17,8 @@ from ..core.batches import (
     batch_id_floor,
     new_batch_id,
 )
-from ..core.engine import Engine
-from ..core.names import check_name
-from ..core.tags import check_tags, limit_count, parse_filter
+from ..core.model.names import check_name
+from ..core.storage.tags import check_tags, limit_count, parse_filter
 from ..errors import BatchNotFound, InvalidBatch
 from ..options import RunFilter, TimeRange
 from ..runtime import get_engine

@@ -17,8 +17,9 @@ import uuid
 from typing import Any, Callable
 
 from ..client import signal_run
-from ..core import forks
-from ..core.batches import (
+from ..core.background import forks
+from ..core.engine import Engine
+from ..core.model.batches import (
     COMPLETED,
     FAILED,
     MAX_STALLS,
@@ -28,11 +29,10 @@ from ..core.batches import (
     chunk_size,
     next_chunk_at,
 )
-from ..core.engine import Engine
-from ..core.newest import newest_page
-from ..core.plans import cut_error
-from ..core.records import Page, RunStatus
-from ..core.tags import limit_count
+from ..core.model.records import Page, RunStatus
+from ..core.storage.newest import newest_page
+from ..core.storage.plans import cut_error
+from ..core.storage.tags import limit_count
 from ..errors import InvalidBatch, RunEnded, RunNotFound, StorageError, Throttled, WorkflowError
 from ..runtime import get_engine
 from .api import get_batch

@@ -5,8 +5,8 @@ from __future__ import annotations
 from celery import Celery
 from kombu import Exchange, Queue
 
-from ..core import registry
-from ..core.priority import with_levels
+from ..core.model import registry
+from ..core.model.priority import with_levels
 from ..settings import get_settings
 from .config import RESUME_QUEUE, STEP_QUEUE, celery_config
 from .deadletter import DeadLetterConsumer
@@ -15,7 +15,7 @@ from .levels import consume_levels
 
 def worker_queues() -> list[str]:
     """Every queue a worker consumes by default: resumes, steps, and each step's ``queue=``, each with
-    its priority levels' queues (``<queue>-high``, ``<queue>-low``: ``workflows.core.priority``)."""
+    its priority levels' queues (``<queue>-high``, ``<queue>-low``: ``workflows.core.model.priority``)."""
     named = [s.queue for s in registry.steps() if s.queue] + [w.queue for w in registry.workflows() if w.queue]
     return with_levels([RESUME_QUEUE, STEP_QUEUE, *named])
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core import registry
-from ..core.priority import queues_of
+from ..core.model import registry
+from ..core.model.priority import queues_of
 from ..errors import ConfigurationError
 from ..settings import Settings, get_settings
 from .config import RESUME_QUEUE, STEP_QUEUE

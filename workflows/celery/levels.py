@@ -14,8 +14,8 @@ from typing import Any
 
 from celery import signals
 
-from ..core import registry
-from ..core.priority import queues_of
+from ..core.model import registry
+from ..core.model.priority import queues_of
 from .config import RESUME_QUEUE, STEP_QUEUE
 
 _apps: weakref.WeakSet[Any] = weakref.WeakSet()

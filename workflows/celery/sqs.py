@@ -7,7 +7,7 @@
   (boto3 clients are thread-safe). kombu builds a new client per channel, and a
   burst of sends from worker threads opens many channels: building clients was
   the largest share of a worker's busy time in the throughput benchmark.
-- Priority levels are served in order (``workflows.core.priority``): kombu polls each
+- Priority levels are served in order (``workflows.core.model.priority``): kombu polls each
   consumed queue in a loop of its own, and when the worker has no room, every loop retries
   each ``polling_interval``; the first to find room takes it, so under a backlog the queues
   share a worker's slots about evenly. Here a queue whose higher level's queue waits for room
@@ -31,7 +31,7 @@ from typing import Any, Collection, Iterator
 from kombu.asynchronous.aws.sqs.connection import AsyncSQSConnection
 from kombu.transport import SQS
 
-from ..core.priority import rank_of
+from ..core.model.priority import rank_of
 from . import repeats
 
 log = logging.getLogger("workflows.sqs")

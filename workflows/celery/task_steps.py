@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..core import registry
+from ..core.model import registry
 from ..decorators import Step, is_celery_task, step_definition
 from ..errors import RegistrationError
 

@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 from celery import Celery
 
-from ..core import registry
-from ..core.metering import attributed
-from ..core.names import task_identifier
-from ..core.records import ResumeMessage
-from ..core.steps import execute_step, run_worker_task
+from ..core.model import registry
+from ..core.model.names import task_identifier
+from ..core.model.records import ResumeMessage
+from ..core.ops.steps import execute_step, run_worker_task
+from ..core.storage.metering import attributed
 from ..observe import propagation
 from ..observe import worker as observe_worker
 from ..runtime import get_engine, use_worker_transport

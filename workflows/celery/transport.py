@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from celery import Celery
 
-from ..core import registry
-from ..core.metering import count_sqs
-from ..core.priority import queue_for
-from ..core.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
+from ..core.model import registry
+from ..core.model.priority import queue_for
+from ..core.model.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
+from ..core.storage.metering import count_sqs
 from ..errors import UnknownStep
 from ..observe import propagation
 from .config import RESUME_QUEUE, STEP_QUEUE

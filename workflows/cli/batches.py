@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any, Callable
 
-from ..core.batches import BatchRecord
+from ..core.model.batches import BatchRecord
 
 
 def _filter(args: argparse.Namespace) -> Any:

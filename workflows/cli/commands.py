@@ -12,7 +12,7 @@ import textwrap
 import time
 from typing import Any, Callable, Sequence
 
-from ..core.priority import LEVELS
+from ..core.model.priority import LEVELS
 from ..errors import ConfigurationError, WorkflowError
 from .aws import add_aws_commands
 from .batches import add_batch_commands
@@ -36,7 +36,7 @@ def _when(ts: float | None) -> str:
 
 
 def _imports() -> None:
-    from ..core.registry import load_imports
+    from ..core.model.registry import load_imports
     from ..settings import get_settings
 
     for module in get_settings().imports:
@@ -193,7 +193,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    from ..core.sweeper import reconcile
+    from ..core.background.sweeper import reconcile
     from ..runtime import get_engine
 
     _imports()
@@ -219,7 +219,7 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 def cmd_runs_list(args: argparse.Namespace) -> int:
     from ..client import list_runs
-    from ..core.deferral import current_deferral
+    from ..core.admission.deferral import current_deferral
 
     page = list_runs(status=args.status, workflow=args.workflow, limit=args.limit, cursor=args.cursor, tag=args.tag)
     print(f"{'RUN ID':38} {'WORKFLOW':20} {'STATUS':10} {'CREATED':26} TAGS")
@@ -255,12 +255,12 @@ def cmd_runs_reindex(args: argparse.Namespace) -> int:
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
     from ..client import get_run
-    from ..core.children import ChildLink
-    from ..core.deferral import current_deferral, describe_deferral
-    from ..core.failures import Failure
-    from ..core.inbox import waiting_for
-    from ..core.payloads import describe_payload
-    from ..core.retention import describe_expiry
+    from ..core.admission.deferral import current_deferral, describe_deferral
+    from ..core.model.failures import Failure
+    from ..core.ops.inbox import waiting_for
+    from ..core.replay.children import ChildLink
+    from ..core.storage.payloads import describe_payload
+    from ..core.storage.retention import describe_expiry
     from ..runtime import get_engine
     from ..settings import get_settings
 
@@ -301,7 +301,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         took = (row["finished_at"] - row["started_at"]) if row["finished_at"] and row["started_at"] else None
         print(f"  #{row['seq']:<4} {row['name']:24} {row['status']:10} attempts={row['attempts']}"
               f" took={'-' if took is None else f'{took:.3f}s'}" + (f"  error={row['error']}" if row["error"] else ""))
-        if row.get("failure"):  # the exception's chain and tracebacks (core.failures)
+        if row.get("failure"):  # the exception's chain and tracebacks (core.model.failures)
             print(textwrap.indent(Failure.from_dict(row["failure"]).describe_chain(), "        "))
     print("\ntimeline:")
     _print_events(handle.events())

@@ -12,7 +12,7 @@ PAGE = 100
 
 def cmd_runs_deferred(args: argparse.Namespace) -> int:
     from ..client import list_runs
-    from ..core.deferral import current_deferral, describe_deferral
+    from ..core.admission.deferral import current_deferral, describe_deferral
 
     found, cursor, now = 0, None, time.time()
     while found < args.limit:

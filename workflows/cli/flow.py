@@ -18,7 +18,7 @@ def _when(ts: float | None) -> str:
 
 def cmd_flow_limits(args: argparse.Namespace) -> int:
     """Print every imported step that has a concurrency or rate limit."""
-    from ..core import registry
+    from ..core.model import registry
     from .commands import _imports
 
     _imports()
@@ -34,7 +34,7 @@ def cmd_flow_limits(args: argparse.Namespace) -> int:
 
 def cmd_flow_slots(args: argparse.Namespace) -> int:
     """Print who holds the concurrency slots of a step (for one key value)."""
-    from ..core import registry
+    from ..core.model import registry
     from ..runtime import get_engine
     from .commands import UsageError, _imports
 
@@ -62,8 +62,8 @@ def cmd_flow_slots(args: argparse.Namespace) -> int:
 
 def cmd_flow_queued(args: argparse.Namespace) -> int:
     """Print the runs that hold a workflow's slots and the runs waiting for one, oldest first."""
-    from ..core import registry
-    from ..core.workflow_slots import queue_of
+    from ..core.admission.workflow_slots import queue_of
+    from ..core.model import registry
     from ..runtime import get_engine
     from .commands import UsageError, _imports
 

@@ -10,7 +10,7 @@ DEFAULT_MIN_AGE = 86_400.0
 
 
 def cmd_payloads_orphans(args: argparse.Namespace) -> int:
-    from ..core.orphans import delete_orphans, find_orphans
+    from ..core.background.orphans import delete_orphans, find_orphans
     from ..runtime import get_engine
 
     engine = get_engine()

@@ -44,7 +44,7 @@ def _outcome(done: str, failures: _Failures) -> int:
 
 
 def cmd_retention_keep_alive(args: argparse.Namespace) -> int:
-    from ..core.retention import KeepAlivePass, keep_runs_alive
+    from ..core.storage.retention import KeepAlivePass, keep_runs_alive
     from ..runtime import get_engine
 
     engine = get_engine()
@@ -57,7 +57,7 @@ def cmd_retention_keep_alive(args: argparse.Namespace) -> int:
 
 
 def cmd_retention_sweep(args: argparse.Namespace) -> int:
-    from ..core.retention import retain_ended_runs
+    from ..core.storage.retention import retain_ended_runs
     from ..runtime import get_engine
 
     engine = get_engine()

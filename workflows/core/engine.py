@@ -14,40 +14,38 @@ from typing import Any, Callable
 
 from ..errors import NonDeterminismError, PayloadUnavailable, UnknownWorkflow, describe
 from ..settings import Settings
-from .async_workflow import call_workflow
-from .chains import follow
-from .children import close_children, close_timer, close_timer_id, links_of, to_close
-from .commands import Command, Defer, Fail, Halt, InFlight, Raise, RecordOutcome, Reload, RunEnd, decide
-from .commit import commit, write_outcome
-from .context import WorkflowContext
-from .control import ContinueAsNew, OutcomeRecorded, ReplayAborted, ReplayStopped, StaleHistory, Suspend
-from .debounce import DEBOUNCE_TAG
-from .deferral import refusal
-from .delayed import start_timer, start_timer_id
-from .gates import pass_gates
-from .history_cache import HistoryCache
-from .in_place import InPlace
-from .marks import frontier
-from .observer import NullObserver, Observer
-from .payloads import Payloads
-from .ports import Clock, Store, SystemClock, Transport
-from .records import (
-    CREATED_FIELDS,
+from .admission.debounce import DEBOUNCE_TAG
+from .admission.deferral import refusal
+from .admission.delayed import start_timer_id
+from .admission.gates import pass_gates
+from .admission.versions import code_version
+from .admission.workflow_slots import enqueue_new, release
+from .model.control import ContinueAsNew, OutcomeRecorded, ReplayAborted, ReplayStopped, StaleHistory, Suspend
+from .model.records import (
     EventRecord,
     OpKind,
     ResumeMessage,
     RunRecord,
     RunStatus,
-    TimerKind,
-    TimerRecord,
     child_end_seq,
 )
-from .recovery import take_recovery
-from .registry import WorkflowDef, get_workflow
-from .retention import KeepAlivePass, needs_sweep, sends_to_bucket
-from .storage import inline_result_limit, new_request
-from .versions import code_version
-from .workflow_slots import enqueue_new, release
+from .model.registry import WorkflowDef, get_workflow
+from .ops.async_workflow import call_workflow
+from .replay.children import close_children, close_timer, close_timer_id, links_of, to_close
+from .replay.commands import Command, Defer, Fail, Halt, InFlight, Raise, RecordOutcome, Reload, RunEnd, decide
+from .replay.commit import commit, write_outcome
+from .replay.context import WorkflowContext
+from .replay.creation import as_created, record_timers, still_created
+from .replay.history_cache import HistoryCache
+from .replay.in_place import InPlace
+from .replay.marks import frontier
+from .replay.observer import NullObserver, Observer
+from .storage.chains import follow
+from .storage.payloads import Payloads
+from .storage.ports import Clock, Store, SystemClock, Transport
+from .storage.recovery import take_recovery
+from .storage.retention import KeepAlivePass, needs_sweep, sends_to_bucket
+from .storage.rules import inline_result_limit, new_request
 
 log = logging.getLogger("workflows.engine")
 
@@ -69,8 +67,8 @@ class Engine:
         self.cache = HistoryCache(store)
         self.run_end_listeners: list[RunEndListener] = []
         self.in_place = InPlace()
-        self.payloads = Payloads(getattr(store, "blobs", None), settings)  # large payloads: core/payloads.py
-        self.keep_alive = KeepAlivePass()  # where beat's keep-alive pass is (core/retention.py)
+        self.payloads = Payloads(getattr(store, "blobs", None), settings)  # large payloads: core/storage/payloads.py
+        self.keep_alive = KeepAlivePass()  # where beat's keep-alive pass is (core/storage/retention.py)
 
     def now(self) -> float:
         """The engine's clock, in epoch seconds."""
@@ -94,7 +92,7 @@ class Engine:
 
         The run is stored leased, so a resume lost in the send is recovered. A ``start_at`` in
         ``fields`` (epoch seconds) stores it ``delayed`` instead, with the timer that starts it
-        (``core.delayed``); its ``max_duration`` counts from then.
+        (``core.admission.delayed``); its ``max_duration`` counts from then.
         """
         begins = max(self.now(), fields.get("start_at") or 0.0)
         deadline = begins + definition.max_duration if definition.max_duration else None
@@ -133,7 +131,7 @@ class Engine:
                 run is as created, it has no history to read, and it is used unread: the first
                 write's condition (a claim), or one read before any other write, confirms it.
             held: the outcome of the sent step whose message this worker ran, not written yet: the
-                replay goes on from it, and it is written with what the replay decides (``core.marks``).
+                replay goes on from it, and it is written with what the replay decides (``core.replay.marks``).
         """
         with self.observer.resume(run_id, recovering):
             box = [held] if held is not None else []  # emptied when a replay or a write takes it
@@ -217,7 +215,7 @@ class Engine:
         if held:
             known_through = held[0].pos - 1  # every outcome before it cached: nothing to read
         history = self.cache.load(run.run_id, known_through=known_through)
-        seen = frontier(run, history)  # an op a sent step's record marked in flight (core.marks)
+        seen = frontier(run, history)  # an op a sent step's record marked in flight (core.replay.marks)
         ctx = WorkflowContext(self, seen, history, recovering=recovering, resume_id=resume_id)
         if seen.cursor != run.cursor:
             ctx.updates.stored_cursor = run.cursor  # what a lease renewal's condition names
@@ -260,7 +258,7 @@ class Engine:
         ended: RunRecord | None = None
         for _ in range(MAX_CONTENDED_REPLAYS):
             # Its children to close by their policies (a replay's, or from the history the fence was read
-            # with): a timer in the end's write closes them if this process dies before it does (core.children).
+            # with): a timer in the end's write closes them if this process dies before it does (core.replay.children).
             if ctx is not None:
                 fence, links, history = None, ctx.children, ctx.history
             else:
@@ -382,7 +380,7 @@ class Engine:
 
     def resume_if_suspended(self, run_id: str) -> None:
         """Queue a resume of a run just woken (by a write that leased it) if it is suspended (or
-        delayed: a signal to a delayed run makes it park again at once, see ``core.delayed``).
+        delayed: a signal to a delayed run makes it park again at once, see ``core.admission.delayed``).
 
         Best effort: the wake's lease already guarantees the run resumes."""
         run = self.store.find_run(run_id)
@@ -403,12 +401,6 @@ class Engine:
                         run_id, exc_info=True)
 
 
-def as_created(run: RunRecord | None) -> bool:
-    """Whether a stored run is still as created: never dispatched, woken or recovered."""
-    return (run is not None and run.status == RunStatus.PENDING and run.cursor == -1 and run.wake_seq == 0
-            and run.recoveries == 0)
-
-
 def unread(fresh: RunRecord, run_id: str) -> bool:
     """Whether a fresh resume may use the run its message carries without reading it: the
     message names its creation's request id (a condition checks that the stored run still
@@ -421,22 +413,6 @@ def unread(fresh: RunRecord, run_id: str) -> bool:
     except UnknownWorkflow:
         return False
     return definition.limits is None
-
-
-def still_created(stored: RunRecord | None, carried: RunRecord) -> bool:
-    """Whether the stored run is still the run a fresh message carried (its creation's request id
-    and created fields), as created."""
-    return (stored is not None and as_created(stored) and stored.req == carried.req
-            and all(getattr(stored, name) == getattr(carried, name) for name in CREATED_FIELDS))
-
-
-def record_timers(record: RunRecord) -> list[TimerRecord]:
-    """The timers a new run starts with (its deadline, its start time if it is delayed)."""
-    timers = [] if (start := start_timer(record)) is None else [start]
-    if record.deadline is None:
-        return timers
-    return [*timers, TimerRecord(timer_id=f"{record.run_id}#deadline", kind=TimerKind.DEADLINE.value,
-                                 run_id=record.run_id, due_at=record.deadline)]
 
 
 __all__ = ["Engine", "NonDeterminismError", "record_timers"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.core.payloads import KEY_PREFIX
+from workflows.core.storage.payloads import KEY_PREFIX
 
 LIFECYCLE_RULE_ID = "expire-workflow-payloads"
 ENDED_TAG = "workflows-ended"

@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any, Iterable
 
-from workflows.core.payloads import KEY_PREFIX as PAYLOAD_PREFIX
+from workflows.core.storage.payloads import KEY_PREFIX as PAYLOAD_PREFIX
 from workflows.errors import ConfigurationError
 from workflows.settings import Settings
 

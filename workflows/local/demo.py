@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from workflows.core.records import TERMINAL
+from workflows.core.model.records import TERMINAL
 
-from ..core.ops import sleep
+from ..core.ops.calls import sleep
 from ..decorators import step, workflow
 from ..errors import WorkflowError
 

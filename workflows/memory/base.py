@@ -10,8 +10,8 @@ import threading
 import time
 from typing import Any, Callable, Iterator, TypeVar
 
-from ..core.storage import read_fairly
-from ..core.writes.base import WritesBase
+from ..core.storage.rules import read_fairly
+from ..core.storage.writes.base import WritesBase
 from ..errors import SerializationError, StorageError
 from ..settings import Settings
 from .blobs import MemoryBlobs, StoreBlobs

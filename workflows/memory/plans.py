@@ -1,12 +1,12 @@
 """The in-memory interpreter of write plans: a plan evaluated over the emulated tables, as
-DynamoDB would apply it (see ``workflows.core.plans``)."""
+DynamoDB would apply it (see ``workflows.core.storage.plans``)."""
 
 from __future__ import annotations
 
 import functools
 from typing import Any, cast
 
-from ..core import plans as p
+from ..core.storage import plans as p
 from .base import MemoryBase
 from .tables import Check as CheckOp
 from .tables import ConditionFailed, Item, Table, Write, transact

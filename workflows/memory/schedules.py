@@ -1,11 +1,11 @@
 """Schedules in memory: the table and its reads, as ``persistence.schedules`` makes them (the
-writes are shared: ``workflows.core.writes.schedules``)."""
+writes are shared: ``workflows.core.storage.writes.schedules``)."""
 
 from __future__ import annotations
 
-from ..core.records import Page, ScheduleRecord
-from ..core.storage import SCHEDULE_SHARDS
-from ..core.writes.schedules import LISTING, schedule_record
+from ..core.model.records import Page, ScheduleRecord
+from ..core.storage.rules import SCHEDULE_SHARDS
+from ..core.storage.writes.schedules import LISTING, schedule_record
 from ..errors import ScheduleNotFound
 from .base import MemoryBase, decode_cursor, encode_cursor
 from .tables import (

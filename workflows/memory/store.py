@@ -6,8 +6,7 @@ import itertools
 import time
 from typing import Any, Callable
 
-from ..core.listing import Position, merged_page
-from ..core.records import (
+from ..core.model.records import (
     RUN_RESULT_SEQ,
     EventRecord,
     HookRecord,
@@ -18,8 +17,9 @@ from ..core.records import (
     TimerRecord,
     event_seq,
 )
-from ..core.writes import Writes
-from ..core.writes.items import event_record, hook_record, run_record, signal_record, timer_record
+from ..core.storage.listing import Position, merged_page
+from ..core.storage.writes import Writes
+from ..core.storage.writes.items import event_record, hook_record, run_record, signal_record, timer_record
 from ..errors import RunNotFound
 from ..settings import Settings
 from .plans import PlanTables

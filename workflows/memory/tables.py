@@ -8,7 +8,7 @@ Every write is staged against a copy and committed only once every condition hel
 and every resulting item fits in 400 KB, so a failed request changes nothing; a refusal
 names each op's cancellation reason, in order. Callers serialise requests (the store
 holds one lock around each). The store's writes reach these tables as write plans
-(``workflows.core.plans``), which ``workflows.memory.plans`` turns into these ops.
+(``workflows.core.storage.plans``), which ``workflows.memory.plans`` turns into these ops.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Union
 
-from ..core.plans import CONDITION_FAILED, item_size
+from ..core.storage.plans import CONDITION_FAILED, item_size
 from ..errors import StorageError
 from ..settings import DYNAMODB_ITEM_LIMIT
 from .items import Items, hashable

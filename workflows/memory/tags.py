@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.listing import Position, merged_page, shard_key
-from ..core.records import Page, RunRecord
-from ..core.tags import TAG_SHARDS, index_bound, index_sort_key, tag_text
+from ..core.model.records import Page, RunRecord
+from ..core.storage.listing import Position, merged_page, shard_key
+from ..core.storage.tags import TAG_SHARDS, index_bound, index_sort_key, tag_text
 from .base import MemoryBase
 from .tables import Item, Table
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.records import ResumeMessage, StepMessage
+from ..core.model.records import ResumeMessage, StepMessage
 
 
 class RecordingTransport:

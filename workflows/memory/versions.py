@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.records import EventRecord
+from ..core.model.records import EventRecord
 from .base import MemoryBase
 from .tables import Item, Table
 

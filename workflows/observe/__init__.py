@@ -1,6 +1,6 @@
 """Observing the engine: structured logs, Prometheus metrics, OpenTelemetry traces, cost per run.
 
-Each is an adapter of the core's ``Observer`` port (``workflows.core.observer``), built by
+Each is an adapter of the core's ``Observer`` port (``workflows.core.replay.observer``), built by
 :func:`build_observer` from the settings and wired by the composition root. Metrics and
 traces need their extras (``metrics``, ``otel``); logs and cost counting need nothing.
 """

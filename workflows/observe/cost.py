@@ -1,6 +1,6 @@
 """Cost per run: attributes the requests made while the engine works on a run to that run.
 
-An observer that sets the run of ``workflows.core.metering`` around a resume, a step attempt
+An observer that sets the run of ``workflows.core.storage.metering`` around a resume, a step attempt
 and a due timer's firing; the store and the transport count their requests against it, and
 the run's next write carries the counts. It reads and writes nothing itself.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import ContextManager
 
-from ..core.metering import attributed
-from ..core.observer import NullObserver, StepAttempt
-from ..core.records import TimerRecord
+from ..core.model.records import TimerRecord
+from ..core.replay.observer import NullObserver, StepAttempt
+from ..core.storage.metering import attributed
 
 
 class RequestAttribution(NullObserver):

@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, ContextManager, Iterator
 
-from ..core.context import current_workflow
-from ..core.observer import NullObserver, StepAttempt
-from ..core.records import RunRecord
+from ..core.model.records import RunRecord
+from ..core.replay.context import current_workflow
+from ..core.replay.observer import NullObserver, StepAttempt
 
 #: The record attributes the filter sets, in the order the text format shows them.
 FIELDS = ("run_id", "workflow", "step", "pos")

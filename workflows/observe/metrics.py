@@ -15,10 +15,10 @@ import os
 import time
 from typing import Any, ContextManager, Iterator
 
-from ..core.deferral import Deferral
-from ..core.observer import NullObserver, StepAttempt
-from ..core.pricing import estimate_cost
-from ..core.records import RunRecord, TimerRecord
+from ..core.admission.deferral import Deferral
+from ..core.model.pricing import estimate_cost
+from ..core.model.records import RunRecord, TimerRecord
+from ..core.replay.observer import NullObserver, StepAttempt
 from . import require
 
 prometheus_client = require("prometheus_client", "metrics")

@@ -20,8 +20,8 @@ import json
 import threading
 from typing import Any, ContextManager, Iterator, Sequence
 
-from ..core.observer import NullObserver, StepAttempt
-from ..core.records import RunRecord, TimerRecord
+from ..core.model.records import RunRecord, TimerRecord
+from ..core.replay.observer import NullObserver, StepAttempt
 from ..settings import Settings
 from . import propagation, require
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from greenlet import getcurrent, greenlet
 
-from ..core.in_place import InPlace
+from ..core.replay.in_place import InPlace
 
 
 class Crash(BaseException):

@@ -15,8 +15,8 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from ..batches import create_batch
-from ..core.batches import COMPLETED
-from ..core.ops import sleep
+from ..core.model.batches import COMPLETED
+from ..core.ops.calls import sleep
 from ..decorators import workflow
 from ..options import RunFilter
 from . import workloads

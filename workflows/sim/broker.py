@@ -7,7 +7,7 @@ import dataclasses
 import itertools
 from typing import Union
 
-from ..core.records import ResumeMessage, StepMessage
+from ..core.model.records import ResumeMessage, StepMessage
 
 Message = Union[StepMessage, ResumeMessage]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.deterministic import now, random, uuid4
-from ..core.ops import parallel, sleep
-from ..core.replay_log import logger
+from ..core.ops.calls import parallel, sleep
+from ..core.ops.replay_log import logger
+from ..core.replay.deterministic import now, random, uuid4
 from ..decorators import step, workflow
 from . import workloads as base
 from .workloads import Workload, _ok, _ran, sim_add, sim_fail

@@ -7,15 +7,15 @@ import functools
 import json
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.embed import unembed
-from ..core.events import published
-from ..core.payloads import Payloads
-from ..core.records import RUN_RESULT_SEQ, TERMINAL, EventRecord, OpKind, RunRecord, RunStatus, TimerKind
-from ..core.updates import is_answer_seq
-from ..core.writes.items import event_record
+from ..core.model.embed import unembed
+from ..core.model.records import RUN_RESULT_SEQ, TERMINAL, EventRecord, OpKind, RunRecord, RunStatus, TimerKind
+from ..core.ops.events import published
+from ..core.replay.updates import is_answer_seq
+from ..core.storage.payloads import Payloads
+from ..core.storage.writes.items import event_record
 
 if TYPE_CHECKING:
-    from ..core.ports import Blobs
+    from ..core.storage.ports import Blobs
     from .world import World
 
 
@@ -267,7 +267,7 @@ def check_ends(world: World) -> None:
 
 
 def check_published(world: World, run_id: str) -> None:
-    """A run's event and stream items are exactly what its op records published (``core.events``)."""
+    """A run's event and stream items are exactly what its op records published (``core.ops.events``)."""
     items = _history(world, run_id)
     if any("retain_until" in i for i in items):
         return  # expiry may already have taken some of them, in any order
@@ -284,7 +284,7 @@ def check_published(world: World, run_id: str) -> None:
 
 def check_answers(world: World, run_id: str, records: list[EventRecord], answers: list[dict[str, Any]]) -> None:
     """Each update id was handled at most once in a run (one ``update`` record), and a run's answer
-    items are its update records' answers, plus refusals (``core.updates``)."""
+    items are its update records' answers, plus refusals (``core.replay.updates``)."""
     handled = [str(unembed(r.data or "{}", "payload")[0].get("id")) for r in records
                if r.is_outcome and r.kind == OpKind.UPDATE.value]
     twice = sorted({h for h in handled if handled.count(h) > 1})

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..core.records import TERMINAL, RunStatus
+from ..core.model.records import TERMINAL, RunStatus
 from .decay import DAY, owner_of
 from .watch import chain_live
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..core.ops import continue_as_new, parallel, sleep, wait_for_signal
+from ..core.ops.calls import continue_as_new, parallel, sleep, wait_for_signal
 from ..decorators import step, workflow
 from . import workloads as base
 from .workloads import Workload, _ok, _ran, sim_child_double

@@ -4,7 +4,7 @@ Python cannot stop a thread: a sync step body past its ``timeout`` runs on while
 fails with ``StepTimeout``. The simulator models that with its own actors (no real thread,
 no wall-clock wait): an attempt of a step with a timeout either finishes in time or, drawn by
 the seed, times out at once while its body goes on as a separate actor of the same process
-(which dies with the process). Where the engine watches such bodies (``core.overrun``: a
+(which dies with the process). Where the engine watches such bodies (``core.execution.overrun``: a
 concurrency slot is kept until the body returns), the model reports each one as the real
 ``call_with_timeout`` does, and ends it when the body returns.
 """
@@ -15,7 +15,7 @@ import contextvars
 import importlib
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..core import attempts
+from ..core.execution import attempts
 from ..errors import StepTimeout
 from .actors import Crash
 
@@ -26,9 +26,9 @@ OVERRUNS = 0.5  # the share of attempts with a timeout whose body outlives it
 
 
 def _overrun_port() -> Any:
-    """``core.overrun`` where the engine has it (None otherwise)."""
+    """``core.execution.overrun`` where the engine has it (None otherwise)."""
     try:
-        return importlib.import_module("workflows.core.overrun")
+        return importlib.import_module("workflows.core.execution.overrun")
     except ImportError:
         return None
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.first import signal, timer
-from ..core.ops import first_of, sleep, wait_for_signal
+from ..core.ops.calls import first_of, sleep, wait_for_signal
+from ..core.ops.first import signal, timer
 from ..decorators import workflow
 from ..errors import WaitTimeout
 from . import workloads as base

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.attempts import StepAddress
-from ..core.join_layout import branch_shard, shard_partition
-from ..core.records import StepMessage, attempt_seq, event_seq
-from ..core.writes.items import event_record
+from ..core.execution.attempts import StepAddress
+from ..core.model.join_layout import branch_shard, shard_partition
+from ..core.model.records import StepMessage, attempt_seq, event_seq
+from ..core.storage.writes.items import event_record
 from ..memory import MemoryStore
 
 #: How long the copy waits in its queue (``workflows.celery.repeats.REPEAT_DELAY``).
@@ -18,7 +18,7 @@ REPEAT_DELAY = 30.0
 
 
 def recorded(store: MemoryStore, message: StepMessage) -> bool:
-    """Whether a repeat of ``message`` finds what the step task's check finds (``core.steps._recorded``):
+    """Whether a repeat of ``message`` finds what the step task's check finds (``core.ops.steps._recorded``):
     its branch's result, or this attempt's failure (or a later one), or the step's outcome. Read from
     the world's own tables, so the check neither meets a fault nor counts as a request."""
     branch = message.branch

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..core.records import TERMINAL
-from ..core.retention import EXPIRING_TABLES
-from ..core.tags import index_key, index_sort_key
+from ..core.model.records import TERMINAL
+from ..core.storage.retention import EXPIRING_TABLES
+from ..core.storage.tags import index_key, index_sort_key
 
 if TYPE_CHECKING:
     from .world import World

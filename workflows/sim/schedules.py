@@ -14,9 +14,9 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from beat.cron import ScheduleSpec
-from workflows.core.firing import next_after
+from workflows.core.background.firing import next_after
 
-from ..core.records import TERMINAL, ScheduleRecord
+from ..core.model.records import TERMINAL, ScheduleRecord
 
 if TYPE_CHECKING:
     from .world import World

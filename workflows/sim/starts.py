@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.ops import sleep
-from ..core.records import TERMINAL, RunStatus
+from ..core.model.records import TERMINAL, RunStatus
+from ..core.ops.calls import sleep
 from ..decorators import workflow
 from . import workloads as base
 from .invariants import _history, _run

@@ -1,4 +1,4 @@
-"""Workloads of updates (``core.updates``): requests sent by the client, retried, and one after the end.
+"""Workloads of updates (``core.replay.updates``): requests sent by the client, retried, and one after the end.
 
 ``sim_updates`` declares a handler and waits for a signal. The client sends update ``x`` (id ``a``),
 update ``y`` (id ``b``), ``x`` again with id ``a`` (a retry, as after a client crash: a crash between
@@ -8,7 +8,7 @@ the state invariant checks that no id has two update records in a run's history.
 takes the same sends while a ``first_of`` race of the signal and a timer waits: the updates sent
 before the signal are handled before the race returns it. ``sim_chain_updates`` takes them while a
 chain of steps runs (in the seeds whose workers send every step, each step's outcome marks the next
-one in flight: ``core.marks``), then waits for the signal: no update takes a step's position.
+one in flight: ``core.replay.marks``), then waits for the signal: no update takes a step's position.
 ``sim_update_late`` ends at once; the client sends an update well after: ``UpdateRunEnded``, nothing
 stored.
 Kept apart from the basic catalogue; this module adds them to ``CATALOGUE``.
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.first import signal, timer
-from ..core.ops import first_of, wait_for_signal
-from ..core.update_requests import send_update
-from ..core.updates import on_update
+from ..core.background.update_requests import send_update
+from ..core.ops.calls import first_of, wait_for_signal
+from ..core.ops.first import signal, timer
+from ..core.replay.updates import on_update
 from ..decorators import workflow
 from ..errors import WaitTimeout
 from . import workloads as base

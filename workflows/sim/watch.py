@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..core.records import TERMINAL, RunStatus
+from ..core.model.records import TERMINAL, RunStatus
 from ..memory.tables import Item, Table
 
 if TYPE_CHECKING:

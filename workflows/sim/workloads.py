@@ -11,8 +11,8 @@ import dataclasses
 import random
 from typing import Any, Callable
 
-from ..core.ops import continue_as_new, hook, parallel, set_event, set_tags, sleep, wait_for_signal, write_stream
-from ..core.steps import current_step
+from ..core.ops.calls import continue_as_new, hook, parallel, set_event, set_tags, sleep, wait_for_signal, write_stream
+from ..core.ops.steps import current_step
 from ..decorators import step, workflow
 from ..errors import StepFailed, WaitTimeout
 

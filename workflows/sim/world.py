@@ -9,18 +9,18 @@ import functools
 import random
 from typing import Any, Callable, Iterator
 
-from workflows.core.firing import ensure_listener, fire_due_schedules
+from workflows.core.background.firing import ensure_listener, fire_due_schedules
 
 from ..batches import drive_due_batches
 from ..client import cancel_run, complete_hook, last_of_chain, signal_run
-from ..core import forks
+from ..core.background import forks
+from ..core.background.sweeper import fire_due_timers, reconcile
 from ..core.engine import Engine
-from ..core.records import TERMINAL, ResumeMessage, RunStatus, StepMessage
-from ..core.registry import get_workflow
-from ..core.retention import keep_alive_age, sweep_retention
-from ..core.steps import current_step, execute_step, run_worker_task
-from ..core.storage import read_fairly
-from ..core.sweeper import fire_due_timers, reconcile
+from ..core.model.records import TERMINAL, ResumeMessage, RunStatus, StepMessage
+from ..core.model.registry import get_workflow
+from ..core.ops.steps import current_step, execute_step, run_worker_task
+from ..core.storage.retention import keep_alive_age, sweep_retention
+from ..core.storage.rules import read_fairly
 from ..errors import StorageError, Throttled, WorkflowError
 from ..memory import MemoryStore
 from ..settings import Settings
@@ -59,7 +59,7 @@ JUMP = 6 * 3600.0  # an idle world moves its clock at most this far at once (lon
 #: WORKFLOWS_PAYLOAD_EXPIRY_DAYS=7), so that runs, chains and forks living longer than that meet TTL and the rule.
 SHORT_EXPIRY = SETTINGS.with_(retention=7 * 86400.0, payload_expiry_days=7)
 #: A fifth keep every payload inline (the default deployment's threshold): no object goes to the bucket, so
-#: a run with nothing else written without a TTL ends out of the retention index (core.retention.needs_sweep).
+#: a run with nothing else written without a TTL ends out of the retention index (core.storage.retention.needs_sweep).
 INLINE = SETTINGS.with_(payload_threshold_bytes=SETTINGS.max_payload_bytes)
 
 
@@ -197,7 +197,7 @@ class World:
     def runs_steps_in_place(self, process: Process) -> bool:
         """Whether a worker runs a run's next step in place: a quarter of the seeds send every step
         as a message, a quarter have worker1 send them (so a step's worker writes its outcome with the
-        next step's dispatch: ``core.marks``). Decided by the seed alone, not by the scenario's draws."""
+        next step's dispatch: ``core.replay.marks``). Decided by the seed alone, not by the scenario's draws."""
         if self.seed % 4 == 1:
             return False
         return not (self.seed % 4 == 3 and process.name == "worker1")

@@ -22,7 +22,7 @@ import concurrent.futures
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ..core.records import RunRecord, with_last_outcome
+from ..core.model.records import RunRecord, with_last_outcome
 from ..runtime import get_engine
 from .flows import LIMIT_BURST, LIMIT_CONCURRENCY, LIMIT_RATE
 from .ledger import Execution

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..core.attempts import current_step
+from ..core.execution.attempts import current_step
 
 LEDGER_ENV = "WORKFLOWS_SOAK_LEDGER"
 

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from ..client import list_runs
-from ..core.records import RunRecord, RunStatus
+from ..core.model.records import RunRecord, RunStatus
 from ..runtime import get_engine
 from . import flows
 from .interact import Entry

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import functools
 
-from workflows.core.firing import fire_due_schedules
+from workflows.core.background.firing import fire_due_schedules
 
 from ..batches import drive_due_batches
+from ..core.background.sweeper import fire_due_timers, reconcile
 from ..core.engine import Engine
-from ..core.overrun import owned_by, wait_for_overruns
-from ..core.records import StepMessage
-from ..core.retention import keep_alive_period, keep_runs_alive, sweep_retention
-from ..core.steps import execute_step, run_worker_task
-from ..core.sweeper import fire_due_timers, reconcile
+from ..core.execution.overrun import owned_by, wait_for_overruns
+from ..core.model.records import StepMessage
+from ..core.ops.steps import execute_step, run_worker_task
+from ..core.storage.retention import keep_alive_period, keep_runs_alive, sweep_retention
 from ..errors import Stalled
 from ..memory import ManualClock, MemoryStore
 from ..memory.expiry import expire_items
@@ -86,7 +86,7 @@ class Driver:
         keep-alive pass runs on the way as often as beat starts one (live runs' items are renewed
         before TTL deletes them, as on AWS). A step body that timed out and runs on in real time
         returns first: virtual time does not pass while a body runs, so the concurrency slot
-        it keeps is not taken from it (``core.overrun``)."""
+        it keeps is not taken from it (``core.execution.overrun``)."""
         if moment > self.clock.now() and not wait_for_overruns(self, OVERRUN_WAIT):
             raise Stalled(f"a timed-out step body still runs after {OVERRUN_WAIT:g}s of real time: the kit does not "
                           "move its clock while one runs (it keeps its concurrency slot until it returns)")

@@ -24,12 +24,12 @@ from ..client import (
     signal_run,
     start_with_options,
 )
-from ..core import registry
+from ..core.background.update_requests import answer_value, lookup_answer, send_update, timed_out
 from ..core.engine import Engine
-from ..core.events import check_key
-from ..core.failures import Failure
-from ..core.timeline import step_rows
-from ..core.update_requests import answer_value, lookup_answer, send_update, timed_out
+from ..core.model import registry
+from ..core.model.failures import Failure
+from ..core.ops.events import check_key
+from ..core.storage.timeline import step_rows
 from ..durations import Duration, to_seconds
 from ..errors import EventTimeout, Stalled, UpdateTimeout
 from ..events import StreamPage, lookup_event, read_stream
@@ -57,7 +57,7 @@ class StepView:
     attempts: int
     error: str | None
     result: Any
-    failure: Failure | None = None  # a failed step's type, message, traceback and chain (core.failures)
+    failure: Failure | None = None  # a failed step's type, message, traceback and chain (core.model.failures)
 
 
 class EnvRunHandle(RunHandle):
@@ -118,7 +118,7 @@ class WorkflowEnv:
         self.store = MemoryStore(self.settings, self.clock)
         self.transport = QueueTransport()
         self.engine = Engine(self.store, self.transport, self.settings, clock=self.clock)
-        from workflows.core.firing import ensure_listener
+        from workflows.core.background.firing import ensure_listener
 
         ensure_listener(self.engine)
         self.driver = Driver(self.engine, self.store, self.transport, self.clock, deleting=deleting)

@@ -7,7 +7,7 @@ import functools
 import threading
 from typing import Any
 
-from ..core import registry
+from ..core.model import registry
 
 
 @dataclasses.dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..core.engine import Engine
-from ..core.tokens import TOKEN_PREFIX, derive_token
+from ..core.model.tokens import TOKEN_PREFIX, derive_token
 from ..errors import HookNotFound
 
 

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .. import codec
-from ..core import registry
-from ..core.async_workflow import call_workflow
-from ..core.context import WorkflowContext
-from ..core.control import ContinueAsNew, ReplayAborted, ReplayStopped, StaleHistory, Suspend
-from ..core.history_cache import RunHistory
-from ..core.records import EventRecord, OpKind, RunRecord, RunStatus
-from ..core.tokens import derive_token, hash_token, new_nonce
+from ..core.model import registry
+from ..core.model.control import ContinueAsNew, ReplayAborted, ReplayStopped, StaleHistory, Suspend
+from ..core.model.records import EventRecord, OpKind, RunRecord, RunStatus
+from ..core.model.tokens import derive_token, hash_token, new_nonce
+from ..core.ops.async_workflow import call_workflow
+from ..core.replay.context import WorkflowContext
+from ..core.replay.history_cache import RunHistory
 from ..errors import NonDeterminismError, SuspensionSwallowed
 from ..export import RunExport, load_export
 from .env import WorkflowEnv

@@ -1,13 +1,13 @@
 """The kit's transport: messages queue in send order until the kit delivers them, higher
-priorities first (as a worker serves its queues under a backlog: ``workflows.core.priority``)."""
+priorities first (as a worker serves its queues under a backlog: ``workflows.core.model.priority``)."""
 
 from __future__ import annotations
 
 from collections import deque
 from typing import Any, Union
 
-from ..core.priority import LEVELS, NORMAL
-from ..core.records import ResumeMessage, StepMessage
+from ..core.model.priority import LEVELS, NORMAL
+from ..core.model.records import ResumeMessage, StepMessage
 
 Message = Union[StepMessage, ResumeMessage]
 

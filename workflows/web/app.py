@@ -37,7 +37,7 @@ from starlette.routing import Route
 
 from ..client import STATUSES, cancel, send_signal
 from ..codec import printable
-from ..core.ports import SessionStore
+from ..core.storage.ports import SessionStore
 from ..errors import InvalidName, InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
 from ..forking import fork_run, rerun
 from ..schedules import pause_schedule, resume_schedule, trigger_schedule

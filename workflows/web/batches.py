@@ -22,7 +22,7 @@ from starlette.routing import Route
 from ..batches import get_batch, list_batches, start_batch, stop_batch
 from ..batches.api import selection_of
 from ..batches.driver import select_page
-from ..core.batches import OPERATIONS
+from ..core.model.batches import OPERATIONS
 from ..options import RunFilter, TimeRange
 from ..runtime import get_engine
 from .views import time_window

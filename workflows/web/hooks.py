@@ -203,7 +203,7 @@ class HooksApp:
             return
         with self._lock:
             if not self._loaded:
-                from ..core.registry import load_imports
+                from ..core.model.registry import load_imports
                 from ..settings import get_settings
 
                 load_imports(tuple(self.imports) if self.imports is not None else get_settings().imports)

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.records import BranchRecord, EventRecord, OpKind, RunRecord
+from ..core.model.records import BranchRecord, EventRecord, OpKind, RunRecord
 
 #: Op kinds drawn as waits, with the word shown on their lane.
 WAIT_KINDS = {OpKind.SLEEP.value: "sleep", OpKind.HOOK_WAIT.value: "hook", OpKind.SIGNAL.value: "signal",

@@ -17,17 +17,17 @@ from beat.cron import ScheduleSpec, next_fire
 
 from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries, list_runs
-from ..core.children import ChildLink
-from ..core.deferral import current_deferral
-from ..core.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN
-from ..core.failures import Failure
-from ..core.fanout import join_id
-from ..core.inbox import waiting_for
-from ..core.join_layout import fan_out_width_at
-from ..core.payloads import describe_payload
-from ..core.pricing import estimate_cost
-from ..core.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
-from ..core.timeline import step_rows, timeline
+from ..core.admission.deferral import current_deferral
+from ..core.model.failures import Failure
+from ..core.model.join_layout import fan_out_width_at
+from ..core.model.pricing import estimate_cost
+from ..core.model.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
+from ..core.ops.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN
+from ..core.ops.fanout import join_id
+from ..core.ops.inbox import waiting_for
+from ..core.replay.children import ChildLink
+from ..core.storage.payloads import describe_payload
+from ..core.storage.timeline import step_rows, timeline
 from ..errors import SerializationError
 from ..options import TimeRange
 from ..runtime import get_engine
@@ -62,7 +62,7 @@ def runs_page(status: str | None, workflow: str | None, cursor: str | None, sinc
     Runs are read as the listing index holds them (``list_run_summaries``: no read of the runs).
     With a filter this is one index Query. A ``tag`` (``key=value``) Queries the tags index instead
     (``list_runs``: a Query and a BatchGet of the runs) and combines with ``workflow``, not ``status``.
-    Without a filter, the runs of every status are merged newest first (``core/newest.py``, as the
+    Without a filter, the runs of every status are merged newest first (``core/storage/newest.py``, as the
     API and the CLI list them: one Query per status a page).
     """
     if tag:

@@ -29,7 +29,7 @@ from .model.records import (
     RunStatus,
     child_end_seq,
 )
-from .model.registry import WorkflowDef, get_workflow
+from .model.registry import WorkflowDef, find_workflow, get_workflow
 from .ops.async_workflow import call_workflow
 from .replay.children import close_children, close_timer, close_timer_id, links_of, to_close
 from .replay.commands import Command, Defer, Fail, Halt, InFlight, Raise, RecordOutcome, Reload, RunEnd, decide
@@ -207,11 +207,13 @@ class Engine:
             definition: WorkflowDef | None = get_workflow(run.workflow)
         except UnknownWorkflow:
             definition = None
-        refused = refusal(self, run, known=definition is not None)
-        if refused is not None or definition is None:  # not this worker's to decide (see deferral)
-            return Defer(refused or ""), None
-        if (passed := pass_gates(self, definition, run)) is not True:  # debounce window, workflow limit
-            return (Halt() if passed is False else Reload()), None
+        if definition is None:  # not this worker's to decide (see deferral)
+            return Defer(refusal(self, run, known=False) or ""), None
+        if admission_due(run, definition, self.settings):  # else a run with no gate asks admission nothing
+            if (refused := refusal(self, run, known=True)) is not None:
+                return Defer(refused), None
+            if (passed := pass_gates(self, definition, run)) is not True:  # start time, debounce, workflow limit
+                return (Halt() if passed is False else Reload()), None
         if held:
             known_through = held[0].pos - 1  # every outcome before it cached: nothing to read
         history = self.cache.load(run.run_id, known_through=known_through)
@@ -343,7 +345,9 @@ class Engine:
             self.store.delete_timer(timer_id)
         if ended.parent_run_id and ended.status != RunStatus.CONTINUED:
             self.resume_if_suspended(ended.parent_run_id)  # the end woke it (one transaction)
-        release(self, ended)  # its workflow slot, if it is limited
+        definition = find_workflow(ended.workflow)
+        if definition is not None and definition.limits is not None:
+            release(self, definition, ended)  # its workflow slot
         for listener in self.run_end_listeners:
             listener(ended)
         self.observer.run_ended(ended)
@@ -399,6 +403,16 @@ class Engine:
         except Exception:  # noqa: BLE001 - any broker failure; the lease recovers the run
             log.warning("could not queue a resume of run %s; it resumes when its lease expires",
                         run_id, exc_info=True)
+
+
+def admission_due(run: RunRecord, definition: WorkflowDef, settings: Settings) -> bool:
+    """Whether a resume of ``run`` asks admission anything, from what the run carries (one check):
+    this worker serves some code versions only, or the run has not begun and carries a gate (a
+    start time, a debounce window, a workflow limit). Otherwise every gate would let it through."""
+    if settings.serve_versions:
+        return True
+    return run.cursor == -1 and (run.start_at is not None or definition.limits is not None
+                                 or DEBOUNCE_TAG in (run.tags or {}))
 
 
 def unread(fresh: RunRecord, run_id: str) -> bool:

@@ -19,10 +19,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ...errors import StorageError, UnknownWorkflow
+from ...errors import StorageError
 from ..model.limits import WorkflowLimits, key_value
 from ..model.records import RunRecord, RunStatus, SlotRecord, TimerKind, TimerRecord
-from ..model.registry import WorkflowDef, get_workflow
+from ..model.registry import WorkflowDef
 from .debounce import DEBOUNCE_TAG
 
 if TYPE_CHECKING:
@@ -118,15 +118,11 @@ def admit(engine: Engine, definition: WorkflowDef, run: RunRecord) -> bool | Non
     return False
 
 
-def release(engine: Engine, ended: RunRecord) -> None:
-    """After ``ended`` ended: free its slot (a continued run's successor keeps it), take it out
-    of the waiting list, and wake as many of the oldest waiters as slots are free. A store
-    failure here is logged: what it left behind heals at the next admission."""
-    try:
-        definition = get_workflow(ended.workflow)
-    except UnknownWorkflow:
-        return
-    if definition.limits is None or ended.status == RunStatus.CONTINUED:
+def release(engine: Engine, definition: WorkflowDef, ended: RunRecord) -> None:
+    """After ``ended`` of limited workflow ``definition`` ended: free its slot (a continued run's
+    successor keeps it), take it out of the waiting list, and wake as many of the oldest waiters as
+    slots are free. A store failure here is logged: what it left behind heals at the next admission."""
+    if ended.status == RunStatus.CONTINUED:
         return
     try:
         _release(engine, definition, ended)

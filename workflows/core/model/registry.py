@@ -131,6 +131,11 @@ def get_step(name: str) -> StepDef:
         raise UnknownStep(name) from None
 
 
+def find_workflow(name: str) -> WorkflowDef | None:
+    """Return the workflow registered under ``name``, or None."""
+    return _workflows.get(name)
+
+
 def find_step(name: str) -> StepDef | None:
     """Return the step registered under ``name``, or None."""
     return _steps.get(name)

@@ -22,7 +22,7 @@ def still_created(stored: RunRecord | None, carried: RunRecord) -> bool:
 
 def record_timers(record: RunRecord) -> list[TimerRecord]:
     """The timers a new run starts with (its deadline, its start time if it is delayed)."""
-    timers = [] if (start := start_timer(record)) is None else [start]
+    timers = [] if record.start_at is None or (start := start_timer(record)) is None else [start]
     if record.deadline is None:
         return timers
     return [*timers, TimerRecord(timer_id=f"{record.run_id}#deadline", kind=TimerKind.DEADLINE.value,

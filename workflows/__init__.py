@@ -120,7 +120,7 @@ _EXPORTS: dict[str, str] = {
     "install": "workflows.celery.install",
     **dict.fromkeys(["Step", "StepCall", "Workflow", "step", "workflow"], "workflows.decorators"),
     **dict.fromkeys(["EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull"], "workflows.errors"),
-    **dict.fromkeys(["ChildDetached", "InvalidChildOptions", "InvalidStartTime"], "workflows.errors"),
+    **dict.fromkeys(["ChildDetached", "ChildFailed", "InvalidChildOptions", "InvalidStartTime"], "workflows.errors"),
     **dict.fromkeys(["FanOutFailed", "FatalError", "ForkRefused", "HookAlreadyResumed", "HookClosed", "HookExpired",
                      "HookNotFound", "InvalidInput", "InvalidSchedule", "InvalidTags", "NonDeterminismError",
                      "PayloadTooLarge",
@@ -137,7 +137,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "DurableCallInUpdate", "UpdateError", "UpdateFailed", "UpdateRefused", "UpdateRunEnded", "UpdateTimeout",
     "on_update", "update_run",
-    "ChildDetached", "InvalidChildOptions", "InvalidStartTime",
+    "ChildDetached", "ChildFailed", "InvalidChildOptions", "InvalidStartTime",
     "BatchNotFound", "BatchRecord", "InvalidBatch", "RunFilter", "batch_cancel", "batch_rerun", "batch_signal",
     "batch_tag", "drive_batch", "get_batch", "list_batches", "start_batch", "stop_batch",
     "EventNotSet", "EventTimeout", "InvalidEventKey", "StreamFull", "StreamPage", "get_event", "read_stream",
@@ -221,6 +221,7 @@ if TYPE_CHECKING:
     from .errors import (
         BatchNotFound,
         ChildDetached,
+        ChildFailed,
         DurableCallInUpdate,
         EventNotSet,
         EventTimeout,

@@ -17,6 +17,7 @@ from .core.admission.debounce import DEBOUNCE_TAG
 from .core.admission.delayed import start_time
 from .core.background.update_requests import send_update, wait_for_answer
 from .core.engine import Engine
+from .core.model.failures import run_failure
 from .core.model.hooks import refusal
 from .core.model.names import check_name
 from .core.model.priority import run_priority
@@ -38,7 +39,6 @@ from .errors import (
     InvalidTags,
     RunCancelled,
     RunEnded,
-    RunFailed,
     RunTimedOut,
     SerializationError,
 )
@@ -281,7 +281,7 @@ def outcome(run: RunRecord) -> Any:
     if run.status == RunStatus.COMPLETED:
         return get_engine().payloads.decode(run.result)
     if run.status == RunStatus.FAILED:
-        raise RunFailed(run.run_id, run.error)
+        raise run_failure(run.run_id, run.error, run.result)
     if run.status == RunStatus.CANCELLED:
         raise RunCancelled(run.run_id)
     if run.status == RunStatus.TIMED_OUT:

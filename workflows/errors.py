@@ -452,11 +452,24 @@ class FanOutFailed(ParallelError):
 
 
 class RunFailed(WorkflowError):
-    """The run ended as failed; ``error`` holds the recorded error text."""
+    """The run ended as failed.
 
-    def __init__(self, run_id: str, error: str | None) -> None:
+    Attributes:
+        run_id: the run.
+        error: the recorded error text (``Type: message``).
+        failure: the structured failure (type, module-qualified name, message, traceback and cause
+            chain, as a failed step's), None for runs that ended before it was kept or without an
+            exception (recovery given up).
+        cause: the exception the workflow raised, rebuilt, when its type is declared
+            (``@declare_error``) in this process; None otherwise (``failure`` still names it).
+            Also this exception's ``__cause__``.
+    """
+
+    def __init__(self, run_id: str, error: str | None, *, failure: Any = None,
+                 cause: BaseException | None = None) -> None:
         super().__init__(f"run {run_id} failed: {error}")
-        self.run_id, self.error = run_id, error
+        self.run_id, self.error, self.failure, self.cause = run_id, error, failure, cause
+        self.__cause__ = cause
 
 
 class RunEnded(WorkflowError):
@@ -484,11 +497,22 @@ class RunTimedOut(WorkflowError):
 
 
 class ChildFailed(WorkflowError):
-    """A child workflow did not complete."""
+    """A child workflow did not complete.
 
-    def __init__(self, run_id: str, status: str, error: str | None) -> None:
+    Attributes:
+        run_id: the child run.
+        status: how it ended (``failed``, ``cancelled``, ``timed_out``).
+        error: its recorded error text.
+        failure: the structured failure of a child that failed raising (see :class:`RunFailed`).
+        cause: the exception the child raised, rebuilt, when its type is declared in this process
+            (also this exception's ``__cause__``); None otherwise.
+    """
+
+    def __init__(self, run_id: str, status: str, error: str | None, *, failure: Any = None,
+                 cause: BaseException | None = None) -> None:
         super().__init__(f"child run {run_id} ended {status}: {error}")
-        self.run_id, self.status, self.error = run_id, status, error
+        self.run_id, self.status, self.error, self.failure, self.cause = run_id, status, error, failure, cause
+        self.__cause__ = cause
 
 
 class ChildDetached(WorkflowError):

@@ -112,3 +112,31 @@ def fail_branches() -> list[str]:
     results = workflows.parallel(fail_charge.s("declined"), fail_charge.s("chained"), fail_charge.s("ok"),
                                  return_exceptions=True)
     return [type(r).__name__ if isinstance(r, BaseException) else r for r in results]
+
+
+@workflow
+def fail_raises_declared(balance: int) -> str:
+    """Raises a declared error itself (no step): the run fails typed."""
+    raise Declined("over the limit", balance)
+
+
+@workflow
+def fail_parent_of(kind: str) -> dict[str, Any]:
+    """Waits for a child that fails; what it caught, and its cause."""
+    try:
+        fail_uncaught.start(kind).result()
+    except workflows.ChildFailed as exc:
+        cause = exc.cause
+        return {"status": exc.status, "cause": type(cause).__name__ if cause is not None else None,
+                "balance": getattr(cause, "balance", None), "type": exc.failure.type if exc.failure else None}
+    return {}
+
+
+@workflow
+def fail_race_child(kind: str) -> dict[str, Any]:
+    """The same through first_of: the failed child wins the race."""
+    try:
+        workflows.first_of(fail_uncaught.start(kind), workflows.timer("1h"))
+    except workflows.ChildFailed as exc:
+        return {"cause": type(exc.cause).__name__ if exc.cause is not None else None}
+    return {}

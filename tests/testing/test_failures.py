@@ -10,7 +10,8 @@ import pytest
 
 from tests.testing import failure_flows as flows
 from tests.testing.guide_blocks import guide_example
-from workflows import StepFailed, declare_error, step
+from workflows import RunFailed, StepFailed, declare_error, step
+from workflows.cli import commands as cli
 from workflows.core.model.failures import MAX_FAILURE_CHARS, Failure, capture, parse, rebuild, step_failure
 from workflows.core.model.records import OpKind
 from workflows.errors import RegistrationError
@@ -156,3 +157,57 @@ def test_the_guide_example_runs() -> None:
         assert env.start(checkout, "offline", 500).result() == {
             "failed": "GatewayDown", "chain": [f"{name}.GatewayDown", "builtins.ConnectionError"]}
         assert env.start(checkout, "visa", 500).result() == {"receipt": "receipt-visa"}
+
+
+def test_a_run_that_raised_a_declared_error_fails_typed_for_its_client(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.fail_raises_declared, 7)
+    workflow_env.run_until_idle()
+    with pytest.raises(RunFailed) as caught:
+        run.result()
+    failed = caught.value
+    assert failed.error == "Declined: over the limit"
+    assert isinstance(failed.cause, flows.Declined) and failed.cause.balance == 7
+    assert failed.__cause__ is failed.cause and failed.failure.type == "Declined"
+    assert "in fail_raises_declared" in failed.failure.describe_chain()  # its traceback is kept
+
+
+def test_a_run_failed_by_its_steps_declared_error_carries_it_and_the_step_failure(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.fail_uncaught, "declined")
+    workflow_env.run_until_idle()
+    with pytest.raises(RunFailed) as caught:
+        run.result()
+    assert isinstance(caught.value.cause, flows.Declined) and caught.value.cause.balance == 12
+    chain = caught.value.failure.chain  # raised at the step's call, from the StepFailed, from the step's own
+    assert [(link.type, link.relation) for link in chain] == [
+        ("Declined", None), ("StepFailed", "cause"), ("Declined", "cause")]
+    assert "in _charge" in chain[-1].traceback  # the step body's traceback, recorded by its worker
+
+
+def test_an_undeclared_error_keeps_its_type_name_without_a_cause(workflow_env: WorkflowEnv) -> None:
+    run = workflow_env.start(flows.fail_uncaught, "chained")
+    workflow_env.run_until_idle()
+    with pytest.raises(RunFailed) as caught:
+        run.result()
+    assert caught.value.cause is None and caught.value.failure.type == "StepFailed"
+    text = caught.value.failure.describe_chain()  # the step's chain follows the StepFailed
+    assert "caused by:\ntests.testing.failure_flows.Undeclared: lookup failed" in text
+    assert "caused by:\nbuiltins.KeyError: 'missing'" in text
+
+
+def test_a_childs_declared_error_reaches_its_parent_typed(workflow_env: WorkflowEnv) -> None:
+    assert workflow_env.start(flows.fail_parent_of, "declined").result() == {
+        "status": "failed", "cause": "Declined", "balance": 12, "type": "Declined"}
+    assert workflow_env.start(flows.fail_parent_of, "chained").result() == {
+        "status": "failed", "cause": None, "balance": None, "type": "StepFailed"}
+    assert workflow_env.start(flows.fail_race_child, "declined").result() == {"cause": "Declined"}
+
+
+def test_runs_show_prints_a_failed_runs_chain_not_its_failure_data(workflow_env: WorkflowEnv,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    run = workflow_env.start(flows.fail_raises_declared, 3)
+    workflow_env.run_until_idle()
+    capsys.readouterr()
+    assert cli.main(["runs", "show", run.run_id]) == 0
+    out = capsys.readouterr().out
+    assert "failure   tests.testing.failure_flows.Declined: over the limit\n" in out
+    assert '{"failure"' not in out and not any(line.startswith("result") for line in out.splitlines())

@@ -256,7 +256,8 @@ def cmd_runs_reindex(args: argparse.Namespace) -> int:
 def cmd_runs_show(args: argparse.Namespace) -> int:
     from ..client import get_run
     from ..core.admission.deferral import current_deferral, describe_deferral
-    from ..core.model.failures import Failure
+    from ..core.model.failures import Failure, parse
+    from ..core.model.records import RunStatus
     from ..core.ops.inbox import waiting_for
     from ..core.replay.children import ChildLink
     from ..core.storage.payloads import describe_payload
@@ -274,14 +275,17 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     print(f"expires   {describe_expiry(run, get_settings())}")
     if run.start_at is not None:
         print(f"starts    {_when(run.start_at)}" + (" (delayed)" if run.status == "delayed" else ""))
+    failed = parse(run.result) if run.status == RunStatus.FAILED else None  # what the workflow raised
     forked = f"{run.forked_from} at op {run.forked_at}" if run.forked_from else None
     for label, value in (("version", run.code_version), ("forked from", forked),
                          ("parent", run.parent_run_id), ("continued from", run.continued_from),
                          ("continued to", run.continued_to), ("schedule", run.schedule_id),
                          ("tags", " ".join(f"{k}={v}" for k, v in sorted((run.tags or {}).items()))),
-                         ("result", describe_payload(run.result)), ("error", run.error)):
+                         ("result", None if failed else describe_payload(run.result)), ("error", run.error)):
         if value:
             print(f"{label:9} {value}")
+    if failed is not None:
+        print("failure   " + failed.describe_chain().replace("\n", "\n          "))
     history = handle.history()
     children = [ChildLink.from_data(e.data) for e in history if e.kind == "child" and e.is_outcome]
     if children:

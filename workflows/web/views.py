@@ -19,9 +19,10 @@ from .. import codec
 from ..client import STATUSES, get_run, list_run_summaries, list_runs
 from ..core.admission.deferral import current_deferral
 from ..core.model.failures import Failure
+from ..core.model.failures import parse as parse_failure
 from ..core.model.join_layout import fan_out_width_at
 from ..core.model.pricing import estimate_cost
-from ..core.model.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord
+from ..core.model.records import LIVE, BranchRecord, EventRecord, OpKind, RunRecord, RunStatus
 from ..core.ops.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN
 from ..core.ops.fanout import join_id
 from ..core.ops.inbox import waiting_for
@@ -179,16 +180,18 @@ def run_view(run_id: str) -> dict[str, Any]:
              for h in get_engine().store.hooks_for_run(run_id)]
     children = [ChildLink.from_data(e.data) for e in history if e.kind == OpKind.CHILD.value and e.is_outcome]
     waiting = run.waiting or {}
+    failed = parse_failure(run.result) if run.status == RunStatus.FAILED else None  # what the workflow raised
     steps = [{**row, "chain": Failure.from_dict(row["failure"]).describe_chain() if row["failure"] else None}
              for row in step_rows(run, history, describe_payload)]
     return {
         "run": run,
         "requests": requests_line(run),
         "args": pretty(codec.loads(describe_payload(run.args))),  # never fetches a large payload
-        "result": pretty_text(describe_payload(run.result)) if run.result is not None else None,
+        "result": pretty_text(describe_payload(run.result)) if run.result is not None and not failed else None,
         "chart": chart,
         "steps": steps,
-        "failure_chain": next((s["chain"] for s in reversed(steps) if s["chain"]), None) if run.error else None,
+        "failure_chain": failed.describe_chain() if failed else (
+            next((s["chain"] for s in reversed(steps) if s["chain"]), None) if run.error else None),
         "hooks": hooks,
         "events": _event_rows(run, history),
         "children": children,  # each with its link: detached, or its parent-close policy

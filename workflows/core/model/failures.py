@@ -18,6 +18,7 @@ so a replay raises what the first execution raised.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import traceback
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ... import codec
-from ...errors import RegistrationError, SerializationError, StepFailed
+from ...errors import ChildFailed, RegistrationError, RunFailed, SerializationError, StepFailed
 
 #: The most characters a failure takes in its record (the chain's tail is dropped past it).
 MAX_FAILURE_CHARS = 8000
@@ -193,6 +194,11 @@ def _links(exc: BaseException) -> list[FailureLink]:
         tb = "".join(traceback.format_tb(current.__traceback__)) if current.__traceback__ is not None else ""
         links.append(FailureLink(type(current).__name__, qualified_name(type(current)),
                                  _cut(message, _MESSAGE_CHARS), _cut(tb, _TRACEBACK_CHARS, keep_end=True), relation))
+        carried = getattr(current, "failure", None) if isinstance(current, StepFailed) else None
+        if current.__cause__ is None and isinstance(carried, Failure):  # the step's own chain, recorded
+            links.extend(dataclasses.replace(link, relation="cause" if i == 0 else link.relation)
+                         for i, link in enumerate(carried.chain[:MAX_CHAIN - len(links)]))
+            break
         if current.__cause__ is not None:
             current, relation = current.__cause__, "cause"
         elif current.__context__ is not None and not current.__suppress_context__:
@@ -263,6 +269,21 @@ def rebuild(failure: Failure) -> BaseException | None:
             except (AttributeError, TypeError):  # a read-only property: the value stays in the failure
                 continue
     return exc
+
+
+def run_failure(run_id: str, error: str | None, data: str | None) -> RunFailed:
+    """What a client's ``result()`` raises for a failed run: RunFailed with the run's structured
+    failure (its ``result`` holds it, as a failed step's record does) and, when the raised type is
+    declared here, that exception rebuilt as its ``cause``."""
+    failure = parse(data)
+    return RunFailed(run_id, error, failure=failure, cause=rebuild(failure) if failure is not None else None)
+
+
+def child_failure(run_id: str, status: str, error: str | None, data: str | None) -> ChildFailed:
+    """What a parent's wait for a child that did not complete raises: ChildFailed with the child's
+    structured failure and, when its type is declared here, the child's exception as its ``cause``."""
+    failure = parse(data) if status == "failed" else None
+    return ChildFailed(run_id, status, error, failure=failure, cause=rebuild(failure) if failure is not None else None)
 
 
 def step_failure(name: str, error: str | None, data: str | None) -> BaseException:

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from ...durations import Duration, to_seconds
-from ...errors import ChildFailed, InvalidArguments, WaitTimeout
+from ...errors import InvalidArguments, WaitTimeout
 from ..model.control import Suspend
 from ..model.embed import embed, unembed
-from ..model.failures import step_failure
+from ..model.failures import child_failure, step_failure
 from ..model.join_layout import RACE_SEPARATOR
 from ..model.names import check_name
 from ..model.priority import step_priority
@@ -288,7 +288,7 @@ def _winner(race: _Race, data: str) -> tuple[First, BaseException | None]:
     if kind == "step" and status == "failed":
         return won, step_failure(race.kinds[index][1], meta.get("error"), meta.get("failure"))
     if kind == "child" and status != "completed":
-        return won, ChildFailed(str(meta.get("child")), status, meta.get("error"))
+        return won, child_failure(str(meta.get("child")), status, meta.get("error"), payload)
     if kind == "hook" and status == "timed_out":
         return won, WaitTimeout(f"hook {race.kinds[index][1]!r} timed out")
     value = None if kind == "timer" else race.ctx.decode(payload)

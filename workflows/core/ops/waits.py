@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ...durations import Duration, to_seconds
-from ...errors import ChildDetached, ChildFailed, ConfigurationError, RegistrationError, WaitTimeout
+from ...errors import ChildDetached, ConfigurationError, RegistrationError, WaitTimeout
 from ..admission.delayed import start_time
 from ..model.control import Suspend
 from ..model.embed import embed, unembed
+from ..model.failures import child_failure
 from ..model.names import check_name
 from ..model.records import EventRecord, HookRecord, OpKind, RunStatus, TimerKind, child_end_seq
 from ..model.tokens import derive_token, hash_token, new_nonce
@@ -188,7 +189,7 @@ class ChildHandle:
                                error=ended.error)
         if event.status == "completed":
             return ctx.decode(event.data)
-        raise ChildFailed(self.run_id, event.status, event.error)
+        raise child_failure(self.run_id, event.status, event.error, event.data)
 
     def _child_end(self) -> EventRecord | None:
         """How the child (its chain's last run) ended, or None while it runs.

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from ...errors import ConfigurationError, InvalidInput, PayloadUnavailable, SuspensionSwallowed, describe
 from ..model.control import ContinueAsNew, ReplayStopped, StaleHistory, Suspend
+from ..model.failures import capture
 from ..model.records import Branch, EventRecord, RunStatus, StepMessage, TimerRecord
 
 if TYPE_CHECKING:
@@ -43,9 +44,10 @@ class RunEnd:
         return cls(RunStatus.COMPLETED, result=result, owner=owner)
 
     @classmethod
-    def failed(cls, error: str, owner: str | None = None) -> RunEnd:
-        """The run failed with ``error`` (its text)."""
-        return cls(RunStatus.FAILED, error=error, owner=owner)
+    def failed(cls, error: str, owner: str | None = None, failure: str | None = None) -> RunEnd:
+        """The run failed with ``error`` (its text); ``failure``: the structured failure of what it
+        raised (JSON), kept as a failed run's result, as a failed step's record keeps it."""
+        return cls(RunStatus.FAILED, result=failure, error=error, owner=owner)
 
     @classmethod
     def cancelled(cls, owner: str | None = None) -> RunEnd:
@@ -95,10 +97,12 @@ class Complete:
 
 @dataclass(frozen=True)
 class Fail:
-    """End the run failed with ``error`` (``log``: say why in the worker's log too)."""
+    """End the run failed with ``error`` (``log``: say why in the worker's log too; ``failure``: the
+    structured failure of what the workflow raised, JSON)."""
 
     error: str
     log: bool = False
+    failure: str | None = None
 
 
 @dataclass(frozen=True)
@@ -182,7 +186,7 @@ def decide(ctx: WorkflowContext, value: Any, raised: BaseException | None) -> Co
     if isinstance(raised, ConfigurationError) and not isinstance(raised, InvalidInput):
         return Raise(raised)  # this process is misconfigured (e.g. no hook secret): the run stays live
     # (bad input from the workflow's own code, an invalid signal or update name, fails it below)
-    if raised is not None:  # the workflow raised: the run fails with the error text
-        return Fail(describe(raised))
+    if raised is not None:  # the workflow raised: the run fails with the error text and its typed failure
+        return Fail(describe(raised), failure=capture(raised).to_json())
     return Complete(value)
 

@@ -84,7 +84,7 @@ def commit(engine: Engine, run: RunRecord, command: Command, ctx: WorkflowContex
     if isinstance(command, Fail):
         if command.log:
             log.error("run %s: %s", run.run_id, command.error)
-        engine.end(run, RunEnd.failed(command.error), ctx=ctx)
+        engine.end(run, RunEnd.failed(command.error, failure=command.failure), ctx=ctx)
         return True
     if isinstance(command, Complete):
         return _complete(engine, ctx, command)

@@ -9,7 +9,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from typing import TYPE_CHECKING, Any
+import weakref
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import ConfigurationError
 
@@ -35,6 +36,75 @@ def _can_bind(host: str, port: int) -> bool:
     except OSError:
         return False
     return True
+
+
+class LiveInstances:
+    """A moto model's ``instances_tracked``, holding its instances weakly: the live ones only.
+
+    moto appends every instance of every model it ever creates to a list on its class
+    (for the ``/moto-api/data.json`` dashboard), and never removes one. That kept every
+    DynamoDB item ever written or read (a read returns a copy), every deleted SQS
+    message, every overwritten S3 object and, the most by far, a deep copy of the whole
+    table for each item of every ``TransactWriteItems`` (moto copies it to roll back on
+    failure): memory grew with table size times transactions.
+    """
+
+    def __init__(self) -> None:
+        self._refs: dict[int, weakref.ref[Any]] = {}
+
+    def append(self, instance: Any) -> None:
+        key = id(instance)
+
+        def forget(ref: weakref.ref[Any]) -> None:
+            if self._refs.get(key) is ref:
+                del self._refs[key]
+
+        try:
+            self._refs[key] = weakref.ref(instance, forget)
+        except TypeError:
+            pass  # not weakly referenceable: not listed rather than kept forever
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([instance for ref in list(self._refs.values()) if (instance := ref()) is not None])
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+
+def track_live_models_only() -> None:
+    """Make moto's model registry forget instances nothing else holds (idempotent).
+
+    Patches ``BaseModel.__new__`` (moto 5) to record each instance in a
+    :class:`LiveInstances` rather than a list, and converts the lists already made; a
+    list put back by moto's ``/moto-api/reset`` is converted on its class's next instance.
+    """
+    from moto.core.common_models import BaseModel
+
+    def live(cls: type) -> LiveInstances:
+        tracked = cls.__dict__.get("instances_tracked")
+        if isinstance(tracked, LiveInstances):
+            return tracked
+        converted = LiveInstances()
+        for instance in tracked or ():
+            converted.append(instance)
+        cls.instances_tracked = converted  # type: ignore[attr-defined]
+        return converted
+
+    if getattr(BaseModel.__new__, "live_only", False):
+        return
+
+    def new(cls: type, *args: Any, **kwargs: Any) -> Any:
+        instance = super(BaseModel, cls).__new__(cls)  # type: ignore[misc]
+        live(cls).append(instance)
+        return instance
+
+    new.live_only = True  # type: ignore[attr-defined]
+    BaseModel.__new__ = new  # type: ignore[method-assign, assignment]
+    classes = BaseModel.__subclasses__()
+    while classes:
+        cls = classes.pop()
+        live(cls)
+        classes.extend(cls.__subclasses__())
 
 
 def _serialized_server(base: Any) -> Any:
@@ -105,6 +175,7 @@ class LocalAWS:
             from moto.server import ThreadedMotoServer
         except ImportError as exc:
             raise ConfigurationError(INSTALL_HINT) from exc
+        track_live_models_only()
         if self.port and not _can_bind(self.host, self.port):
             raise ConfigurationError(f"local AWS cannot listen on {self.host}:{self.port}: in use")
         if logging.getLogger("werkzeug").level == logging.NOTSET:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import socket
 import threading
 import time
@@ -239,8 +240,21 @@ class LocalAWS:
         self.stop()
 
 
+class _Terminated(Exception):
+    """SIGTERM arrived: :func:`serve_forever` stops as it does on Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one while stopping changes nothing
+    raise _Terminated
+
+
 def serve_forever(host: str = "127.0.0.1", port: int | None = None, enforce_iam: bool = False) -> None:
-    """Run a local AWS in the foreground until Ctrl-C, printing the env to export.
+    """Run a local AWS in the foreground until Ctrl-C or SIGTERM, printing the env to export.
+
+    SIGTERM (``docker stop``, ECS, Kubernetes) stops the server as Ctrl-C does and returns
+    normally. Without a handler a container's main process would not stop at all: the
+    kernel ignores a signal the process with PID 1 has left at its default action.
 
     Args:
         host: address to listen on.
@@ -248,13 +262,19 @@ def serve_forever(host: str = "127.0.0.1", port: int | None = None, enforce_iam:
         enforce_iam: enforce IAM on every request (:mod:`workflows.local.iam`); only
             users created through the IAM API can then sign requests.
     """
-    if enforce_iam:
-        from .iam import enforce_in_this_process
+    handles_sigterm = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if handles_sigterm else None
+    try:
+        if enforce_iam:
+            from .iam import enforce_in_this_process
 
-        enforce_in_this_process()
-    with LocalAWS(host, port) as aws:
-        exports = " ".join(f"{key}={value}" for key, value in aws.environ().items())
-        print(f"local AWS at {aws.url} (Ctrl-C to stop); export {exports}", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
+            enforce_in_this_process()
+        with contextlib.suppress(KeyboardInterrupt, _Terminated), LocalAWS(host, port) as aws:
+            exports = " ".join(f"{key}={value}" for key, value in aws.environ().items())
+            print(f"local AWS at {aws.url} (Ctrl-C to stop); export {exports}", flush=True)
             while True:
                 time.sleep(3600)
+    finally:
+        if handles_sigterm:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+    print("local AWS stopped", flush=True)

@@ -81,6 +81,12 @@ Then approve (or send {"approved": "maybe"} to see a 422, or the same request tw
 
 or from the command line:  workflows hooks resume TOKEN --data '{"approved": true, "by": "ana"}'
 Start with  python -m examples.approval start 30s  to watch a hook expire instead.
+
+Or on the Docker Compose stack (docker-compose.yml; its hook endpoint is published on the
+port the link names, 127.0.0.1:8000 unless HOOKS_PORT says otherwise):
+
+  docker compose up -d
+  docker compose run --rm --entrypoint python cli -m examples.approval start
 """
 
 

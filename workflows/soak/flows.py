@@ -148,10 +148,15 @@ def soak_mailbox(tag: str, signals: int) -> dict[str, Any]:
     return {"items": items, "updates": updates}
 
 
+#: How long an approval's hook waits (seconds). Its token is handed out by a step, which under the
+#: soak's kills can take minutes (beat, killed every minute or so, recovers the run that sends it).
+APPROVAL_TIMEOUT = 900.0
+
+
 @workflow
 def soak_approval(tag: str) -> dict[str, Any]:
     """Waits for a hook that the driver resumes over HTTP."""
-    approval = hook("approve", timeout="15m")
+    approval = hook("approve", timeout=APPROVAL_TIMEOUT)
     soak_publish("publish", approval.token)
     return {"payload": approval.wait()}
 

@@ -14,14 +14,16 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlparse
 
 from ..client import send_signal, update_run
 from ..errors import UpdateFailed, UpdateRefused, UpdateRunEnded
+from .ledger import true_time
 
-#: How long the driver waits for a run to hand out its hook token.
-TOKEN_WAIT = 120.0
+#: The seconds before an approval's hook times out that the driver keeps for its POSTs; until then
+#: it waits for the run to hand out the token (a recovery under the soak's kills can take minutes).
+POST_MARGIN = 60.0
 
 
 @dataclass
@@ -113,15 +115,17 @@ def post(web_url: str, path: str, body: Any) -> int:
         connection.close()
 
 
-def resume_over_http(entry: Entry, web_url: str, tokens: Path) -> None:
-    """Wait for the run's token, resume its hook over HTTP, then try once more (which must be 409)."""
-    deadline = time.monotonic() + TOKEN_WAIT
+def resume_over_http(entry: Entry, web_url: str, tokens: Path, hook_timeout: float,
+                     clock: Callable[[], float] = true_time, sleep: Callable[[float], None] = time.sleep) -> None:
+    """Wait for the run's token while its hook can still be resumed, resume the hook over HTTP,
+    then try once more (which must be 409)."""
+    deadline = entry.created + hook_timeout - POST_MARGIN
     path = tokens / entry.run_id
     while not path.exists():
-        if time.monotonic() > deadline:
-            entry.notes.append("no token was handed out")
+        if clock() > deadline:
+            entry.notes.append(f"no token was handed out in {hook_timeout - POST_MARGIN:g} s")
             return
-        time.sleep(0.5)
+        sleep(0.5)
     token = path.read_text()
     entry.hook_payload = {"tag": entry.tag, "approved": True}
     for _ in range(6):
@@ -129,6 +133,6 @@ def resume_over_http(entry: Entry, web_url: str, tokens: Path) -> None:
         entry.hook_statuses.append(status)
         if status in (202, 409, 404, 410):
             break
-        time.sleep(1.0)  # 5xx or no answer: nothing was changed, try again
+        sleep(1.0)  # 5xx or no answer: nothing was changed, try again
     if entry.hook_statuses[-1] == 202:
         entry.hook_statuses.append(post(web_url, f"/hooks/{token}", {"tag": entry.tag, "again": True}))

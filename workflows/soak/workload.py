@@ -94,7 +94,7 @@ class Workload:
         if (mailbox := self.start("mailbox", flows.soak_mailbox, MAILBOX_SIGNALS)) is not None:
             self.talk(feed_mailbox, mailbox, self.seed, MAILBOX_SIGNALS, MAILBOX_UPDATES)
         if (approval := self.start("approval", flows.soak_approval)) is not None:
-            self.talk(resume_over_http, approval, self.web_url, flows.token_dir())
+            self.talk(resume_over_http, approval, self.web_url, flows.token_dir(), flows.APPROVAL_TIMEOUT)
         if (race := self.start("race", flows.soak_race, 1.0)) is not None:
             self.talk(maybe_go, race, self.seed)
         self.start("chain", flows.soak_chain, 0, CHAIN_LAST)

@@ -1,0 +1,1 @@
+"""The shop app: orders (``models``), their fulfilment workflow (``flows``), the order view (``views``)."""

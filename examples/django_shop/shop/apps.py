@@ -1,0 +1,8 @@
+"""The shop app's configuration."""
+
+from django.apps import AppConfig
+
+
+class ShopConfig(AppConfig):
+    name = "shop"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,8 @@
+"""URLs of the example shop."""
+
+from django.urls import path
+from shop import views
+
+urlpatterns = [
+    path("orders", views.create_order, name="create-order"),
+]

@@ -127,6 +127,10 @@ _EXPORTS: dict[str, str] = {
                      "RetryableError", "RunCancelled", "RunFailed", "RunTimedOut", "ScheduleAlreadyExists",
                      "ScheduleNotFound", "StepFailed", "UnknownWorkflow", "WaitTimeout", "WorkflowError"],
                     "workflows.errors"),
+    # the groups of the error tree (workflows/errors.py), what a caller catches
+    **dict.fromkeys(["ConfigurationError", "Conflict", "HookError", "LimitReached", "NotCompleted", "NotFound",
+                     "SerializationError", "StorageError", "StepError", "Timeout", "WorkflowCodeError"],
+                    "workflows.errors"),
     **dict.fromkeys(["cancel_requested", "continue_as_new", "first_of", "hook", "parallel", "set_event", "set_tags",
                      "sleep", "wait_for_signal", "write_stream"], "workflows.core.ops.calls"),
     **dict.fromkeys(["ScheduleInfo", "backfill_schedule", "create_schedule", "delete_schedule", "get_schedule",
@@ -135,6 +139,8 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "ConfigurationError", "Conflict", "HookError", "LimitReached", "NotCompleted", "NotFound", "SerializationError",
+    "StorageError", "StepError", "Timeout", "WorkflowCodeError",
     "DurableCallInUpdate", "UpdateError", "UpdateFailed", "UpdateRefused", "UpdateRunEnded", "UpdateTimeout",
     "on_update", "update_run",
     "ChildDetached", "ChildFailed", "InvalidChildOptions", "InvalidStartTime",
@@ -222,6 +228,8 @@ if TYPE_CHECKING:
         BatchNotFound,
         ChildDetached,
         ChildFailed,
+        ConfigurationError,
+        Conflict,
         DurableCallInUpdate,
         EventNotSet,
         EventTimeout,
@@ -230,6 +238,7 @@ if TYPE_CHECKING:
         ForkRefused,
         HookAlreadyResumed,
         HookClosed,
+        HookError,
         HookExpired,
         HookNotFound,
         InvalidBatch,
@@ -239,7 +248,10 @@ if TYPE_CHECKING:
         InvalidSchedule,
         InvalidStartTime,
         InvalidTags,
+        LimitReached,
         NonDeterminismError,
+        NotCompleted,
+        NotFound,
         PayloadTooLarge,
         RetryableError,
         RunCancelled,
@@ -247,8 +259,12 @@ if TYPE_CHECKING:
         RunTimedOut,
         ScheduleAlreadyExists,
         ScheduleNotFound,
+        SerializationError,
+        StepError,
         StepFailed,
+        StorageError,
         StreamFull,
+        Timeout,
         UnknownWorkflow,
         UpdateError,
         UpdateFailed,
@@ -256,6 +272,7 @@ if TYPE_CHECKING:
         UpdateRunEnded,
         UpdateTimeout,
         WaitTimeout,
+        WorkflowCodeError,
         WorkflowError,
     )
     from .events import StreamPage, get_event, read_stream

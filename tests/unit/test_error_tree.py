@@ -51,6 +51,38 @@ def test_every_invalid_error_derives_from_invalid_input() -> None:
     assert all(issubclass(cls, errors.InvalidInput) for cls in invalid)
 
 
+#: The builtins users catch, kept by every error that was one before the tree was regrouped (issue 41).
+BUILTINS = {
+    ValueError: ["InvalidInput", "InvalidTags", "InvalidDuration", "InvalidDebounce", "InvalidSchedule",
+                 "InvalidStartTime", "InvalidChildOptions", "InvalidPriority", "InvalidBatch", "InvalidEventKey"],
+    TypeError: ["InvalidArguments"],
+    LookupError: ["NotFound", "RunNotFound", "ScheduleNotFound", "BatchNotFound", "HookNotFound", "EventNotSet"],
+    TimeoutError: ["WaitTimeout", "EventTimeout", "UpdateTimeout", "StepTimeout"],
+}
+
+
+@pytest.mark.parametrize("builtin", list(BUILTINS), ids=lambda b: b.__name__)
+def test_an_error_that_was_a_builtin_still_is(builtin: type) -> None:
+    assert [name for name in BUILTINS[builtin] if not issubclass(getattr(errors, name), builtin)] == []
+
+
+@pytest.mark.parametrize(("name", "group"), [
+    ("InvalidName", "RegistrationError"), ("InvalidPriority", "RegistrationError"), ("InvalidName", "InvalidInput"),
+    ("InvalidTags", "InvalidInput"), ("InvalidExport", "InvalidInput"), ("ScheduleAlreadyExists", "Duplicate"),
+    ("FanOutFailed", "ParallelError"), ("UpdateRunEnded", "UpdateError"), ("HookExpired", "HookError"),
+])
+def test_an_error_keeps_the_group_users_catch_it_by(name: str, group: str) -> None:
+    assert issubclass(getattr(errors, name), getattr(errors, group))
+
+
+def test_every_group_is_importable_from_the_package() -> None:
+    import workflows
+
+    for cls in errors.WorkflowError.__subclasses__():
+        if cls.__module__ == errors.__name__ and cls is not errors.Stalled:
+            assert getattr(workflows, cls.__name__) is cls
+
+
 def test_control_flow_is_not_a_public_error() -> None:
     for cls in (control.Suspend, control.ContinueAsNew, control.ReplayAborted, control.ReplayStopped,
                 control.OutcomeRecorded):

@@ -12,7 +12,7 @@ from celery import Celery
 from workflows import step, wait_for_signal, workflow
 from workflows.celery.tasks import install
 from workflows.core.model import registry
-from workflows.errors import ConfigurationError, InvalidName, RegistrationError, RunFailed
+from workflows.errors import InvalidInput, InvalidName, RegistrationError, RunFailed
 from workflows.testing import WorkflowEnv
 
 BAD_NAMES = ["", " ", "charge card", " charge", "charge\n", "tab\there", "nul\x00", "bell\x07", "a#b", "#",
@@ -32,7 +32,8 @@ def test_a_name_that_cannot_work_is_refused_at_decoration(decorator: Any, name: 
     with registry.scope():
         with pytest.raises(InvalidName, match=r"is not a valid name: use 1 to 200 characters: letters, digits") as err:
             decorator(name=name)(victim)
-    assert isinstance(err.value, ConfigurationError) and isinstance(err.value, RegistrationError)
+    assert isinstance(err.value, RegistrationError) and isinstance(err.value, InvalidInput)
+    assert isinstance(err.value, ValueError)
 
 
 @pytest.mark.parametrize("name", GOOD_NAMES)

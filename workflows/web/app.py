@@ -38,7 +38,18 @@ from starlette.routing import Route
 from ..client import STATUSES, cancel, send_signal
 from ..codec import printable
 from ..core.storage.ports import SessionStore
-from ..errors import InvalidName, InvalidSchedule, NotFound, RunEnded, SerializationError, WorkflowError
+from ..errors import (
+    InvalidExport,
+    InvalidName,
+    InvalidSchedule,
+    InvalidTags,
+    NotFound,
+    RunEnded,
+    SerializationError,
+    UnknownStep,
+    UnknownWorkflow,
+    WorkflowError,
+)
 from ..forking import fork_run, rerun
 from ..schedules import pause_schedule, resume_schedule, trigger_schedule
 from .auth import SESSION_COOKIE, Credentials, session_hash
@@ -64,10 +75,11 @@ NOTICES = {"cancelled": "Cancellation requested.", "signalled": "Signal sent.",
            "paused": "Schedule paused.",
            "resumed": "Schedule resumed.", "triggered": "Schedule fired: a run started.",
            "not-started": "Not started now: the overlap policy skipped or buffered the fire."}
-#: HTTP status of a refused action, most specific first.
+#: HTTP status of a refused action, most specific first (a workflow or step this process does not
+#: know is no missing item: 409, as before they became NotFound errors).
 ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
-    (NotFound, 404), (RunEnded, 409), (SerializationError, 422), (InvalidSchedule, 422), (InvalidName, 422),
-    (WorkflowError, 409),
+    (UnknownWorkflow, 409), (UnknownStep, 409), (NotFound, 404), (RunEnded, 409), (SerializationError, 422),
+    (InvalidTags, 422), (InvalidExport, 422), (InvalidSchedule, 422), (InvalidName, 422), (WorkflowError, 409),
 )
 SCHEDULE_ACTIONS = {"pause": "Pause", "resume": "Resume", "trigger": "Trigger now"}
 

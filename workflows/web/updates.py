@@ -12,7 +12,7 @@ from ..errors import UpdateError, UpdateFailed, UpdateRefused, UpdateRunEnded, U
 #: How long the page waits for the run's answer (the request stays stored after it).
 UPDATE_WAIT = 10.0
 #: How each update error is shown: its outcome's word.
-OUTCOMES: tuple[tuple[type[UpdateError], str], ...] = (
+OUTCOMES: tuple[tuple[type[UpdateError | UpdateTimeout], str], ...] = (
     (UpdateRefused, "refused"), (UpdateFailed, "failed"), (UpdateTimeout, "not answered yet"),
     (UpdateRunEnded, "run ended"),
 )
@@ -35,7 +35,7 @@ def send_and_wait(run_id: str, name: str, payload: Any, update_id: str) -> Updat
     """
     try:
         answer = update_run(run_id, name, payload, update_id=update_id, timeout=UPDATE_WAIT)
-    except UpdateError as exc:
+    except (UpdateError, UpdateTimeout) as exc:  # (an UpdateTimeout is a Timeout, not an UpdateError)
         outcome = next(word for kind, word in OUTCOMES if isinstance(exc, kind))
         return UpdateOutcome(outcome, str(exc), update_id)
     return UpdateOutcome("answered", json.dumps(answer, indent=2, sort_keys=True), update_id)

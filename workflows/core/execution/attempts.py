@@ -21,7 +21,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ... import codec
-from ...errors import FatalError, PayloadUnavailable, RetryableError, SerializationError, StepTimeout, describe
+from ...errors import (
+    FatalError,
+    InvalidExport,
+    InvalidTags,
+    PayloadUnavailable,
+    RetryableError,
+    SerializationError,
+    StepTimeout,
+    describe,
+)
 from ..model.embed import embed
 from ..model.failures import capture
 from ..model.records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
@@ -230,8 +239,8 @@ def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, ru
             value = call_with_timeout(step.fn, args, kwargs, step.timeout, step.name)
         data = codec.dumps(value, what=f"result of step {step.name!r}", limit=engine.settings.max_payload_bytes)
         return Attempt("completed", data=data, started_at=started, attempt=attempt)
-    except (FatalError, SerializationError) as exc:
-        return _failed(exc, started, attempt)
+    except (FatalError, SerializationError, InvalidTags, InvalidExport) as exc:
+        return _failed(exc, started, attempt)  # (InvalidTags, InvalidExport: as when they were SerializationErrors)
     except Exception as exc:
         if attempt > step.retry.retries:
             return _failed(exc, started, attempt)

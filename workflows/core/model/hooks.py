@@ -6,7 +6,7 @@ from ...errors import HookAlreadyResumed, HookClosed, HookError, HookExpired, Ho
 from .records import HookRecord
 
 
-def refusal(hook: HookRecord | None, now: float) -> HookError | None:
+def refusal(hook: HookRecord | None, now: float) -> HookError | HookNotFound | None:
     """Why ``hook`` cannot be completed at ``now`` (None: it can)."""
     if hook is None:
         return HookNotFound()

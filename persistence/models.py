@@ -342,7 +342,7 @@ def build_models(settings: Settings) -> Models:  # noqa: C901 - one class per ta
         ended_at = NumberAttribute(null=True)
         due_at = NumberAttribute(null=True)  # the next chunk's time, or the driver's lease
         owner = UnicodeAttribute(null=True)
-        version = NumberAttribute(default=0)
+        revision = NumberAttribute(default=0, attr_name="version")  # +1 on every write (optimistic writes)
         req = UnicodeAttribute(null=True)
         run_seconds = NumberAttribute(null=True)  # the last chunk's seconds per run (sizes a budgeted chunk)
         stalls = NumberAttribute(null=True)  # chunks in a row that failed for the store

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 from datetime import datetime, timezone
 from typing import Any
@@ -185,7 +186,10 @@ def attribute(model: Any, stored: str) -> Any:
 
 
 def _stored(model: Any, name: str, value: Any) -> Any:
-    """A plain value as its attribute (stored as ``name``) takes it (a TTL is a datetime; a set stays a set)."""
+    """A plain value as its attribute (stored as ``name``) takes it (a TTL is a datetime; a set stays a set;
+    a state is its word)."""
+    if isinstance(value, enum.Enum):
+        return value.value
     if isinstance(attribute(model, name), TTLAttribute) and isinstance(value, (int, float)):
         return datetime.fromtimestamp(value, tz=timezone.utc)
     return set(value) if isinstance(value, frozenset) else value

@@ -23,6 +23,7 @@ from .core.model.names import check_name
 from .core.model.priority import run_priority
 from .core.model.records import EventRecord, Page, RunRecord, RunStatus, RunSummary
 from .core.model.registry import WorkflowDef, check_arguments, get_workflow
+from .core.model.states import OpKind
 from .core.model.tokens import hash_token
 from .core.ops.inbox import Waiting, waiting
 from .core.storage.chains import chain_anchor, current_run, follow
@@ -236,7 +237,7 @@ class RunHandle:
     def children(self) -> list[RunHandle]:
         """The child runs this run started, in start order."""
         return [RunHandle(json.loads(e.data or "{}")["run_id"]) for e in self.history()
-                if e.kind == "child" and e.is_outcome]
+                if e.kind == OpKind.CHILD and e.is_outcome]
 
     def parent(self) -> RunHandle | None:
         """The run that started this one as a child, if any."""

@@ -20,6 +20,7 @@ from . import codec
 from .client import RunHandle
 from .core.model.records import Page, ScheduleRecord
 from .core.model.registry import get_workflow
+from .core.model.states import ScheduleState
 from .durations import Duration, to_seconds
 from .errors import InvalidDuration, InvalidSchedule, ScheduleNotFound, SerializationError
 from .options import SchedulePolicy, Timetable, bundle, unknown_keywords
@@ -85,7 +86,7 @@ class ScheduleInfo:
     @property
     def paused(self) -> bool:
         """Whether the schedule is paused."""
-        return self.state == "paused"
+        return self.state == ScheduleState.PAUSED
 
 
 def _when(epoch: float | None) -> datetime | None:
@@ -276,7 +277,7 @@ def list_schedules(workflow: Any = None, state: str | None = None, limit: int = 
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise SerializationError(f"limit must be an int in 1..1000, got {limit!r}")
-    if state is not None and state not in ("active", "paused"):
+    if state is not None and state not in tuple(ScheduleState):
         raise SerializationError(f"state must be 'active' or 'paused', got {state!r}")
     name = None if workflow is None else (workflow if isinstance(workflow, str) else getattr(workflow, "name", None))
     if workflow is not None and (not isinstance(name, str) or not name):
@@ -342,8 +343,9 @@ def update_schedule(schedule_id: str, **changes: Unpack[ScheduleChanges]) -> Sch
             old_args, old_kwargs = codec.loads(current.args)
             update["args"] = _encode_args(name, given.get("args", old_args), given.get("kwargs", old_kwargs))
         reschedule = _first_fire(spec, current.schedule_id, get_engine().now()) if "spec" in update else None
+        active = current.state == ScheduleState.ACTIVE
         if store.update_schedule(current.schedule_id, current.revision, update, reschedule=reschedule,
-                                 active=current.state == "active", seen_pending=current.pending is not None):
+                                 active=active, seen_pending=current.pending is not None):
             return get_schedule(current.schedule_id)
     raise InvalidSchedule(f"schedule {schedule_id!r} kept changing under the update; try again")
 
@@ -369,7 +371,7 @@ def resume_schedule(schedule_id: str) -> ScheduleInfo:
     ensure_listener(engine)
     for _ in range(10):
         current = engine.store.get_schedule(_lookup_id(schedule_id))
-        if current.state != "paused":
+        if current.state != ScheduleState.PAUSED:
             return schedule_info(current)
         spec = ScheduleSpec.from_dict(current.spec)
         next_fire, next_due = _first_fire(spec, current.schedule_id, engine.now())

@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from workflows.core.model.batches import COMPLETED, BatchRecord, Progress, Selection, batch_id_floor, new_batch_id
+from workflows.core.model.batches import BatchRecord, Progress, Selection, batch_id_floor, new_batch_id
+from workflows.core.model.states import BatchState
 from workflows.core.storage.retention import retain_until
 
 from .support import start, uid
@@ -37,13 +38,13 @@ def test_a_batch_is_claimed_advanced_and_ended_each_on_its_version(store, clock)
     clock.advance(1)
     again = store.claim_batch(advanced, "two", store.now() + 30)
     assert again is not None
-    ended = store.end_batch(again, COMPLETED, Progress(1, 1))
-    assert ended is not None and ended.state == COMPLETED and ended.done == 3
+    ended = store.end_batch(again, BatchState.COMPLETED, Progress(1, 1))
+    assert ended is not None and ended.state == BatchState.COMPLETED and ended.done == 3
     assert ended.retain_until == retain_until(ended.ended_at, store.settings)
     assert store.get_batch(batch.batch_id) == ended
     assert batch.batch_id not in {b.batch_id for b in store.live_batches()}
     assert batch.batch_id in {b.batch_id for b in store.newest_batches(1000, before=new_batch_id(store.now() + 1))}
-    assert store.end_batch(again, COMPLETED) is None  # ended already
+    assert store.end_batch(again, BatchState.COMPLETED) is None  # ended already
 
 
 def test_the_newest_batches_live_and_ended_come_newest_first_a_page_at_a_time(store, clock) -> None:  # type: ignore[no-untyped-def]
@@ -54,10 +55,12 @@ def test_the_newest_batches_live_and_ended_come_newest_first_a_page_at_a_time(st
     clock.advance(1)
     third = new_batch(store)
     claimed = store.claim_batch(second, "me", store.now() + 30)
-    assert store.end_batch(claimed, COMPLETED) is not None  # the middle one ends: the two partitions interleave
+    # the middle one ends: the two partitions interleave
+    assert store.end_batch(claimed, BatchState.COMPLETED) is not None
     top = batch_id_floor(store.now() + 1)
     page = store.newest_batches(2, before=top)
-    assert [(b.batch_id, b.state) for b in page] == [(third.batch_id, "running"), (second.batch_id, COMPLETED)]
+    assert [(b.batch_id, b.state) for b in page] == [(third.batch_id, BatchState.RUNNING),
+                                                     (second.batch_id, BatchState.COMPLETED)]
     rest = store.newest_batches(2, before=page[-1].batch_id)
     assert [b.batch_id for b in rest][:1] == [first.batch_id]
     assert all(b.batch_id < first.batch_id for b in rest[1:])
@@ -77,7 +80,7 @@ def test_a_retried_batch_write_recognises_its_own_request(store, clock) -> None:
         assert claimed is not None
         advanced = store.advance_batch(claimed, "c", Progress(1, 1), store.now())
         assert advanced is not None and advanced.done == 1
-        assert store.end_batch(advanced, COMPLETED) is not None
+        assert store.end_batch(advanced, BatchState.COMPLETED) is not None
     finally:
         store.interceptor = None
     assert store.get_batch(batch.batch_id).done == 1

@@ -479,15 +479,16 @@ def test_a_batch_is_stopped_from_its_page_after_a_confirmation(server: str, brow
 
 
 def test_the_batches_page_lists_every_batch_kept_a_page_at_a_time(server: str, browser: Any) -> None:
-    from workflows.core.model.batches import COMPLETED, ENDED_PART, BatchRecord, Selection, new_batch_id
+    from workflows.core.model.batches import ENDED_PART, BatchRecord, Selection, new_batch_id
+    from workflows.core.model.states import BatchState
     from workflows.core.storage.plans import Put, plan
     from workflows.core.storage.writes.batches import TABLE, batch_item
 
     store, old = get_engine().store, 1_000_000_000 + time.time_ns() % 10**8 / 1000  # 2001: below every other batch
     mine = []
     for i in range(55):  # ended batches of an old day, stored as a batch's end stores them
-        batch = BatchRecord(new_batch_id(old + i), "cancel", Selection(workflow="e2e_pages"), state=COMPLETED,
-                            created_at=old + i, updated_at=old + i, ended_at=old + i)
+        batch = BatchRecord(new_batch_id(old + i), "cancel", Selection(workflow="e2e_pages"),
+                            state=BatchState.COMPLETED, created_at=old + i, updated_at=old + i, ended_at=old + i)
         store.commit(plan("put ended batch", Put(TABLE, batch_item(batch, ENDED_PART, "page-test"))))
         mine.append(batch.batch_id)
     browser.get(f"{server}/batches")

@@ -9,7 +9,8 @@ from typing import Any, Callable
 import pytest
 
 from workflows import list_batches
-from workflows.core.model.batches import COMPLETED, BatchRecord, Selection, new_batch_id
+from workflows.core.model.batches import BatchRecord, Selection, new_batch_id
+from workflows.core.model.states import BatchState
 from workflows.errors import InvalidBatch, SerializationError
 from workflows.testing import WorkflowEnv
 
@@ -27,7 +28,7 @@ def _keep(env: WorkflowEnv, n: int, *, live: int = 0) -> list[str]:
         env.store.create_batch(batch)
         if i < n:
             claimed = env.store.claim_batch(batch, "me", now + 30)
-            assert env.store.end_batch(claimed, COMPLETED) is not None
+            assert env.store.end_batch(claimed, BatchState.COMPLETED) is not None
         ids.append(batch.batch_id)
     return ids
 
@@ -62,7 +63,7 @@ def test_a_page_of_batches_is_two_requests_whatever_the_number_kept(env: Workflo
     finally:
         env.store.interceptor = None
     assert [b.batch_id for b in page] == ids[::-1][:20]
-    assert [b.state for b in page[:4]] == ["running", "running", "running", COMPLETED]
+    assert [b.state for b in page[:4]] == ["running", "running", "running", BatchState.COMPLETED]
     assert len(reads.requests) <= 2 and reads.items <= 40, (reads.requests, reads.items)
 
 

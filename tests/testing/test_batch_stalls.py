@@ -10,7 +10,8 @@ from typing import Any
 from tests.testing import batch_flows as flows
 from workflows import RunFilter, batch_rerun, get_batch
 from workflows.cli.commands import main
-from workflows.core.model.batches import FAILED, INDEX_SETTLE_SECONDS, MAX_STALLS, RUNNING
+from workflows.core.model.batches import INDEX_SETTLE_SECONDS, MAX_STALLS
+from workflows.core.model.states import BatchState
 from workflows.errors import StorageError, Throttled
 from workflows.testing import WorkflowEnv
 
@@ -33,7 +34,8 @@ def test_a_batch_whose_chunks_are_denied_ends_failed_with_the_error(workflow_env
     workflow_env.clock.advance(INDEX_SETTLE_SECONDS)
     workflow_env.driver.tick()
     stalled = get_batch(batch_id)
-    assert (stalled.state, stalled.stalls) == (RUNNING, 1) and "AccessDeniedException" in (stalled.stalled or "")
+    assert (stalled.state, stalled.stalls) == (BatchState.RUNNING, 1)
+    assert "AccessDeniedException" in (stalled.stalled or "")
     assert main(["batch", "show", batch_id]) == 0
     assert "error      StorageError: copy history failed: AccessDeniedException (1 chunk(s) in a row" \
         in capsys.readouterr().out
@@ -41,7 +43,7 @@ def test_a_batch_whose_chunks_are_denied_ends_failed_with_the_error(workflow_env
         workflow_env.clock.advance(workflow_env.settings.lease_seconds * 2 ** MAX_STALLS)
         workflow_env.driver.tick()
     ended = get_batch(batch_id)
-    assert (ended.state, ended.stalls, ended.done) == (FAILED, MAX_STALLS, 0)
+    assert (ended.state, ended.stalls, ended.done) == (BatchState.FAILED, MAX_STALLS, 0)
     assert main(["batch", "show", batch_id]) == 0
     out = capsys.readouterr().out
     assert "state      failed" in out and "error      StorageError: copy history failed" in out

@@ -23,7 +23,8 @@ from workflows import (
     stop_batch,
 )
 from workflows.batches import drive_due_batches, run_chunk
-from workflows.core.model.batches import INDEX_SETTLE_SECONDS, STOPPED, Progress
+from workflows.core.model.batches import INDEX_SETTLE_SECONDS, Progress
+from workflows.core.model.states import BatchState
 from workflows.errors import PayloadTooLarge, StorageError
 from workflows.settings import Settings
 from workflows.testing import WorkflowEnv
@@ -131,7 +132,7 @@ def test_stop_batch_and_listing(env: WorkflowEnv) -> None:
     env.clock.advance(INDEX_SETTLE_SECONDS)  # the index settles
     env.driver.tick()  # one chunk
     stopped = stop_batch(first)
-    assert stopped.state == STOPPED and stopped.done == 1
+    assert stopped.state == BatchState.STOPPED and stopped.done == 1
     env.run_until_idle()
     assert get_batch(first).done == 1
     second = batch_rerun(RunFilter(status="failed"))
@@ -175,7 +176,7 @@ def test_a_lost_response_to_a_claim_is_recognised(env: WorkflowEnv) -> None:
 
     env.store.interceptor = twice
     claimed = env.store.claim_batch(batch, "me", env.clock.now() + 10)
-    assert claimed is not None and claimed.version == batch.version + 1
+    assert claimed is not None and claimed.revision == batch.revision + 1
     assert env.store.advance_batch(claimed, "c", Progress(), env.clock.now()) is not None
 
 

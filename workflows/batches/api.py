@@ -11,13 +11,13 @@ from ..core.engine import Engine
 from ..core.model.batches import (
     INDEX_SETTLE_SECONDS,
     OPERATIONS,
-    STOPPED,
     BatchRecord,
     Selection,
     batch_id_floor,
     new_batch_id,
 )
 from ..core.model.names import check_name
+from ..core.model.states import BatchState
 from ..core.storage.tags import check_tags, limit_count, parse_filter
 from ..errors import BatchNotFound, InvalidBatch
 from ..options import RunFilter, TimeRange
@@ -174,7 +174,7 @@ def stop_batch(batch_id: str) -> BatchRecord:
         batch = get_batch(batch_id)
         if not batch.is_live:
             return batch
-        ended = store.end_batch(batch, STOPPED)
+        ended = store.end_batch(batch, BatchState.STOPPED)
         if ended is not None:
             return ended
     raise InvalidBatch(f"batch {batch_id} kept moving; stop it again")

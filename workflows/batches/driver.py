@@ -1,7 +1,7 @@
 """Driving batches: claim a batch, act on one page of its runs, advance its cursor.
 
 Whoever drives a batch (beat's sweep, ``workflows batch run``, :func:`drive_batch`) claims it with
-a write conditioned on its version, acts on one listing page of runs (a chunk) and advances the
+a write conditioned on its revision, acts on one listing page of runs (a chunk) and advances the
 cursor with another such write, then lets it go until the throttle allows the next chunk. A
 driver that dies leaves its claim to expire (a lease), and the next driver takes the chunk again
 from the cursor: each operation is idempotent per run (a rerun's idempotency key is derived from
@@ -20,8 +20,6 @@ from ..client import signal_run
 from ..core.background import forks
 from ..core.engine import Engine
 from ..core.model.batches import (
-    COMPLETED,
-    FAILED,
     MAX_STALLS,
     BatchRecord,
     Progress,
@@ -30,6 +28,7 @@ from ..core.model.batches import (
     next_chunk_at,
 )
 from ..core.model.records import Page, RunStatus
+from ..core.model.states import BatchState
 from ..core.storage.newest import newest_page
 from ..core.storage.plans import cut_error
 from ..core.storage.tags import limit_count
@@ -108,7 +107,7 @@ def run_chunk(engine: Engine, batch: BatchRecord, owner: str, *, budget: float |
             stall(engine, claimed, exc)
         raise
     if page.next_cursor is None:
-        return store.end_batch(claimed, COMPLETED, progress)
+        return store.end_batch(claimed, BatchState.COMPLETED, progress)
     return store.advance_batch(claimed, page.next_cursor, progress, next_chunk_at(started, len(page), claimed.rate))
 
 
@@ -119,7 +118,7 @@ def stall(engine: Engine, batch: BatchRecord, error: StorageError) -> None:
     text = cut_error(f"{type(error).__name__}: {error}") or ""
     try:
         if batch.stalls + 1 >= MAX_STALLS:
-            engine.store.end_batch(dataclasses.replace(batch, stalls=batch.stalls + 1, stalled=text), FAILED)
+            engine.store.end_batch(dataclasses.replace(batch, stalls=batch.stalls + 1, stalled=text), BatchState.FAILED)
             log.error("batch %s failed: %d chunks in a row failed (%s)", batch.batch_id, MAX_STALLS, text)
             return
         wait = engine.settings.lease_seconds * 2.0 ** batch.stalls

@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from ..core.model.priority import LEVELS
+from ..core.model.states import OpKind
 from ..errors import ConfigurationError, WorkflowError
 from .aws import add_aws_commands
 from .batches import add_batch_commands
@@ -274,7 +275,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     print(f"created   {_when(run.created_at)}\nended     {_when(run.ended_at)}")
     print(f"expires   {describe_expiry(run, get_settings())}")
     if run.start_at is not None:
-        print(f"starts    {_when(run.start_at)}" + (" (delayed)" if run.status == "delayed" else ""))
+        print(f"starts    {_when(run.start_at)}" + (" (delayed)" if run.status == RunStatus.DELAYED else ""))
     failed = parse(run.result) if run.status == RunStatus.FAILED else None  # what the workflow raised
     forked = f"{run.forked_from} at op {run.forked_at}" if run.forked_from else None
     for label, value in (("version", run.code_version), ("forked from", forked),
@@ -287,7 +288,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     if failed is not None:
         print("failure   " + failed.describe_chain().replace("\n", "\n          "))
     history = handle.history()
-    children = [ChildLink.from_data(e.data) for e in history if e.kind == "child" and e.is_outcome]
+    children = [ChildLink.from_data(e.data) for e in history if e.kind == OpKind.CHILD and e.is_outcome]
     if children:
         print("children  " + ", ".join(child.describe() for child in children))
     # A run that continued: what waits is its chain's current run's (read there); else this history says.

@@ -34,7 +34,7 @@ class Items(dict[Key, Item]):
         self.indexes = indexes
         self.parts: Partitions = {name: {} for name in indexes}
         #: How many changes the items have seen (an unchanged count: the same items).
-        self.version = 0
+        self.changes = 0
 
     def partition(self, index: str | None, hash_value: Any) -> dict[Key, None]:
         """The keys of the items in one partition (do not change it)."""
@@ -65,12 +65,12 @@ class Items(dict[Key, Item]):
             self._leave(key, old)
         super().__setitem__(key, item)
         self._enter(key, item)
-        self.version += 1
+        self.changes += 1
 
     def __delitem__(self, key: Key) -> None:
         item = super().pop(key)
         self._leave(key, item)
-        self.version += 1
+        self.changes += 1
 
     def pop(self, key: Key, *default: Any) -> Any:  # type: ignore[override]
         """Remove ``key`` and return its item (or ``default``)."""
@@ -80,14 +80,14 @@ class Items(dict[Key, Item]):
                 return default[0]
             raise KeyError(key)
         self._leave(key, item)
-        self.version += 1
+        self.changes += 1
         return item
 
     def popitem(self) -> tuple[Key, Item]:
         """Remove and return the last (key, item)."""
         key, item = super().popitem()
         self._leave(key, item)
-        self.version += 1
+        self.changes += 1
         return key, item
 
     def setdefault(self, key: Key, default: Any = None) -> Any:
@@ -107,7 +107,7 @@ class Items(dict[Key, Item]):
         """Remove every item."""
         super().clear()
         self.parts = {name: {} for name in self.parts}
-        self.version += 1
+        self.changes += 1
 
     def __ior__(self, other: Any) -> Items:  # type: ignore[override,misc]
         self.update(other)

@@ -13,6 +13,7 @@ holds one lock around each). The store's writes reach these tables as write plan
 
 from __future__ import annotations
 
+import enum
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Union
@@ -67,6 +68,8 @@ def clean(item: Item) -> Item:
         kind = type(v)
         if kind is str or kind is int or kind is float or kind is bool:
             copied[k] = v
+        elif isinstance(v, enum.Enum):  # a state is stored as its word, as DynamoDB stores it
+            copied[k] = v.value
         elif v is not None and not (isinstance(v, (set, frozenset)) and not v):
             copied[k] = copy_value(v)
     return copied

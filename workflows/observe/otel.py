@@ -33,6 +33,8 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 require("opentelemetry.sdk.trace", "otel")
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult  # noqa: E402
 
+from ..core.model.states import EventStatus, RunStatus  # noqa: E402
+
 SCOPE = "workflows"
 _propagator = TraceContextTextMapPropagator()
 
@@ -89,7 +91,7 @@ class Tracing(NullObserver):
     def attempt_ended(self, op: StepAttempt, status: str, error: str | None) -> None:
         span = trace.get_current_span()
         span.set_attribute("workflows.outcome", status)
-        if status != "completed":
+        if status != EventStatus.COMPLETED:
             span.set_status(Status(StatusCode.ERROR, (error or status)[:500]))
 
     def waiting(self, run: RunRecord, pos: int, waiting: dict[str, Any]) -> None:
@@ -127,7 +129,7 @@ def emit_run_span(provider: Any, run: RunRecord) -> None:
     trace_id, root = run_trace(run.run_id)
     context = SpanContext(trace_id, root, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
     ended = run.ended_at if run.ended_at is not None else run.created_at
-    status = Status(StatusCode.OK) if run.status == "completed" else Status(StatusCode.ERROR, run.status)
+    status = Status(StatusCode.OK) if run.status == RunStatus.COMPLETED else Status(StatusCode.ERROR, run.status)
     span = ReadableSpan(f"run {run.workflow}", context=context, parent=None, resource=provider.resource,
                         attributes={"workflows.run_id": run.run_id, "workflows.workflow": run.workflow,
                                     "workflows.status": run.status},

@@ -15,7 +15,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from ..batches import create_batch
-from ..core.model.batches import COMPLETED
+from ..core.model.states import BatchState, RunStatus
 from ..core.ops.calls import sleep
 from ..decorators import workflow
 from ..options import RunFilter
@@ -108,13 +108,13 @@ def check_end(world: World, scenario: BatchScenario) -> None:
     until = json.loads(item["selection"]).get("until")
     n = sum(1 for t in scenario.targets if (run := final_item(world, t.run_id)) is not None
             and (until is None or run["created_at"] <= until))
-    if item["state"] != COMPLETED or counts["selected"] != n or counts["failed"] or \
+    if item["state"] != BatchState.COMPLETED or counts["selected"] != n or counts["failed"] or \
             counts["done"] + counts["skipped"] != n:
         world.violations.append(f"batch {scenario.batch_id} ended {item['state']} with {counts}, "
                                 f"{n} of {len(scenario.targets)} target runs created before it; "
                                 f"errors {item.get('errors')}")
     for target in scenario.targets:
         run = final_item(world, target.run_id)
-        if target.args[0] == LONG_SLEEP and run is not None and run["status"] != "cancelled":
+        if target.args[0] == LONG_SLEEP and run is not None and run["status"] != RunStatus.CANCELLED:
             world.violations.append(f"run {target.run_id} asleep for days when batch {scenario.batch_id} "
                                     f"acted ended {run['status']}, not cancelled")

@@ -35,13 +35,13 @@ class Broker:
         self.visibility_timeout = visibility_timeout
         self.messages: dict[int, Envelope] = {}
         self._ids = itertools.count(1)
-        self.version = 0  # how many messages were sent, deleted or dropped (unchanged: the same messages)
+        self.changes = 0  # how many messages were sent, deleted or dropped (unchanged: the same messages)
         self._oldest: tuple[int, float | None] | None = None  # (version, the earliest sent_at then)
 
     def send(self, body: Message, now: float, delay: float = 0.0) -> Envelope:
         envelope = Envelope(next(self._ids), body, now + delay, now)
         self.messages[envelope.id] = envelope
-        self.version += 1
+        self.changes += 1
         return envelope
 
     def visible(self, now: float) -> list[Envelope]:
@@ -53,17 +53,17 @@ class Broker:
 
     def delete(self, envelope: Envelope) -> None:
         if self.messages.pop(envelope.id, None) is not None:
-            self.version += 1
+            self.changes += 1
 
     def expire(self, now: float, retention: float) -> None:
         """Drop the messages older than the queue's retention period (SQS deletes them, received or not)."""
-        if self._oldest is None or self._oldest[0] != self.version:  # (a message's sent_at never changes)
-            self._oldest = (self.version, min((e.sent_at for e in self.messages.values()), default=None))
+        if self._oldest is None or self._oldest[0] != self.changes:  # (a message's sent_at never changes)
+            self._oldest = (self.changes, min((e.sent_at for e in self.messages.values()), default=None))
         if self._oldest[1] is None or self._oldest[1] + retention > now:
             return  # none is that old
         for envelope in [e for e in self.messages.values() if e.sent_at + retention <= now]:
             del self.messages[envelope.id]
-            self.version += 1
+            self.changes += 1
 
     def next_visible(self) -> float | None:
         return min((e.visible_at for e in self.messages.values()), default=None)

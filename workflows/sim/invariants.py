@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..core.model.embed import unembed
 from ..core.model.records import RUN_RESULT_SEQ, TERMINAL, EventRecord, OpKind, RunRecord, RunStatus, TimerKind
+from ..core.model.states import EventStatus, HookStatus
 from ..core.ops.events import published
 from ..core.replay.updates import is_answer_seq
 from ..core.storage.payloads import Payloads
@@ -53,15 +54,15 @@ def _waiting_is_legitimate(world: World, run: dict[str, Any], timers: set[str]) 
     kind = waiting.get("kind")
     if kind == OpKind.HOOK_WAIT:
         hook = world.store.hooks.items.get((waiting.get("hook"),))
-        if hook is not None and hook["status"] == "expired":
+        if hook is not None and hook["status"] == HookStatus.EXPIRED:
             return run["run_id"] in timers  # the expiry timer fires again and wakes the run
-        return hook is not None and hook["status"] == "pending"
+        return hook is not None and hook["status"] == HookStatus.PENDING
     if kind == OpKind.SIGNAL:
         name = waiting.get("name")
         sent = sum(1 for key, s in world.store.signal_items.items.items()
                    if key[0] == run["run_id"] and s.get("name") == name)
         taken = sum(1 for e in _history(world, run["run_id"])
-                    if e["kind"] == OpKind.SIGNAL and e.get("name") == name and e["status"] == "received")
+                    if e["kind"] == OpKind.SIGNAL and e.get("name") == name and e["status"] == EventStatus.RECEIVED)
         return sent <= taken
     if kind == OpKind.CHILD_RESULT:
         child = final_item(world, waiting.get("child", ""))
@@ -85,7 +86,7 @@ def _race_is_open(world: World, run: dict[str, Any], waiting: dict[str, Any]) ->
         return False
     for token_hash in waiting.get("hooks") or []:
         hook = world.store.hooks.items.get((token_hash,))
-        if hook is None or hook["status"] != "pending":
+        if hook is None or hook["status"] != HookStatus.PENDING:
             return False
     for child_id in waiting.get("children") or []:
         child = final_item(world, child_id)
@@ -108,9 +109,9 @@ def _liveness_state(world: World) -> tuple[int | None, ...]:
     """A count of the changes to everything the liveness check reads (the same count: the same state)."""
     store = world.store
     try:
-        return (world.broker.version, store.runs.items.version, store.events.items.version,  # type: ignore[attr-defined]
-                store.timers.items.version, store.hooks.items.version,  # type: ignore[attr-defined]
-                store.signal_items.items.version)  # type: ignore[attr-defined]
+        return (world.broker.changes, store.runs.items.changes, store.events.items.changes,  # type: ignore[attr-defined]
+                store.timers.items.changes, store.hooks.items.changes,  # type: ignore[attr-defined]
+                store.signal_items.items.changes)  # type: ignore[attr-defined]
     except AttributeError:  # tables of plain dicts: no count, always checked
         return (None,)
 
@@ -290,7 +291,7 @@ def check_answers(world: World, run_id: str, records: list[EventRecord], answers
     twice = sorted({h for h in handled if handled.count(h) > 1})
     if twice:
         world.violations.append(f"run {run_id}: updates {twice[:4]} were handled more than once")
-    answered = sorted(str(i.get("name")) for i in answers if i.get("status") != "refused")
+    answered = sorted(str(i.get("name")) for i in answers if i.get("status") != EventStatus.REFUSED)
     if answered != sorted(set(handled)):
         world.violations.append(f"run {run_id}: its update answers {answered[:4]} are not its update "
                                 f"records {sorted(set(handled))[:4]}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.model.states import CandidateKind
 from ..core.ops.calls import first_of, sleep, wait_for_signal
 from ..core.ops.first import signal, timer
 from ..decorators import workflow
@@ -23,7 +24,7 @@ from .workloads import Workload, _ok, sim_add
 def sim_race(seconds: float) -> str:
     won = first_of(signal("go"), timer(seconds), sim_add.s(20, 700))
     sleep(1.0)  # the winner is read again on the replay after it
-    if won.kind == "signal":
+    if won.kind == CandidateKind.SIGNAL:
         return f"signal {won.value}"
     try:
         later = wait_for_signal("go", timeout=3600.0)

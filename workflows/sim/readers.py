@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ..core.model.states import RunStatus
 from ..events import lookup_event, stream_page
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def read_and_check(world: World, engine: Engine, instance: Instance) -> bool:
         problems.append(f"stream {page.entries} is not a prefix of {expected}")
     if stage in stages and len(page.entries) < entries_before(stage, n):
         problems.append(f"stage {stage!r} read before a stream of only {len(page.entries)} entries")
-    if page.ended and run.status == "completed" and page.entries != expected:
+    if page.ended and run.status == RunStatus.COMPLETED and page.entries != expected:
         problems.append(f"the stream of the completed run is {page.entries}, not {expected}")
     if page.next_offset != len(page.entries):
         problems.append(f"next offset {page.next_offset} after {len(page.entries)} entries from 0")

@@ -17,6 +17,7 @@ from beat.cron import ScheduleSpec
 from workflows.core.background.firing import next_after
 
 from ..core.model.records import TERMINAL, ScheduleRecord
+from ..core.model.states import RunStatus
 
 if TYPE_CHECKING:
     from .world import World
@@ -78,6 +79,6 @@ def check_end(world: World, record: ScheduleRecord) -> None:
                                 f"for {FIRES} fires")
     cancels = record.overlap in ("cancel_other", "terminate_other")
     for run in runs:
-        ended_well = run["status"] == "completed" and run.get("result") == "2"
-        if not (ended_well or (cancels and run["status"] == "cancelled")):
+        ended_well = run["status"] == RunStatus.COMPLETED and run.get("result") == "2"
+        if not (ended_well or (cancels and run["status"] == RunStatus.CANCELLED)):
             world.violations.append(f"scheduled run {run['run_id']} ended {run['status']} ({run.get('error')})")

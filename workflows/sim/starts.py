@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.model.records import TERMINAL, RunStatus
+from ..core.model.states import OpKind
 from ..core.ops.calls import sleep
 from ..decorators import workflow
 from . import workloads as base
@@ -58,7 +59,7 @@ def check_never_early(world: World, instance: Instance) -> None:
         return
     early = [e["seq"] for e in _history(world, instance.run_id)
              if e.get("at") is not None and e["at"] < run["start_at"] - 2 * world.faults.skew - 0.01]
-    if early and any(e.get("kind") != "end" for e in _history(world, instance.run_id) if e["seq"] in early):
+    if early and any(e.get("kind") != OpKind.END for e in _history(world, instance.run_id) if e["seq"] in early):
         world.violations.append(f"run {instance.run_id} wrote history records {early[:4]} before its start "
                                 f"time {run['start_at']:.1f}")
 
@@ -82,11 +83,12 @@ def check_closed_children(world: World, instance: Instance) -> None:
         expected = "cancelled" if how is None and cancelled else ends
         if child["status"] == expected:
             continue
-        known = any(e["seq"] == pos * 1000 + 999 and e["kind"] == "child" for e in _history(world, instance.run_id))
+        history = _history(world, instance.run_id)
+        known = any(e["seq"] == pos * 1000 + 999 and e["kind"] == OpKind.CHILD for e in history)
         if cancelled and not known:
             continue  # cancelled between the child's creation and its start's record: it does not know it
         before = child.get("ended_at") is not None and child["ended_at"] <= (parent.get("ended_at") or 0)
-        if cancelled and expected == "completed" or before and child["status"] == "completed":
+        if cancelled and expected == "completed" or before and child["status"] == RunStatus.COMPLETED:
             continue  # a parent cancelled while starting it may not know it; it may have ended before its parent
         world.violations.append(f"child {pos} ({how}) of run {instance.run_id} ended {child['status']}, expected "
                                 f"{expected} (its parent ended {parent['status']})")

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core.background.update_requests import send_update
+from ..core.model.states import CandidateKind
 from ..core.ops.calls import first_of, wait_for_signal
 from ..core.ops.first import signal, timer
 from ..core.replay.updates import on_update
@@ -60,7 +61,7 @@ def sim_updates() -> dict[str, Any]:
 def sim_race_updates() -> dict[str, Any]:
     notes = taking_notes()
     won = first_of(signal("go"), timer(900.0))
-    return {"notes": notes, "go": won.value if won.kind == "signal" else "timed out"}
+    return {"notes": notes, "go": won.value if won.kind == CandidateKind.SIGNAL else "timed out"}
 
 
 @workflow

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..core.engine import Engine
+from ..core.model.states import HookStatus
 from ..core.model.tokens import TOKEN_PREFIX, derive_token
 from ..errors import HookNotFound
 
@@ -18,7 +19,7 @@ def hook_token(engine: Engine, run_id: str, name: str) -> str:
     hooks = [h for h in engine.store.hooks_for_run(run_id) if h.name == name]
     if not hooks:
         raise HookNotFound(f"run {run_id} has no hook named {name!r}")
-    hook = next((h for h in reversed(hooks) if h.status == "pending"), hooks[-1])
+    hook = next((h for h in reversed(hooks) if h.status == HookStatus.PENDING), hooks[-1])
     event = engine.store.get_outcome(run_id, hook.pos)
     info = json.loads(event.data or "{}") if event is not None else {}
     if "token" in info:  # histories written before tokens were derived

@@ -29,6 +29,7 @@ from ...errors import ItemTooLarge, RunNotFound, SerializationError, UnknownWork
 from ..engine import Engine
 from ..model.records import RunStatus, ScheduleRecord, chain_key
 from ..model.registry import get_workflow
+from ..model.states import ScheduleState
 from ..storage.chains import follow
 
 log = logging.getLogger("workflows.schedules")
@@ -168,7 +169,7 @@ def start_claimed(engine: Engine, sched: ScheduleRecord, fire: float) -> tuple[s
 
 def drain(engine: Engine, sched: ScheduleRecord) -> ScheduleRecord:
     """Start the oldest buffered fire if nothing runs (one caller wins the promotion)."""
-    if sched.state != "active" or sched.running or not sched.buffered or sched.pending is not None:
+    if sched.state != ScheduleState.ACTIVE or sched.running or not sched.buffered or sched.pending is not None:
         return sched
     fire = sched.buffered[0]
     promoted = engine.store.promote_buffered(sched.schedule_id, fire, fire_run_id(sched.schedule_id, fire),
@@ -242,12 +243,12 @@ def fire_schedule(engine: Engine, sched: ScheduleRecord, now: float) -> int:
             outcome, after = start_claimed(engine, sched, sched.pending)
             started += outcome == STARTED
         else:
-            if sched.next_fire_at is None and sched.state == "active":  # due to look after its last runs
+            if sched.next_fire_at is None and sched.state == ScheduleState.ACTIVE:  # due to look after its last runs
                 after = settle(engine, sched)
                 if after.pending is None:
                     engine.store.recheck_schedule(sid, keep=bool(after.running or after.buffered))
                 return started
-            if sched.state != "active" or sched.next_fire_at is None or sched.next_due_at is None \
+            if sched.state != ScheduleState.ACTIVE or sched.next_fire_at is None or sched.next_due_at is None \
                     or sched.next_due_at > now:
                 return started
             spec = ScheduleSpec.from_dict(sched.spec)

@@ -39,6 +39,7 @@ from ...errors import ForkRefused
 from ..model.embed import unembed
 from ..model.records import EventRecord, OpKind, RunRecord, RunStatus, event_seq, with_last_outcome
 from ..model.registry import get_workflow
+from ..model.states import EventStatus
 from ..ops.events import published
 from ..replay.updates import find_answer
 from ..storage.chains import follow
@@ -134,7 +135,7 @@ def rerun_position(store: Store, run: RunRecord) -> int:
                                             "fork it at a position instead")
     outcomes = {e.pos: e for e in with_last_outcome(run, store.read_history(run.run_id))
                 if e.is_outcome and e.kind != OpKind.END.value}
-    failed = [pos for pos, e in outcomes.items() if e.kind in RERUN_KINDS and e.status == "failed"]
+    failed = [pos for pos, e in outcomes.items() if e.kind in RERUN_KINDS and e.status == EventStatus.FAILED]
     if failed:
         return max(failed)
     pos = 0

@@ -18,6 +18,7 @@ from ..model.records import (
     TimerRecord,
     event_seq,
 )
+from ..model.states import EventStatus, HookStatus
 from ..replay.children import fire_close
 from ..replay.commands import RunEnd
 from ..storage.recovery import exhausted
@@ -50,17 +51,17 @@ def fire_timer(engine: Engine, timer: TimerRecord) -> None:
     data = json.loads(timer.data) if timer.data else {}
     if kind == TimerKind.SLEEP and pos is not None:
         store.record_event_while_live(EventRecord(run_id=run_id, seq=event_seq(pos), kind=OpKind.SLEEP.value,
-                                                  status="fired", at=engine.now()))
+                                                  status=EventStatus.FIRED, at=engine.now()))
         engine.wake(run_id)
     elif kind == TimerKind.SIGNAL_TIMEOUT and pos is not None:
         store.record_event_while_live(EventRecord(run_id=run_id, seq=event_seq(pos), kind=OpKind.SIGNAL.value,
-                                                  status="timed_out", at=engine.now(), name=data.get("name")))
+                                                  status=EventStatus.TIMED_OUT, at=engine.now(), name=data.get("name")))
         engine.wake(run_id)
     elif kind == TimerKind.HOOK_TIMEOUT:
         # Wake whenever the hook is expired (not only when this call expired it): a sweep
         # that died between the expiry and the wake leaves the timer, and this repeat wakes.
         hook = None if store.expire_hook(data["hash"]) else store.get_hook(data["hash"])
-        if hook is None or hook.status == "expired":
+        if hook is None or hook.status == HookStatus.EXPIRED:
             engine.wake(run_id)
     elif kind == TimerKind.PARENT_CLOSE:  # the ended parent's process died before it closed its children
         fire_close(engine, timer)

@@ -17,7 +17,8 @@ from ...errors import RunNotFound, UpdateFailed, UpdateRefused, UpdateRunEnded, 
 from ..model.embed import embed
 from ..model.names import check_name
 from ..model.records import EventRecord, RunStatus, SignalRecord
-from ..replay.updates import COMPLETED, REFUSED, REQUEST_NAME, check_update_id, find_answer, request_key
+from ..model.states import EventStatus
+from ..replay.updates import REQUEST_NAME, check_update_id, find_answer, request_key
 from ..storage.chains import MAX_HOPS, chain_anchor, current_run
 
 if TYPE_CHECKING:
@@ -86,9 +87,9 @@ def lookup_answer(store: Store, run_id: str, update_id: str, *, ended_ok: bool =
 
 def answer_value(answer: EventRecord) -> str | None:
     """The payload text of a completed update's answer, or its error raised."""
-    if answer.status == COMPLETED:
+    if answer.status == EventStatus.COMPLETED:
         return answer.data
-    if answer.status == REFUSED:
+    if answer.status == EventStatus.REFUSED:
         raise UpdateRefused(f"refused: {answer.error} (update id {answer.name})")
     raise UpdateFailed(f"failed: {answer.error} (update id {answer.name})")
 

@@ -35,6 +35,7 @@ from ..model.embed import embed
 from ..model.failures import capture
 from ..model.records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
 from ..model.registry import StepDef
+from ..model.states import EventStatus
 from ..replay.commands import RecordOutcome
 from ..replay.observer import StepAttempt
 from ..storage.rules import check_item_size
@@ -106,7 +107,7 @@ class StepAddress:
     def outcome(self, name: str, outcome: Attempt, at: float) -> RecordOutcome:
         """The record of the step's final outcome, for every kind of step (``commit.write_outcome``):
         op ``pos``'s outcome in the run's history, or a branch's result in its join."""
-        data = outcome.data if outcome.status == "completed" else outcome.failure  # a failure keeps its type
+        data = outcome.data if outcome.status == EventStatus.COMPLETED else outcome.failure  # a failure keeps its type
         event = EventRecord(run_id=self.run_id, seq=event_seq(self.pos), kind=OpKind.STEP.value,
                             status=outcome.status, at=at, name=name, data=data, error=outcome.error,
                             attempt=outcome.attempt, started_at=outcome.started_at)

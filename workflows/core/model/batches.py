@@ -2,7 +2,7 @@
 
 A batch applies one operation (cancel, signal, rerun, tag) to the runs a filter selects, a
 page at a time. Its item in the ``batches`` table holds the operation, the filter, the
-listing cursor and the counts; every write to it is conditioned on its ``version``, so two
+listing cursor and the counts; every write to it is conditioned on its revision (stored as ``version``), so two
 processes never both advance it (``core/storage/writes/batches.py``). The driver that applies the
 operation to each run lives beside the per-run operations it reuses (``workflows/batches.py``).
 """
@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from .states import BatchState
+
 #: The operations a batch applies to each run it selects.
 OPERATIONS = ("cancel", "signal", "rerun", "tag")
-#: A batch's states: ``running`` until its last page is done, then ``completed``; ``stopped`` when
-#: an operator stopped it first; ``failed`` when its chunks kept failing (``MAX_STALLS``).
-RUNNING, COMPLETED, STOPPED, FAILED = "running", "completed", "stopped", "failed"
 #: Chunks in a row that may fail for the store (not a throttle: an access denied, a missing table,
 #: a server error) before the batch ends ``failed`` with the error; each waits twice as long as the one
 #: before it (from a lease), so 6 span about five hours at the default lease.
@@ -108,7 +107,7 @@ class BatchRecord:
         run_seconds: how long its last chunk took per run (what a driver with a time budget sizes
             its chunk by).
         owner: the driver holding it, if any.
-        version: +1 on every write (each write is conditioned on the version read).
+        revision: +1 on every write (each write is conditioned on the revision read; stored as ``version``).
         stalls: chunks in a row that failed for the store (reset by a chunk that succeeds).
         stalled: the last such chunk's error (kept when the batch ends ``failed``).
     """
@@ -118,7 +117,7 @@ class BatchRecord:
     selection: Selection
     params: dict[str, Any] = field(default_factory=dict)
     rate: float = 20.0
-    state: str = RUNNING
+    state: str = BatchState.RUNNING
     cursor: str | None = None
     selected: int = 0
     done: int = 0
@@ -130,7 +129,7 @@ class BatchRecord:
     ended_at: float | None = None
     due_at: float | None = None
     owner: str | None = None
-    version: int = 0
+    revision: int = 0
     retain_until: float | None = None
     run_seconds: float | None = None
     stalls: int = 0
@@ -139,7 +138,7 @@ class BatchRecord:
     @property
     def is_live(self) -> bool:
         """Whether the batch still has runs to act on."""
-        return self.state == RUNNING
+        return self.state == BatchState.RUNNING
 
     def counts(self) -> dict[str, int]:
         """Its progress: selected, done, failed, skipped."""

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from ... import codec
 from ...errors import ChildFailed, RegistrationError, RunFailed, SerializationError, StepFailed
+from .states import EventStatus
 
 #: The most characters a failure takes in its record (the chain's tail is dropped past it).
 MAX_FAILURE_CHARS = 8000
@@ -282,7 +283,7 @@ def run_failure(run_id: str, error: str | None, data: str | None) -> RunFailed:
 def child_failure(run_id: str, status: str, error: str | None, data: str | None) -> ChildFailed:
     """What a parent's wait for a child that did not complete raises: ChildFailed with the child's
     structured failure and, when its type is declared here, the child's exception as its ``cause``."""
-    failure = parse(data) if status == "failed" else None
+    failure = parse(data) if status == EventStatus.FAILED else None
     return ChildFailed(run_id, status, error, failure=failure, cause=rebuild(failure) if failure is not None else None)
 
 

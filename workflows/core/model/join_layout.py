@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping, TypeVar
 
+from .states import OpKind
+
 T = TypeVar("T")
 
 SHARD_SIZE = 100
@@ -76,7 +78,7 @@ def fan_out_width_at(pos: int, outcome_names: Mapping[int, str | None],
     (``outcome_names``: op position -> name), else from the op in flight (``waiting``)."""
     if pos in outcome_names:
         return fan_out_width(outcome_names[pos])
-    if (waiting or {}).get("kind") in ("parallel", "first_of"):
+    if (waiting or {}).get("kind") in (OpKind.PARALLEL, OpKind.FIRST_OF):
         return fan_out_width(str((waiting or {}).get("name")))
     return None
 

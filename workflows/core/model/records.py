@@ -1,79 +1,13 @@
-"""The core's vocabulary: run statuses, op and timer kinds, the records a Store
-hands to the engine, and the messages a Transport carries. Each is defined once here.
+"""The records a Store hands to the engine, and the messages a Transport carries. Each is defined
+once here; the states and kinds they hold are the enums of ``core.model.states``.
 """
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Any, Generic, Iterator, TypeVar
 
-
-class RunStatus(str, enum.Enum):
-    """The states of a run."""
-
-    PENDING = "pending"
-    DELAYED = "delayed"  # created with a later start time: a ``start`` timer starts it (core.admission.delayed)
-    RUNNING = "running"
-    SUSPENDED = "suspended"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    TIMED_OUT = "timed_out"
-    CONTINUED = "continued"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-#: Statuses of a run that has ended; nothing is written to it afterwards.
-TERMINAL = frozenset(s.value for s in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED,
-                                       RunStatus.TIMED_OUT, RunStatus.CONTINUED))
-#: Statuses of a run that may still act.
-LIVE = frozenset(s.value for s in RunStatus) - TERMINAL
-
-
-class OpKind(str, enum.Enum):
-    """What a durable call (an op) of a workflow is; recorded with its outcome."""
-
-    STEP = "step"
-    SLEEP = "sleep"
-    HOOK = "hook"
-    HOOK_WAIT = "hook_wait"
-    SIGNAL = "signal"
-    CHILD = "child"
-    CHILD_RESULT = "child_result"
-    PARALLEL = "parallel"
-    ATTEMPT = "attempt"  # a failed attempt of a step (not an outcome)
-    END = "end"  # the run was ended (cancelled, timed out...) before this op had an outcome
-    TAGS = "tags"  # set_tags: the run's tags after the call
-    PATCH = "patch"  # a ``patched(id)`` marker: this run took the new path of a change
-    CHILD_END = "child_end"  # how a child (its chain's last run) ended, written by that end (not an outcome)
-    VALUE = "value"  # a value taken once and replayed: ``now()``, ``uuid4()``, ``random()`` (core.replay.deterministic)
-    EVENT = "event"  # set_event(key, value): the value set (the latest is also kept per key, core.ops.events)
-    STREAM = "stream"  # write_stream(value): the entry appended (also kept as a stream item, core.ops.events)
-    UPDATE = "update"  # an update handled between two ops: its request (the answer is kept apart, core.replay.updates)
-    FIRST_OF = "first_of"  # first_of(...): the race's winner and its value (core.ops.first)
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class TimerKind(str, enum.Enum):
-    """What a durable timer does when it comes due."""
-
-    SLEEP = "sleep"
-    HOOK_TIMEOUT = "hook_timeout"
-    SIGNAL_TIMEOUT = "signal_timeout"
-    RETRY = "retry"  # send a step's next attempt
-    WAKE = "wake"  # an inline step's backoff passed: wake the run
-    DEADLINE = "deadline"  # the run's max_duration
-    START = "start"  # a delayed run's start time: wake it to start (core.admission.delayed)
-    PARENT_CLOSE = "parent_close"  # an ended parent's children to close by their policy (core.replay.children)
-
-    def __str__(self) -> str:
-        return self.value
-
+from .states import LIVE, TERMINAL, OpKind, RunStatus, TimerKind  # noqa: F401 (their old home)
 
 #: Attempts of one op are numbered 1..MAX_ATTEMPT_SUB; the outcome takes OUTCOME_SUB.
 OUTCOME_SUB = 999

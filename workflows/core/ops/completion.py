@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Collection
 from ...errors import FanOutFailed, InvalidArguments, StepFailed
 from ..model.failures import parse
 from ..model.records import Branch, BranchRecord, EventRecord, OpKind, event_seq
+from ..model.states import EventStatus
 
 if TYPE_CHECKING:
     from ...decorators import StepCall
@@ -72,10 +73,10 @@ class Criteria:
     def decide(self, succeeded: Collection[int], failed: Collection[int]) -> str | None:
         """``"failed"``, ``"completed"``, or None while undecided."""
         if len(failed) > self.allowed_failures:
-            return "failed"
+            return EventStatus.FAILED
         if self.min_successful is not None:
-            return "completed" if len(succeeded) >= self.min_successful else None
-        return "completed" if len(succeeded) + len(failed) >= self.total else None
+            return EventStatus.COMPLETED if len(succeeded) >= self.min_successful else None
+        return EventStatus.COMPLETED if len(succeeded) + len(failed) >= self.total else None
 
     def outcome(self, run_id: str, pos: int, name: str, succeeded: Collection[int], failed: Collection[int],
                 at: float) -> EventRecord | None:
@@ -84,7 +85,7 @@ class Criteria:
         if status is None:
             return None
         data = json.dumps({"succeeded": sorted(succeeded), "failed": sorted(failed)})
-        error = None if status == "completed" else (
+        error = None if status == EventStatus.COMPLETED else (
             f"{len(failed)} of {self.total} branches failed, more than the {self.allowed_failures} tolerated")
         return EventRecord(run_id, event_seq(pos), OpKind.PARALLEL.value, status, at, name=name, data=data,
                            error=error)
@@ -167,7 +168,7 @@ def result_of(ctx: WorkflowContext, join: str, event: EventRecord, calls: tuple[
                 StepFailed(step, "its result is missing")
         else:
             results[index] = ctx.decode(record.data)
-    if event.status == "failed":
+    if event.status == EventStatus.FAILED:
         raise FanOutFailed(f"parallel: {event.error}: " + "; ".join(
             f"branch {i} ({calls[i].step.name if i < len(calls) else '?'}): {f.error}" for i, f in failures.items()),
             {i: str(f.error) for i, f in failures.items()}, sorted(results))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidEventKey, StreamFull
 from ..model.records import EventRecord, OpKind, event_seq
+from ..model.states import EventStatus
 from ..storage.payloads import reference_of
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ EVENT_SEQ_SPAN = 10**15
 #: Stream entries: ``STREAM_SEQ_BASE + offset``.
 STREAM_SEQ_BASE = -(10**15)
 LATEST = "latest"  # the status of a latest-value item
-REFUSED = "refused"  # the status of an append the stream's bounds refused
 
 
 def check_key(key: Any) -> str:
@@ -97,14 +97,14 @@ def write_stream(ctx: WorkflowContext, value: Any) -> int:
         text = None if offset >= MAX_STREAM_ENTRIES else ctx.encode(value, "stream entry")
         full = _full(offset, used, text)
         if full:
-            event = ctx.record(pos, OpKind.STREAM, REFUSED, error=full)
+            event = ctx.record(pos, OpKind.STREAM, EventStatus.REFUSED, error=full)
         else:
             record = EventRecord(run_id=ctx.run.run_id, seq=event_seq(pos), kind=OpKind.STREAM.value,
                                  status="appended", at=ctx.now(), data=text)
             entry = EventRecord(run_id=ctx.run.run_id, seq=stream_seq(offset), kind=OpKind.STREAM.value,
                                 status="appended", at=record.at, data=text)
             event = _recorded(ctx, record, ctx.store.write_stream(record, entry))
-    if event.status == REFUSED:
+    if event.status == EventStatus.REFUSED:
         raise StreamFull(event.error or "the run's stream is full")
     ctx.streamed = (offset + 1, used + payload_size(event.data))
     return offset
@@ -122,7 +122,7 @@ def published(records: list[EventRecord]) -> list[EventRecord]:
             latest[record.name] = EventRecord(run_id=record.run_id, seq=event_value_seq(record.name),
                                               kind=record.kind, status=LATEST, at=record.at, name=record.name,
                                               data=record.data)
-        elif record.kind == OpKind.STREAM.value and record.status != REFUSED:
+        elif record.kind == OpKind.STREAM.value and record.status != EventStatus.REFUSED:
             entries.append(EventRecord(run_id=record.run_id, seq=stream_seq(len(entries)), kind=record.kind,
                                        status=record.status, at=record.at, data=record.data))
     return [*latest.values(), *entries]

@@ -10,6 +10,7 @@ from ..model.control import Suspend
 from ..model.failures import step_failure
 from ..model.priority import step_priority
 from ..model.records import Branch, EventRecord, OpKind, StepMessage, event_seq
+from ..model.states import EventStatus, RunStatus
 from ..replay.commands import Dispatch, InFlight, RecordOutcome
 from ..replay.commit import write_outcome
 from ..replay.context import WorkflowContext
@@ -32,7 +33,7 @@ def parallel(ctx: WorkflowContext, calls: tuple[StepCall, ...], return_exception
     name = f"{len(calls)} branches"
     pos, event = ctx.next_op(OpKind.PARALLEL, name)
     if event is None and not calls:
-        event = ctx.record(pos, OpKind.PARALLEL, "completed", name=name)
+        event = ctx.record(pos, OpKind.PARALLEL, EventStatus.COMPLETED, name=name)
     recorded: set[int] = set()
     attempts: dict[int, int] = {}
     if event is None and ctx.recovering and ctx.run.cursor == pos:
@@ -71,9 +72,9 @@ def _recover(ctx: WorkflowContext, pos: int, name: str, calls: tuple[StepCall, .
     if failed is not None:
         step = calls[failed.index].step.name if failed.index < len(calls) else "?"
         data, error = _failure(failed.index, step, failed.error)
-        return ctx.record(pos, OpKind.PARALLEL, "failed", name=name, data=data, error=error), set()
+        return ctx.record(pos, OpKind.PARALLEL, EventStatus.FAILED, name=name, data=data, error=error), set()
     if complete:
-        return ctx.record(pos, OpKind.PARALLEL, "completed", name=name), set()
+        return ctx.record(pos, OpKind.PARALLEL, EventStatus.COMPLETED, name=name), set()
     return None, {r.index for r in results}
 
 
@@ -85,7 +86,7 @@ def _failure(index: int, step: str, error: str | None) -> tuple[str, str]:
 
 def _results(ctx: WorkflowContext, pos: int, event: Any, calls: tuple[StepCall, ...],
              return_exceptions: bool) -> list[Any]:
-    if event.status == "failed":
+    if event.status == EventStatus.FAILED:
         info = json.loads(event.data or "{}")
         raise ParallelError(info.get("index", -1), info.get("name", "?"), info.get("error", event.error))
     results: list[Any] = []
@@ -110,7 +111,7 @@ def settle_branch(engine: Engine, run_id: str, step: str, branch: Branch, error:
         # Only while the race is open: a run that moved on (the race decided) is left alone, since a
         # wake leases it and no resume would follow (the reconciler would recover it, counted).
         woken = engine.store.wake_run(run_id, at=pos)
-        if woken is not None and woken.status == "suspended" and woken.cursor == pos:
+        if woken is not None and woken.status == RunStatus.SUSPENDED and woken.cursor == pos:
             engine.resume(run_id, run=woken)
         return
     if branch.criteria is not None:  # a fan-out with completion criteria: the tally decides (core.ops.completion)
@@ -119,10 +120,11 @@ def settle_branch(engine: Engine, run_id: str, step: str, branch: Branch, error:
         outcome = decided
     elif error is not None and branch.fail_fast:
         data, text = _failure(branch.index, step, error)
-        outcome = EventRecord(run_id, event_seq(pos), OpKind.PARALLEL.value, "failed", engine.now(), name=name,
-                              data=data, error=text)
+        outcome = EventRecord(run_id, event_seq(pos), OpKind.PARALLEL.value, EventStatus.FAILED, engine.now(),
+                              name=name, data=data, error=text)
     elif engine.store.join_branch(branch.join, branch.index, branch.total):
-        outcome = EventRecord(run_id, event_seq(pos), OpKind.PARALLEL.value, "completed", engine.now(), name=name)
+        outcome = EventRecord(run_id, event_seq(pos), OpKind.PARALLEL.value, EventStatus.COMPLETED, engine.now(),
+                              name=name)
     else:
         return
     # once per fan-out, never after a cancel ended the run; remembered, so a process that saw the
@@ -130,6 +132,6 @@ def settle_branch(engine: Engine, run_id: str, step: str, branch: Branch, error:
     if write_outcome(engine, RecordOutcome(outcome, while_live=True)):
         run = engine.store.find_run(run_id)  # the resume's read of the run, once per fan-out
         since = (run.waiting or {}).get("since") if run is not None and run.cursor == pos else None
-        if run is not None and outcome.status == "completed" and isinstance(since, (int, float)):
+        if run is not None and outcome.status == EventStatus.COMPLETED and isinstance(since, (int, float)):
             engine.observer.joined(run, pos, branch.total, max(0.0, outcome.at - since))
         engine.resume(run_id, run=run, known_through=pos)

@@ -34,6 +34,7 @@ from ..model.join_layout import RACE_SEPARATOR
 from ..model.names import check_name
 from ..model.priority import step_priority
 from ..model.records import Branch, OpKind, StepMessage, TimerKind
+from ..model.states import CandidateKind, EventStatus, HookStatus, RunStatus
 from ..replay.commands import Wait
 from ..replay.updates import before_signal
 from ..storage.chains import chain_anchor
@@ -94,15 +95,15 @@ def _kind(candidate: Any) -> tuple[str, str]:
     from .waits import ChildHandle, HookHandle  # waits imports async_workflow, which imports this module
 
     if isinstance(candidate, SignalCandidate):
-        return "signal", candidate.name
+        return CandidateKind.SIGNAL, candidate.name
     if isinstance(candidate, TimerCandidate):
-        return "timer", f"{candidate.seconds:g}s"
+        return CandidateKind.TIMER, f"{candidate.seconds:g}s"
     if isinstance(candidate, HookHandle):
-        return "hook", candidate.name
+        return CandidateKind.HOOK, candidate.name
     if hasattr(getattr(candidate, "step", None), "definition") and hasattr(candidate, "args"):  # a StepCall
-        return "step", candidate.step.name
+        return CandidateKind.STEP, candidate.step.name
     if isinstance(candidate, ChildHandle):
-        return "child", candidate.workflow
+        return CandidateKind.CHILD, candidate.workflow
     raise InvalidArguments(f"first_of takes signal(name), timer(duration), a hook, a step call (step.s(...)) or "
                            f"a child's handle; got {candidate!r}")
 
@@ -125,7 +126,7 @@ class _Race:
 
     def steps(self) -> list[int]:
         """The candidate indexes of the step calls, in order (branch j is the j-th of them)."""
-        return [i for i, (kind, _) in enumerate(self.kinds) if kind == "step"]
+        return [i for i, (kind, _) in enumerate(self.kinds) if kind == CandidateKind.STEP]
 
     def waiting(self) -> dict[str, Any]:
         """What the run waits on, as stored while the race is open."""
@@ -165,10 +166,10 @@ def race(ctx: WorkflowContext, candidates: tuple[Any, ...],
         decided = _decide(race)
         if decided is None:
             raise _wait(race)
-        if unembed(decided, "payload")[0].get("kind") == "signal" and not race.steps():
+        if unembed(decided, "payload")[0].get("kind") == CandidateKind.SIGNAL and not race.steps():
             # updates sent before the winning signal are handled first, as for wait_for_signal
             race.pos = pos = before_signal(ctx, pos, race.name, OpKind.FIRST_OF)
-        event = ctx.record(pos, OpKind.FIRST_OF, "won", name=race.name, data=decided)
+        event = ctx.record(pos, OpKind.FIRST_OF, EventStatus.WON, name=race.name, data=decided)
     return _winner(race, event.data or "{}")
 
 
@@ -180,31 +181,32 @@ def _decide(race: _Race) -> str | None:
         results = {r.index: r for r in ctx.store.branch_results(race.join, len(race.steps()))}
     for index, (candidate, (kind, _)) in enumerate(zip(race.candidates, race.kinds, strict=True)):
         meta: dict[str, Any] = {"index": index, "kind": kind}
-        if kind == "signal":
+        if kind == CandidateKind.SIGNAL:
             pending = [s for s in ctx.store.signals(chain_anchor(ctx.run), candidate.name)
                        if s.signal_key not in ctx.consumed_signals]
             if pending:
-                return embed({**meta, "status": "received", "signal": pending[0].signal_key},
+                return embed({**meta, "status": EventStatus.RECEIVED, "signal": pending[0].signal_key},
                              pending[0].payload or "null")
-        elif kind == "timer":
+        elif kind == CandidateKind.TIMER:
             due = _due(race, index, waiting)
             if ctx.now() >= due:
-                return embed({**meta, "status": "fired"}, "null")
-        elif kind == "hook":
+                return embed({**meta, "status": EventStatus.FIRED}, "null")
+        elif kind == CandidateKind.HOOK:
             found = _hook(ctx, candidate)
             if found is not None:
                 status, payload = found
                 return embed({**meta, "status": status}, payload or "null")
-        elif kind == "step" and results is not None:
+        elif kind == CandidateKind.STEP and results is not None:
             branch = results.get(race.steps().index(index))
             if branch is not None and branch.error is None:
-                return embed({**meta, "status": "completed"}, branch.data or "null")
+                return embed({**meta, "status": EventStatus.COMPLETED}, branch.data or "null")
             if branch is not None:
-                return embed({**meta, "status": "failed", "error": branch.error, "failure": branch.data}, "null")
-        elif kind == "child":
+                failed = {"status": EventStatus.FAILED, "error": branch.error, "failure": branch.data}
+                return embed({**meta, **failed}, "null")
+        elif kind == CandidateKind.CHILD:
             ended = candidate._child_end()
             if ended is not None:
-                failed = {"error": ended.error} if ended.status != "completed" else {}
+                failed = {"error": ended.error} if ended.status != RunStatus.COMPLETED else {}
                 return embed({**meta, "status": ended.status, "child": candidate.run_id, **failed},
                              ctx.adopt(ended.data) or "null")
     return None
@@ -223,28 +225,28 @@ def _hook(ctx: WorkflowContext, handle: HookHandle) -> tuple[str, str | None] | 
     hook = ctx.store.get_hook(handle.token_hash)
     if hook is None:
         return None
-    if hook.status == "pending" and hook.expires_at is not None and ctx.now() >= hook.expires_at \
+    if hook.status == HookStatus.PENDING and hook.expires_at is not None and ctx.now() >= hook.expires_at \
             and ctx.store.expire_hook(handle.token_hash):
-        hook.status = "expired"
-    if hook.status == "resumed":
-        return "resumed", hook.payload
-    if hook.status == "pending":
+        hook.status = HookStatus.EXPIRED
+    if hook.status == HookStatus.RESUMED:
+        return EventStatus.RESUMED, hook.payload
+    if hook.status == HookStatus.PENDING:
         return None
-    return "timed_out", None
+    return EventStatus.TIMED_OUT, None
 
 
 def _wait(race: _Race) -> Suspend:
     """Suspend the run at the race: its earliest timer stored, its step calls sent (the first time,
     or again on recovery those without a result), a lease kept while a step may be in flight."""
     ctx, pos, waiting = race.ctx, race.pos, race.waiting()
-    dues = {str(i): _due(race, i, waiting) for i, (kind, _) in enumerate(race.kinds) if kind == "timer"}
+    dues = {str(i): _due(race, i, waiting) for i, (kind, _) in enumerate(race.kinds) if kind == CandidateKind.TIMER}
     of_kind = {kind: [c for c, (k, _) in zip(race.candidates, race.kinds, strict=True) if k == kind]
-               for kind in ("signal", "hook", "child")}
+               for kind in (CandidateKind.SIGNAL, CandidateKind.HOOK, CandidateKind.CHILD)}
     stored: dict[str, Any] = {"kind": OpKind.FIRST_OF.value, "name": race.name, "dues": dues,
                               "since": waiting.get("since", ctx.now()),
-                              "signals": sorted({c.name for c in of_kind["signal"]}),
-                              "hooks": [c.token_hash for c in of_kind["hook"]],
-                              "children": [c.run_id for c in of_kind["child"]]}
+                              "signals": sorted({c.name for c in of_kind[CandidateKind.SIGNAL]}),
+                              "hooks": [c.token_hash for c in of_kind[CandidateKind.HOOK]],
+                              "children": [c.run_id for c in of_kind[CandidateKind.CHILD]]}
     timers = []
     if dues:
         due = min(dues.values())
@@ -283,14 +285,14 @@ def _winner(race: _Race, data: str) -> tuple[First, BaseException | None]:
     index = int(meta["index"])
     kind, status = str(meta["kind"]), str(meta.get("status"))
     won = First(race.keys[index], index, kind)
-    if kind == "signal":
+    if kind == CandidateKind.SIGNAL:
         race.ctx.consumed_signals.add(str(meta.get("signal", "")))
-    if kind == "step" and status == "failed":
+    if kind == CandidateKind.STEP and status == EventStatus.FAILED:
         return won, step_failure(race.kinds[index][1], meta.get("error"), meta.get("failure"))
-    if kind == "child" and status != "completed":
+    if kind == CandidateKind.CHILD and status != RunStatus.COMPLETED:
         return won, child_failure(str(meta.get("child")), status, meta.get("error"), payload)
-    if kind == "hook" and status == "timed_out":
+    if kind == CandidateKind.HOOK and status == EventStatus.TIMED_OUT:
         return won, WaitTimeout(f"hook {race.kinds[index][1]!r} timed out")
-    value = None if kind == "timer" else race.ctx.decode(payload)
+    value = None if kind == CandidateKind.TIMER else race.ctx.decode(payload)
     return First(race.keys[index], index, kind, value), None
 

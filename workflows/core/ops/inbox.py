@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..model.embed import unembed
-from ..model.records import EventRecord, OpKind, RunRecord, SignalRecord
+from ..model.records import EventRecord, RunRecord, SignalRecord
+from ..model.states import EventStatus, OpKind
 from ..replay.updates import REQUEST_NAME, request_order
 from ..storage.chains import chain_anchor, current_run
 from ..storage.timeline import run_history
@@ -50,7 +51,7 @@ def taken_signals(history: list[EventRecord]) -> set[str]:
     for event in history:
         if not event.is_outcome or not event.data:
             continue
-        if event.kind == OpKind.SIGNAL.value and event.status == "received":
+        if event.kind == OpKind.SIGNAL.value and event.status == EventStatus.RECEIVED:
             field = "key"
         elif event.kind == OpKind.FIRST_OF.value:
             field = "signal"
@@ -80,7 +81,7 @@ def waiting_for(store: Store, run: RunRecord, history: list[EventRecord]) -> lis
     """:func:`waiting` for the chain's current run ``run``, whose history the caller read."""
     taken = taken_signals(history)
     found = [_waiting(item) for item in store.stored_signals(chain_anchor(run)) if item.signal_key not in taken]
-    return sorted(found, key=lambda w: (w.kind != "update", w.order, w.key))
+    return sorted(found, key=lambda w: (w.kind != OpKind.UPDATE, w.order, w.key))
 
 
 def _waiting(item: SignalRecord) -> Waiting:

@@ -20,6 +20,7 @@ from ..model.control import StaleHistory, Suspend
 from ..model.priority import step_priority
 from ..model.records import Branch, OpKind, RunRecord, StepMessage, TimerKind
 from ..model.registry import StepDef, check_arguments, get_step
+from ..model.states import EventStatus
 from ..replay.commands import Dispatch, InFlight, Wait
 from ..replay.commit import write_outcome
 from ..replay.context import step_value
@@ -209,7 +210,7 @@ def _execute_branch(engine: Engine, message: StepMessage, step: StepDef, branch:
     if outcome.retry_in is not None:
         schedule_retry(engine, message, step, outcome)
         return
-    error = outcome.error if outcome.status == "failed" else None
+    error = outcome.error if outcome.status == EventStatus.FAILED else None
     if not write_outcome(engine, StepAddress.of(message).outcome(step.name, outcome, engine.now())):
         recorded = engine.store.get_branch(branch.join, branch.index)  # only when the put lost
         if recorded is None or recorded.closed:

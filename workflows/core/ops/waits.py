@@ -16,6 +16,7 @@ from ..model.embed import embed, unembed
 from ..model.failures import child_failure
 from ..model.names import check_name
 from ..model.records import EventRecord, HookRecord, OpKind, RunStatus, TimerKind, child_end_seq
+from ..model.states import EventStatus, HookStatus
 from ..model.tokens import derive_token, hash_token, new_nonce
 from ..replay.children import ChildLink, ChildStart, check_child_options
 from ..replay.commands import Wait
@@ -73,16 +74,16 @@ class HookHandle:
         pos, event = ctx.next_op(OpKind.HOOK_WAIT, self.name)
         if event is None:
             hook = ctx.store.get_hook(self.token_hash)
-            if hook is not None and hook.status == "pending" and hook.expires_at is not None \
+            if hook is not None and hook.status == HookStatus.PENDING and hook.expires_at is not None \
                     and ctx.now() >= hook.expires_at and ctx.store.expire_hook(self.token_hash):
-                hook.status = "expired"
-            if hook is None or hook.status == "pending":
+                hook.status = HookStatus.EXPIRED
+            if hook is None or hook.status == HookStatus.PENDING:
                 raise _suspend(ctx, pos, OpKind.HOOK_WAIT, self.name, None, None, hook=self.token_hash)
-            if hook.status == "resumed":
-                event = ctx.record(pos, OpKind.HOOK_WAIT, "resumed", name=self.name, data=hook.payload)
+            if hook.status == HookStatus.RESUMED:
+                event = ctx.record(pos, OpKind.HOOK_WAIT, EventStatus.RESUMED, name=self.name, data=hook.payload)
             else:
-                event = ctx.record(pos, OpKind.HOOK_WAIT, "timed_out", name=self.name)
-        if event.status == "resumed":
+                event = ctx.record(pos, OpKind.HOOK_WAIT, EventStatus.TIMED_OUT, name=self.name)
+        if event.status == EventStatus.RESUMED:
             return ctx.decode(event.data)
         raise WaitTimeout(f"hook {self.name!r} timed out")
 
@@ -102,7 +103,7 @@ def hook(ctx: WorkflowContext, name: str, timeout: Duration | None, schema: Any)
         expires = ctx.now() + to_seconds(timeout, what="hook timeout", allow_zero=False) if timeout else None
         data = json.dumps({"nonce": nonce, "hash": token_hash, "expires_at": expires})
         record = HookRecord(token_hash=token_hash, run_id=ctx.run.run_id, pos=pos, name=name,
-                            status="pending", created_at=ctx.now(), expires_at=expires,
+                            status=HookStatus.PENDING, created_at=ctx.now(), expires_at=expires,
                             schema=schema_ref(schema))
         timer = ctx.timer(pos, TimerKind.HOOK_TIMEOUT, expires, {"hash": token_hash}) if expires else None
         created = ctx.store.create_hook(record, timer, ctx.run.run_id, pos, data)
@@ -142,13 +143,13 @@ def wait_for_signal(ctx: WorkflowContext, name: str, timeout: Duration | None) -
         if pending:
             first = pending[0]
             pos = before_signal(ctx, pos, name)  # updates sent before it are handled first (core.replay.updates)
-            event = ctx.record(pos, OpKind.SIGNAL, "received", name=name,
+            event = ctx.record(pos, OpKind.SIGNAL, EventStatus.RECEIVED, name=name,
                                data=embed({"key": first.signal_key}, first.payload or "null"))
         else:
             seconds = to_seconds(timeout, what="signal timeout") if timeout is not None else None
             due = ctx.waiting_due(pos, OpKind.SIGNAL) or (ctx.now() + seconds if seconds is not None else None)
             raise _suspend(ctx, pos, OpKind.SIGNAL, name, due, TimerKind.SIGNAL_TIMEOUT)
-    if event.status == "timed_out":
+    if event.status == EventStatus.TIMED_OUT:
         raise WaitTimeout(f"no signal {name!r} arrived before the timeout")
     info, payload = unembed(event.data or "{}", "payload")
     ctx.consumed_signals.add(str(info.get("key", "")))
@@ -187,7 +188,7 @@ class ChildHandle:
             data = ctx.adopt(ended.data)  # an older child's object (read from its run) copied to this run's prefix
             event = ctx.record(pos, OpKind.CHILD_RESULT, ended.status, name=self.workflow, data=data,
                                error=ended.error)
-        if event.status == "completed":
+        if event.status == EventStatus.COMPLETED:
             return ctx.decode(event.data)
         raise child_failure(self.run_id, event.status, event.error, event.data)
 
@@ -234,7 +235,7 @@ def start_child(ctx: WorkflowContext, workflow: WorkflowDef, args: tuple[Any, ..
             ctx.engine.create_run(workflow, payload, run_id=child_id, **fields,
                                   priority=workflow.priority or ctx.run.priority)  # a child inherits the level
         data = ChildLink(child_id, policy, detached).to_data()
-        event = ctx.record(pos, OpKind.CHILD, "started", name=workflow.name, data=data)
+        event = ctx.record(pos, OpKind.CHILD, EventStatus.STARTED, name=workflow.name, data=data)
     child = ChildLink.from_data(event.data)
     ctx.children.append(child)
     return ChildHandle(ctx, child.run_id, workflow.name, pos, child.detached)

@@ -17,6 +17,7 @@ from ...errors import describe
 from ..admission.deferral import defer
 from ..model.records import RunStatus, StepMessage
 from ..model.registry import get_workflow
+from ..model.states import EventStatus
 from ..storage.chains import chain_anchor
 from ..storage.tags import current_tags
 from .children import close_timer, to_close
@@ -100,7 +101,7 @@ def write_outcome(engine: Engine, command: RecordOutcome, store: Store | None = 
     event, branch = command.event, command.branch
     if branch is not None:  # a branch's result goes to its join; counting it is the join's (core.ops.fanout)
         return store.record_branch(branch.join, branch.index, event.data,
-                                   event.error if event.status == "failed" else None)
+                                   event.error if event.status == EventStatus.FAILED else None)
     written = store.record_event_while_live(event) if command.while_live else store.record_event(event)
     if written:
         engine.cache.remember(event)

@@ -20,6 +20,7 @@ from ..model.control import ReplayAborted, ReplayStopped, StaleHistory, Suspend
 from ..model.failures import step_failure
 from ..model.lease import LeaseSchedule
 from ..model.records import EventRecord, OpKind, RunRecord, TimerKind, TimerRecord, event_seq, op_timer_id
+from ..model.states import EventStatus
 from ..storage.payloads import reference_of
 from .children import ChildLink
 from .commands import RecordOutcome
@@ -351,7 +352,7 @@ class WorkflowContext:
 def step_value(ctx: WorkflowContext, event: EventRecord) -> Any:
     """Return a recorded step result, or raise its recorded failure: the declared exception it
     names, rebuilt from JSON, else StepFailed carrying its chain (``core.model.failures``)."""
-    if event.status == "completed":
+    if event.status == EventStatus.COMPLETED:
         return ctx.decode(event.data)
     raise step_failure(event.name or "?", event.error, event.data)
 

@@ -35,6 +35,7 @@ from ..model.embed import embed, unembed
 from ..model.join_layout import fan_out_width
 from ..model.names import check_name
 from ..model.records import EventRecord, OpKind, SignalRecord, event_seq
+from ..model.states import EventStatus
 from ..storage.chains import MAX_HOPS, chain_anchor
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ REQUEST_NAME = "~update"
 #: Answer items: ``ANSWER_SEQ_BASE + (hash of the update id mod ANSWER_SEQ_SPAN)``.
 ANSWER_SEQ_BASE = -5 * 10**15
 ANSWER_SEQ_SPAN = 10**15
-COMPLETED, FAILED, REFUSED = "completed", "failed", "refused"
 #: Waits a request may be handled before: their outcome is written by a resume of the run itself
 #: (or by a timer whose write then fails harmlessly), never by a worker at that position.
 DISPLACEABLE = frozenset({OpKind.SLEEP.value, OpKind.SIGNAL.value, OpKind.HOOK_WAIT.value, OpKind.CHILD_RESULT.value})
@@ -237,7 +237,7 @@ def _handle_requests(ctx: WorkflowContext) -> None:
             except Exception as exc:  # noqa: BLE001 - the validator's refusal, given to the caller
                 refusal = str(exc) or type(exc).__name__
         if refusal is not None or handler is None:
-            answer = _answer(ctx, update_id, REFUSED, error=refusal)
+            answer = _answer(ctx, update_id, EventStatus.REFUSED, error=refusal)
             ctx.store.refuse_update(answer, request)  # False: answered already, or the run ended
             continue
         _record(ctx, name, update_id, payload, request, handler, value)
@@ -249,9 +249,9 @@ def _record(ctx: WorkflowContext, name: str, update_id: str, payload: str | None
     pos = ctx.pos
     try:
         result = _call(ctx, name, handler.fn, value)
-        answer = _answer(ctx, update_id, COMPLETED, data=ctx.encode(result, f"answer of update {name!r}"))
+        answer = _answer(ctx, update_id, EventStatus.COMPLETED, data=ctx.encode(result, f"answer of update {name!r}"))
     except Exception as exc:  # noqa: BLE001 - the update failed, the run goes on
-        answer = _answer(ctx, update_id, FAILED, error=describe(exc))
+        answer = _answer(ctx, update_id, EventStatus.FAILED, error=describe(exc))
     record = EventRecord(run_id=ctx.run.run_id, seq=event_seq(pos), kind=OpKind.UPDATE.value, status=answer.status,
                          at=answer.at, name=name, data=embed({"id": update_id}, payload or "null"),
                          error=answer.error)

@@ -189,6 +189,8 @@ def _kind(value: Any) -> str:
     """DynamoDB's type of a value: a bool is not a number."""
     if isinstance(value, bool):
         return "BOOL"
+    if isinstance(value, str):  # a state (``core.model.states``) is its word
+        return "S"
     return "N" if isinstance(value, (int, float)) else type(value).__name__
 
 

@@ -655,7 +655,7 @@ class SessionStore(Protocol):
 
 class BatchStore(Protocol):
     """Batch operations (``core/model/batches.py``): one item per batch, every write conditioned on its
-    version, so two drivers never both advance it. A write whose response was lost and was sent
+    revision, so two drivers never both advance it. A write whose response was lost and was sent
     again reports what the first send did (its request id is on the item)."""
 
     def create_batch(self, batch: BatchRecord) -> None:
@@ -686,7 +686,7 @@ class BatchStore(Protocol):
 
     def stall_batch(self, batch: BatchRecord, error: str, due_at: float) -> BatchRecord | None:
         """Record a chunk of its owner that failed for the store: ``stalls`` + 1, ``stalled`` set to
-        ``error``, ``due_at`` set, the owner let go, at the version read (+1). The batch after, or None
+        ``error``, ``due_at`` set, the owner let go, at the revision read (+1). The batch after, or None
         if it moved meanwhile."""
 
 

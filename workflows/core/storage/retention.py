@@ -250,7 +250,7 @@ def mark_payloads_ended(engine: Engine, run_id: str) -> int:
 def fan_out_positions(outcome_kinds: dict[int, str], cursor: int, waiting: dict[str, object] | None) -> list[int]:
     """The op positions of a run's fan-outs, whose joins (``<run id>#<pos>``) hold branch results
     and branch attempts: every recorded ``parallel`` outcome, and the op in flight if it is one."""
-    positions = {pos for pos, kind in outcome_kinds.items() if kind in ("parallel", "first_of")}
-    if cursor >= 0 and (waiting or {}).get("kind") in ("parallel", "first_of"):
+    positions = {pos for pos, kind in outcome_kinds.items() if kind in (OpKind.PARALLEL, OpKind.FIRST_OF)}
+    if cursor >= 0 and (waiting or {}).get("kind") in (OpKind.PARALLEL, OpKind.FIRST_OF):
         positions.add(cursor)
     return sorted(positions)

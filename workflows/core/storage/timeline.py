@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ... import codec
 from ..model.failures import parse as parse_failure
 from ..model.records import EventRecord, RunRecord, with_last_outcome
+from ..model.states import EventStatus, OpKind
 
 if TYPE_CHECKING:
     from .ports import Store
@@ -39,10 +40,10 @@ def timeline(run: RunRecord, history: list[EventRecord], show: Show = _as_stored
             row["attempt"] = event.attempt
         if event.error:
             row["error"] = event.error
-        failure = parse_failure(event.data) if event.status == "failed" else None
+        failure = parse_failure(event.data) if event.status == EventStatus.FAILED else None
         if failure is not None:  # a failed step's structure (core.model.failures), not a payload
             row["failure"] = failure.to_dict()
-        elif event.data is not None and event.kind not in ("hook",):  # hook records of older versions hold the token
+        elif event.data is not None and event.kind != OpKind.HOOK:  # hook records of older versions hold the token
             row["data"] = show(event.data)
         events.append(row)
     if run.is_terminal:
@@ -56,21 +57,21 @@ def step_rows(run: RunRecord, history: list[EventRecord], show: Show = _as_store
     history = with_last_outcome(run, history)
     rows: dict[int, dict[str, Any]] = {}
     for event in history:
-        if event.kind not in ("step", "attempt"):
+        if event.kind not in (OpKind.STEP, OpKind.ATTEMPT):
             continue
         row = rows.setdefault(event.pos, {"seq": event.pos, "name": event.name, "status": "running",
                                           "attempts": 0, "started_at": event.started_at, "finished_at": None,
                                           "error": None, "result": None, "failure": None})
         row["attempts"] = max(row["attempts"], event.attempt or 1)
         row["error"] = event.error
-        if event.kind == "attempt":
+        if event.kind == OpKind.ATTEMPT:
             row["status"] = "retrying"
         else:
-            failure = parse_failure(event.data) if event.status == "failed" else None
+            failure = parse_failure(event.data) if event.status == EventStatus.FAILED else None
             row.update(status=event.status, finished_at=event.at, failure=failure and failure.to_dict(),
-                       result=codec.loads(show(event.data)) if event.status == "completed" else None)
+                       result=codec.loads(show(event.data)) if event.status == EventStatus.COMPLETED else None)
     waiting = run.waiting or {}
-    if not run.is_terminal and waiting.get("kind") == "step" and run.cursor not in rows:
+    if not run.is_terminal and waiting.get("kind") == OpKind.STEP and run.cursor not in rows:
         rows[run.cursor] = {"seq": run.cursor, "name": waiting.get("name"), "status": "running", "attempts": 1,
                             "started_at": waiting.get("since"), "finished_at": None, "error": None, "result": None,
                             "failure": None}

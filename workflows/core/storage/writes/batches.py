@@ -1,9 +1,9 @@
 """Batch items: create, claim, advance and end a batch, each write conditioned on its version.
 
 A live batch is the item ``("live", batch_id)`` of the ``batches`` table; its end moves it to
-``("ended", batch_id)`` (one transaction: the live item deleted on its version, the ended one
+``("ended", batch_id)`` (one transaction: the live item deleted on its revision, the ended one
 put with its TTL), so beat's Query of live batches reads only those. Every write sets a
-fresh ``version`` and ``req``; a write whose response was lost recognises itself by ``req``.
+fresh revision (stored as ``version``) and ``req``; a write whose response was lost recognises itself by ``req``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ..plans import A, Add, Delete, Item, Put, Remove, Set, Update, plan
 from ..retention import retain_until
 from ..rules import new_request
 from .base import WritesBase, carries
+from .items import REVISION
 
 TABLE = "batches"
 
@@ -29,7 +30,7 @@ def batch_item(batch: BatchRecord, part: str, req: str) -> Item:
             "done": batch.done, "failed": batch.failed, "skipped": batch.skipped,
             "errors": json.dumps(batch.errors, separators=(",", ":")), "created_at": batch.created_at,
             "updated_at": batch.updated_at, "ended_at": batch.ended_at, "due_at": batch.due_at,
-            "owner": batch.owner, "version": batch.version, "req": req, "retain_until": batch.retain_until,
+            "owner": batch.owner, REVISION: batch.revision, "req": req, "retain_until": batch.retain_until,
             "run_seconds": batch.run_seconds, "stalls": batch.stalls or None, "stalled": batch.stalled}
 
 
@@ -46,7 +47,7 @@ def batch_record(item: Item) -> BatchRecord:
                        failed=int(item.get("failed") or 0), skipped=int(item.get("skipped") or 0),
                        errors=json.loads(item.get("errors") or "[]"), created_at=float(item["created_at"]),
                        updated_at=float(item.get("updated_at") or item["created_at"]), ended_at=num("ended_at"),
-                       due_at=num("due_at"), owner=item.get("owner"), version=int(item.get("version") or 0),
+                       due_at=num("due_at"), owner=item.get("owner"), revision=int(item.get(REVISION) or 0),
                        retain_until=num("retain_until"), run_seconds=num("run_seconds"),
                        stalls=int(item.get("stalls") or 0), stalled=item.get("stalled"))
 
@@ -82,13 +83,13 @@ class BatchWrites(WritesBase):
         read and its ``due_at`` has come. The batch as claimed, or None (someone else moved it)."""
         req = new_request()
         key = (LIVE_PART, batch.batch_id)
-        cond = (A("version") == batch.version) & (A("due_at") <= self.now())
+        cond = (A(REVISION) == batch.revision) & (A("due_at") <= self.now())
         committed = self.commit(plan("claim batch", Update(TABLE, key, (
-            Set("owner", owner), Set("due_at", lease_until), Set("version", batch.version + 1), Set("req", req)),
+            Set("owner", owner), Set("due_at", lease_until), Set(REVISION, batch.revision + 1), Set("req", req)),
             cond), own=carries(TABLE, key, req)))
         if not committed.applied:
             return None
-        return _replace(batch, owner=owner, due_at=lease_until, version=batch.version + 1)
+        return _replace(batch, owner=owner, due_at=lease_until, revision=batch.revision + 1)
 
     def advance_batch(self, batch: BatchRecord, cursor: str | None, progress: Progress,
                       due_at: float) -> BatchRecord | None:
@@ -99,16 +100,16 @@ class BatchWrites(WritesBase):
         actions = (Set("cursor", cursor), Add("selected", progress.selected), Add("done", progress.done),
                    Add("failed", progress.failed), Add("skipped", progress.skipped),
                    Set("errors", json.dumps(errors, separators=(",", ":"))), Set("updated_at", now),
-                   Set("due_at", due_at), Remove("owner"), Set("version", batch.version + 1), Set("req", req),
+                   Set("due_at", due_at), Remove("owner"), Set(REVISION, batch.revision + 1), Set("req", req),
                    Set("run_seconds", progress.run_seconds(batch.run_seconds)), Remove("stalls"), Remove("stalled"))
-        committed = self.commit(plan("advance batch", Update(TABLE, key, actions, A("version") == batch.version),
+        committed = self.commit(plan("advance batch", Update(TABLE, key, actions, A(REVISION) == batch.revision),
                                      own=carries(TABLE, key, req)))
         if not committed.applied:
             return None
         return _replace(batch, cursor=cursor, selected=batch.selected + progress.selected,
                         done=batch.done + progress.done, failed=batch.failed + progress.failed,
                         skipped=batch.skipped + progress.skipped, errors=errors, updated_at=now, due_at=due_at,
-                        owner=None, version=batch.version + 1, run_seconds=progress.run_seconds(batch.run_seconds),
+                        owner=None, revision=batch.revision + 1, run_seconds=progress.run_seconds(batch.run_seconds),
                         stalls=0, stalled=None)
 
     def stall_batch(self, batch: BatchRecord, error: str, due_at: float) -> BatchRecord | None:
@@ -116,13 +117,13 @@ class BatchWrites(WritesBase):
         when the next try may begin. The batch after, or None if it moved meanwhile."""
         req, key, now = new_request(), (LIVE_PART, batch.batch_id), self.now()
         actions = (Add("stalls", 1), Set("stalled", error), Set("updated_at", now), Set("due_at", due_at),
-                   Remove("owner"), Set("version", batch.version + 1), Set("req", req))
-        committed = self.commit(plan("stall batch", Update(TABLE, key, actions, A("version") == batch.version),
+                   Remove("owner"), Set(REVISION, batch.revision + 1), Set("req", req))
+        committed = self.commit(plan("stall batch", Update(TABLE, key, actions, A(REVISION) == batch.revision),
                                      own=carries(TABLE, key, req)))
         if not committed.applied:
             return None
         return _replace(batch, stalls=batch.stalls + 1, stalled=error, updated_at=now, due_at=due_at, owner=None,
-                        version=batch.version + 1)
+                        revision=batch.revision + 1)
 
     def end_batch(self, batch: BatchRecord, state: str, progress: Progress = Progress()) -> BatchRecord | None:
         """End a live batch at the version read (its last chunk's ``progress`` counted): the live
@@ -132,12 +133,12 @@ class BatchWrites(WritesBase):
         ended = _replace(batch, state=state, cursor=None, selected=batch.selected + progress.selected,
                          done=batch.done + progress.done, failed=batch.failed + progress.failed,
                          skipped=batch.skipped + progress.skipped, errors=kept_errors(batch.errors, progress.errors),
-                         updated_at=now, ended_at=now, due_at=None, owner=None, version=batch.version + 1,
+                         updated_at=now, ended_at=now, due_at=None, owner=None, revision=batch.revision + 1,
                          retain_until=retain_until(now, self.settings),
                          run_seconds=progress.run_seconds(batch.run_seconds))
         req = new_request()
         committed = self.commit(plan("end batch", Delete(TABLE, (LIVE_PART, batch.batch_id),
-                                                         A("version") == batch.version),
+                                                         A(REVISION) == batch.revision),
                                      Put(TABLE, batch_item(ended, ENDED_PART, req)), token=req))
         return ended if committed.applied else None
 

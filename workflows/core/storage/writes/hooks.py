@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ....errors import HookClosed, HookExpired, StorageError
 from ...model.hooks import refusal
 from ...model.records import EventRecord, HookRecord, RunRecord, TimerRecord, event_seq
+from ...model.states import EventStatus, HookStatus, OpKind
 from ..plans import A, Check, Put, Set, Update, plan
 from ..rules import check_item_size, new_request
 from .base import LIVE_COND, WritesBase, carries
@@ -29,8 +30,8 @@ class HookWrites(WritesBase):
                     data: str) -> EventRecord | None:
         """Store the hook, its expiry timer and the op's outcome in one transaction while the run
         is live; the recorded outcome (this call's or a concurrent replay's), or None if it ended."""
-        event = EventRecord(run_id=run_id, seq=event_seq(pos), kind="hook", status="created", at=self.now(),
-                            name=hook.name, data=data)
+        event = EventRecord(run_id=run_id, seq=event_seq(pos), kind=OpKind.HOOK, status=EventStatus.CREATED,
+                            at=self.now(), name=hook.name, data=data)
         expiry = [] if timer is None else [Put("timers", self.timer_item(timer))]
         if self.commit(plan("create hook", Put("hooks", hook_item(hook), A("token_hash").missing()), *expiry,
                             Put("history", self.event_item(event), A("seq").missing()),
@@ -56,10 +57,10 @@ class HookWrites(WritesBase):
         if refused is not None or hook is None:
             raise refused or HookExpired("hook expired")
         req = new_request()
-        cond = A("token_hash").exists() & (A("status") == "pending") & (
+        cond = A("token_hash").exists() & (A("status") == HookStatus.PENDING) & (
             A("expires_at").missing() | (A("expires_at") > now))
         done = self.commit(plan("complete hook", Update("hooks", (token_hash,), (
-            Set("status", "resumed"), Set("payload", payload), Set(COMPLETED_AT, now), Set("req", req)), cond),
+            Set("status", HookStatus.RESUMED), Set("payload", payload), Set(COMPLETED_AT, now), Set("req", req)), cond),
             Update("runs", (hook.run_id,), self.wake_actions(), LIVE_COND), token=req,
             own=carries("hooks", (token_hash,), req)))
         after = self.get_hook(token_hash)
@@ -72,13 +73,13 @@ class HookWrites(WritesBase):
     def expire_hook(self, token_hash: str) -> bool:
         """Mark a pending hook expired; False if it was completed or closed first (a retry is True)."""
         req = new_request()
-        return self.commit(plan("expire hook", Update("hooks", (token_hash,), (Set("status", "expired"),
+        return self.commit(plan("expire hook", Update("hooks", (token_hash,), (Set("status", HookStatus.EXPIRED),
                                                                               Set("req", req)),
-                                                      A("status") == "pending"),
+                                                      A("status") == HookStatus.PENDING),
                                 own=carries("hooks", (token_hash,), req))).applied
 
     def close_hooks(self, run_id: str) -> int:
         """Close every pending hook of an ended run; return how many."""
-        return sum(1 for hook in self.hooks_for_run(run_id) if hook.status == "pending" and self.commit(plan(
-            "close hook", Update("hooks", (hook.token_hash,), (Set("status", "closed"),),
-                                 A("status") == "pending"))).applied)
+        return sum(1 for hook in self.hooks_for_run(run_id) if hook.status == HookStatus.PENDING and self.commit(plan(
+            "close hook", Update("hooks", (hook.token_hash,), (Set("status", HookStatus.CLOSED),),
+                                 A("status") == HookStatus.PENDING))).applied)

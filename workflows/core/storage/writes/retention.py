@@ -16,6 +16,7 @@ from ...model.join_layout import (
     shard_partition,
 )
 from ...model.records import LIVE, TERMINAL, HookRecord, RunStatus, TimerKind, op_timer_id
+from ...model.states import OpKind
 from ..plans import A, Item, Key, Remove, Set, Update, plan
 from ..retention import fan_out_positions
 from ..rules import shard_of
@@ -110,7 +111,8 @@ class RetentionWrites(WritesBase):
         kinds = {int(e["seq"]) // 1000: e["kind"] for e in outcomes}
         # a fan-out's width from its outcome's name, else from the op in flight (an ``end`` record a cancel
         # wrote at its position names none)
-        names = {int(e["seq"]) // 1000: e.get("name") for e in outcomes if e["kind"] in ("parallel", "first_of")}
+        races = (OpKind.PARALLEL, OpKind.FIRST_OF)
+        names = {int(e["seq"]) // 1000: e.get("name") for e in outcomes if e["kind"] in races}
         found: list[tuple[str, Item]] = [("history", e) for e in events]
         waiting = json.loads(run["waiting"]) if run.get("waiting") else None
         closing: list[tuple[str, int, list[Item]]] = []

@@ -12,6 +12,7 @@ from ...model.records import (
     EventRecord,
     OpKind,
     RunRecord,
+    RunStatus,
     TimerRecord,
     event_seq,
 )
@@ -32,7 +33,7 @@ from .base import LIVE_COND, WritesBase, carries, free, past_updates, to_json
 from .items import LAST_OUTCOME, last_outcome_value, run_record, tag_items
 
 #: A run still as created: pending, never dispatched, claimed, woken or recovered.
-AS_CREATED = (A("status") == "pending") & (A("cursor") == -1) & (A("wake_seq") == 0) & (A("recoveries") == 0)
+AS_CREATED = (A("status") == RunStatus.PENDING) & (A("cursor") == -1) & (A("wake_seq") == 0) & (A("recoveries") == 0)
 
 if TYPE_CHECKING:
     from ..ports import Store
@@ -106,7 +107,7 @@ class RunWrites(WritesBase):
         cursor = (A("cursor") <= pos if recovering else A("cursor") < pos) & free(self.now(), owner)
         req = new_request()
         return bool(self._run_write("advance run", run_id, [
-            *self.status_actions(run_id, "running"), Set("cursor", pos), Set("waiting", to_json(waiting)),
+            *self.status_actions(run_id, RunStatus.RUNNING), Set("cursor", pos), Set("waiting", to_json(waiting)),
             Set("lease_expires_at", self.lease_until()), Set("updated_at", self.now()), Set("req", req),
             Set("sent", pos), Remove("owner")], cursor & LIVE_COND & (A("cancel_requested") == False),  # noqa: E712
             own=carries("runs", (run_id,), req)))
@@ -123,7 +124,8 @@ class RunWrites(WritesBase):
         req = new_request() if first else None
         mark = (Set("req", req),) if req is not None else ()
         with flush(run_id) as counts:
-            actions = (*self.status_actions(run_id, "suspended"), Set("cursor", pos), Set("waiting", to_json(waiting)),
+            suspended = self.status_actions(run_id, RunStatus.SUSPENDED)
+            actions = (*suspended, Set("cursor", pos), Set("waiting", to_json(waiting)),
                        leased, Remove("owner"), Set("updated_at", self.now()), *mark,
                        *count_actions(counts.tally))
             counts.applied = self.commit(plan("suspend run", Update("runs", (run_id,), actions, cond),
@@ -152,7 +154,7 @@ class RunWrites(WritesBase):
         if as_created is not None:
             cond = cond & still_created(as_created)
         return bool(self._run_write("claim run", run_id, [
-            *self.status_actions(run_id, "running"), Set("cursor", pos), Set("owner", owner),
+            *self.status_actions(run_id, RunStatus.RUNNING), Set("cursor", pos), Set("owner", owner),
             Set("waiting", to_json(waiting)), Set("lease_expires_at", self.lease_until()), Set("updated_at", now)],
             cond, own=Check("runs", (run_id,), A("owner") == owner)))
 
@@ -298,7 +300,7 @@ class RunWrites(WritesBase):
             A("recovery_pending").exists() & LIVE_COND & lease)))).applied
 
     def defer_run(self, run_id: str, seen_wake: int, timer: TimerRecord,
-                  deferral: dict[str, Any] | None = None, status: str = "suspended") -> bool:
+                  deferral: dict[str, Any] | None = None, status: str = RunStatus.SUSPENDED) -> bool:
         """Leave a run this worker cannot serve to another, or park it: ``status``, no lease, no
         claim, its ``deferral``, and its timer, in one transaction."""
         now = self.now()

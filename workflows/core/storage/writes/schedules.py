@@ -18,6 +18,7 @@ from typing import Any
 
 from ....errors import ScheduleAlreadyExists, ScheduleNotFound
 from ...model.records import ScheduleRecord, chain_key
+from ...model.states import ScheduleState
 from ..plans import (
     A,
     Action,
@@ -75,7 +76,7 @@ class ScheduleWrites(WritesBase):
         """Store a new schedule (active ones with a next fire enter the due index). Raises ScheduleAlreadyExists."""
         check_item_size({"args": record.args})
         now = self.now()
-        active = record.state == "active" and record.next_due_at is not None
+        active = record.state == ScheduleState.ACTIVE and record.next_due_at is not None
         item: Item = {"schedule_id": record.schedule_id, "kind": LISTING, "workflow": record.workflow,
                       "spec": to_json(record.spec), "state": record.state, "overlap": record.overlap,
                       "catchup_window": record.catchup_window, "args": record.args, "heads": {},
@@ -109,7 +110,7 @@ class ScheduleWrites(WritesBase):
 
     def pause_schedule(self, schedule_id: str) -> ScheduleRecord:
         """Pause (leave the due index; running runs go on). Raises ScheduleNotFound."""
-        paused = self._apply("pause schedule", schedule_id, [Set("state", "paused"), Remove("active_shard"),
+        paused = self._apply("pause schedule", schedule_id, [Set("state", ScheduleState.PAUSED), Remove("active_shard"),
                                                              Add(REVISION, 1), Set("updated_at", self.now())],
                              A("schedule_id").exists())
         if paused is None:
@@ -120,13 +121,14 @@ class ScheduleWrites(WritesBase):
                          seen_pending: bool) -> ScheduleRecord | None:
         """Make a paused schedule active again (no backfill); None if its state changed since read."""
         now = self.now()
-        actions = [Set("state", "active"), Add(REVISION, 1), Set("updated_at", now),
+        actions = [Set("state", ScheduleState.ACTIVE), Add(REVISION, 1), Set("updated_at", now),
                    *self._next_actions(next_fire, next_due, keep_due=seen_pending)]
         if next_due is not None or seen_pending:
             actions.append(Set("active_shard", shard_of(schedule_id, SCHEDULE_SHARDS)))
         if seen_pending:
             actions.append(Set("due_at", now))
-        return self._apply("unpause schedule", schedule_id, actions, (A("state") == "paused") & _pending(seen_pending))
+        paused = A("state") == ScheduleState.PAUSED
+        return self._apply("unpause schedule", schedule_id, actions, paused & _pending(seen_pending))
 
     def delete_schedule(self, schedule_id: str) -> bool:
         """Delete; False if there was none (its running runs go on)."""
@@ -151,7 +153,7 @@ class ScheduleWrites(WritesBase):
         """No open claim, and (for a scheduled fire) the schedule active and still at ``expected_next``."""
         cond = A("schedule_id").exists() & A("pending").missing()
         if expected_next is not None:
-            cond = cond & (A("next_fire_at") == expected_next) & (A("state") == "active")
+            cond = cond & (A("next_fire_at") == expected_next) & (A("state") == ScheduleState.ACTIVE)
         return cond
 
     def _advance(self, expected_next: float | None, next_fire: float | None, next_due: float | None,
@@ -203,7 +205,7 @@ class ScheduleWrites(WritesBase):
                          lease_until: float) -> ScheduleRecord | None:
         """Start the buffered ``fire`` (it joins ``running``, a claim opens) if nothing runs and the
         schedule is active."""
-        cond = (self._fire_condition(None) & (A("state") == "active") & A("running").missing()
+        cond = (self._fire_condition(None) & (A("state") == ScheduleState.ACTIVE) & A("running").missing()
                 & A("buffered").contains(fire))
         return self._apply("start buffered fire", schedule_id, [
             DeleteFrom("buffered", frozenset({fire})), Add("running", frozenset({fire})), Set("pending", fire),

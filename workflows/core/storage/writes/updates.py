@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ....errors import RunNotFound
 from ...model.records import EventRecord, SignalRecord
+from ...model.states import RunStatus
 from ..plans import CONDITION_FAILED, A, Check, Delete, Put, Set, Update, plan
 from ..rules import check_item_size, signal_time
 from .base import LIVE_COND, UPDATE_POS, WritesBase, free
@@ -49,7 +50,7 @@ class UpdateWrites(WritesBase):
         claim (it runs steps in place past the cursor it claimed at). A replay from a stale read of
         the run must not take the position of a step another resume runs."""
         pos = record.pos
-        at = (A("cursor") < pos) | ((A("cursor") == pos) & (A("status") == "suspended"))
+        at = (A("cursor") < pos) | ((A("cursor") == pos) & (A("status") == RunStatus.SUSPENDED))
         # The run item names the position (``update_pos``): a resume that read the history before
         # this record cannot claim the run at or before it (``claim_run``), nor run a step there.
         return self.commit(plan("answer update", Put("history", self.event_item(record), A("seq").missing()),

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.model.records import (
+    ANY_TIME,
     RUN_RESULT_SEQ,
     Page,
     RunRecord,
     RunSummary,
+    TimeRange,
 )
 from workflows.core.storage.writes.items import run_record
 from workflows.errors import RunNotFound, SerializationError
@@ -84,22 +86,21 @@ class RunStore(ListingStore):
             return None
 
     def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
-                  cursor: str | None = None, since: float | None = None,
-                  until: float | None = None, tag: tuple[str, str] | None = None) -> Page[RunRecord]:
+                  cursor: str | None = None, created: TimeRange = ANY_TIME,
+                  tag: tuple[str, str] | None = None) -> Page[RunRecord]:
         """Return one page of runs, newest first, by status, workflow or tag (Query, never Scan)."""
         if tag is not None:
             if status is not None:
                 raise ValueError("list_runs by tag does not combine with status")
             return self.list_tagged(tag, workflow=workflow, limit=limit, cursor=cursor,  # type: ignore[attr-defined]
-                                    since=since, until=until)
-        items, cursor_out = self._index_page(status, workflow, limit, cursor, since, until)
+                                    since=created.since, until=created.until)
+        items, cursor_out = self._index_page(status, workflow, limit, cursor, created.since, created.until)
         return Page(items=self.get_runs([item.run_id for item in items]), next_cursor=cursor_out)
 
     def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
-                           cursor: str | None = None, since: float | None = None,
-                           until: float | None = None) -> Page[RunSummary]:
+                           cursor: str | None = None, created: TimeRange = ANY_TIME) -> Page[RunSummary]:
         """``list_runs`` from the index's projected fields alone: one Query per index shard a page."""
-        items, cursor_out = self._index_page(status, workflow, limit, cursor, since, until)
+        items, cursor_out = self._index_page(status, workflow, limit, cursor, created.since, created.until)
         return Page(items=[RunSummary(item.run_id, item.workflow, item.status, item.created_at, item.ended_at,
                                       item.parent_run_id, item.schedule_id) for item in items],
                     next_cursor=cursor_out)

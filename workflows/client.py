@@ -43,7 +43,7 @@ from .errors import (
     RunTimedOut,
     SerializationError,
 )
-from .options import StartOptions, TimeRange, created_within, split_start_options
+from .options import RunFilter, StartOptions, TimeRange, created_within, split_start_options
 from .runtime import get_engine
 
 MAX_KEY_LENGTH = 512
@@ -352,7 +352,7 @@ def list_runs(status: str | RunStatus | None = None, workflow: Any = None, limit
         InvalidArguments: ``created`` is not a TimeRange, or comes with ``since=`` / ``until=``.
     """
     window = created_within(created, deprecated, "list_runs")
-    return _listing(False, status, workflow, limit, cursor, window, tag)
+    return _listing(False, RunFilter(status, workflow, tag, window), limit, cursor)
 
 
 def list_run_summaries(status: str | RunStatus | None = None, workflow: Any = None, limit: int = 50,
@@ -365,17 +365,18 @@ def list_run_summaries(status: str | RunStatus | None = None, workflow: Any = No
         SerializationError: a filter, the limit or the cursor is invalid (naming which).
         InvalidArguments: ``created`` is not a TimeRange, or comes with ``since=`` / ``until=``.
     """
-    return _listing(True, status, workflow, limit, cursor, created_within(created, deprecated, "list_run_summaries"))
+    window = created_within(created, deprecated, "list_run_summaries")
+    return _listing(True, RunFilter(status, workflow, created=window), limit, cursor)
 
 
-def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: Any, created: TimeRange,
-             tag: Any = None) -> Page[Any]:
+def _listing(summaries: bool, wanted: RunFilter, limit: Any, cursor: Any) -> Page[Any]:
+    """One page of the runs ``wanted`` picks, its filters checked first (``summaries``: index items only)."""
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise SerializationError(f"limit must be an int in 1..1000, got {reprlib.repr(limit)}")
-    name = getattr(workflow, "name", workflow)
+    name, tag, created = getattr(wanted.workflow, "name", wanted.workflow), wanted.tag, wanted.created or TimeRange()
     if name is not None:
         _check_text(name, "workflow")
-    status = _check_status(status)
+    status = _check_status(wanted.status)
     since, until = _check_time(created.since, "since"), _check_time(created.until, "until")
     if cursor is not None and not isinstance(cursor, str):
         raise _bad_cursor(cursor)
@@ -383,11 +384,11 @@ def _listing(summaries: bool, status: Any, workflow: Any, limit: Any, cursor: An
         if status is not None:
             raise InvalidTags("list_runs(tag=...) does not combine with status=: filter the page by status, "
                               "or list by status and workflow")
-        return _page(cursor, tag=parse_filter(tag), workflow=name, limit=limit, cursor=cursor, since=since,
-                     until=until)
+        return _page(cursor, tag=parse_filter(tag), workflow=name, limit=limit, cursor=cursor,
+                     created=TimeRange(since, until))
     if status is not None or name is not None:
-        return _page(cursor, summaries, status=status, workflow=name, limit=limit, cursor=cursor, since=since,
-                     until=until)
+        return _page(cursor, summaries, status=status, workflow=name, limit=limit, cursor=cursor,
+                     created=TimeRange(since, until))
     try:
         page = newest_page(get_engine().store, limit, cursor, since, until)
     except SerializationError:

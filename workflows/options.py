@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any, Callable, Mapping, TypeVar
 
+from .core.model.records import TimeRange
 from .core.model.registry import RetryPolicy
 from .durations import Duration
 from .errors import InvalidArguments, InvalidInput
@@ -151,19 +152,6 @@ class Timetable:
     timezone: str = "UTC"
     start_at: datetime | None = None
     end_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class TimeRange:
-    """Bounds on when runs were created, epoch seconds, both inclusive (``list_runs(created=...)``).
-
-    Attributes:
-        since: the earliest creation time, or None for no lower bound.
-        until: the latest creation time, or None for no upper bound.
-    """
-
-    since: float | None = None
-    until: float | None = None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from workflows.core.model.records import RunRecord, ScheduleRecord, TimerRecord
+from workflows.core.model.records import EventRecord, RunRecord, ScheduleRecord, TimerRecord, event_seq
 
 
 def uid(prefix: str = "r") -> str:
@@ -18,6 +18,11 @@ def run_record(store: Any, *, run_id: str | None = None, key: str | None = None,
     return RunRecord(run_id=run_id or uid(), workflow=workflow, status="pending",
                      created_at=store.now() if created_at is None else created_at, args="[[1],{}]",
                      idempotency_key=key, **fields)
+
+
+def record_outcome(store: Any, run_id: str, pos: int, kind: str, status: str, **fields: Any) -> bool:
+    """Record op ``pos``'s outcome once (``Store.record_event`` at its outcome key); False if one was."""
+    return bool(store.record_event(EventRecord(run_id, event_seq(pos), kind, status, store.now(), **fields)))
 
 
 def start(store: Any, **fields: Any) -> str:

@@ -7,6 +7,7 @@ import random
 from typing import Any, Callable
 
 from workflows.core.model.batches import BatchRecord, Progress, Selection, batch_id_floor, new_batch_id
+from workflows.core.model.records import RunEnding
 from workflows.core.model.states import BatchState
 from workflows.core.storage.retention import retain_until
 
@@ -91,7 +92,7 @@ def test_an_ended_runs_tags_change_with_their_index_items(store, clock) -> None:
     run_id = start(store, tags={"t": value})
     run = store.get_run(run_id)
     assert not store.tag_ended_run(run, {"t": value, "triage": "q3"})  # live: its workflow's tags
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     run = store.get_run(run_id)
     assert store.tag_ended_run(run, {"t": value, "triage": "q3"})
     assert store.get_run(run_id).tags == {"t": value, "triage": "q3"}

@@ -3,7 +3,7 @@ child's end in its parent's history, a continue-as-new chain's anchor, signals k
 
 from __future__ import annotations
 
-from workflows.core.model.records import EventRecord, child_end_seq
+from workflows.core.model.records import EventRecord, RunEnding, child_end_seq
 
 from .conftest import LEASE_SECONDS
 from .retention_items import items_of_run, ttl_of
@@ -19,7 +19,7 @@ def test_a_child_end_writes_its_record_into_its_parent_with_the_wake(store, cloc
     parent = start(store)
     child = start(store, parent_run_id=parent, parent_pos=3)
     woken = store.get_run(parent).wake_seq
-    ended = store.finish_run(child, "completed", result="42", wake=parent, wake_record=notice(parent, 3))
+    ended = store.finish_run(child, RunEnding("completed", result="42", wake=parent, wake_record=notice(parent, 3)))
     assert ended is not None and ended.status == "completed"
     assert store.get_run(parent).wake_seq == woken + 1
     record = store.get_event(parent, child_end_seq(3))
@@ -38,7 +38,8 @@ def test_a_child_end_wakes_a_parent_whose_executor_holds_it(store) -> None:  # t
     child = start(store, parent_run_id=parent, parent_pos=2)
     assert store.claim_run(parent, 1, "resume-1", {"kind": "step"})
     woken = store.get_run(parent).wake_seq
-    assert store.finish_run(child, "completed", result="7", wake=parent, wake_record=notice(parent, 2, "7")) is not None
+    ending = RunEnding("completed", result="7", wake=parent, wake_record=notice(parent, 2, "7"))
+    assert store.finish_run(child, ending) is not None
     assert store.get_run(parent).wake_seq == woken + 1
     assert store.get_event(parent, child_end_seq(2)).data == "7"
 
@@ -46,8 +47,9 @@ def test_a_child_end_wakes_a_parent_whose_executor_holds_it(store) -> None:  # t
 def test_a_child_end_writes_nothing_into_an_ended_parent(store) -> None:  # type: ignore[no-untyped-def]
     parent = start(store)
     child = start(store, parent_run_id=parent, parent_pos=0)
-    assert store.finish_run(parent, "cancelled", error="cancelled") is not None
-    assert store.finish_run(child, "failed", error="boom", wake=parent, wake_record=notice(parent, 0)) is not None
+    assert store.finish_run(parent, RunEnding("cancelled", error="cancelled")) is not None
+    assert store.finish_run(child,
+                            RunEnding("failed", error="boom", wake=parent, wake_record=notice(parent, 0))) is not None
     assert store.get_run(child).status == "failed"
     assert store.get_event(parent, child_end_seq(0)) is None
 
@@ -81,7 +83,7 @@ def test_the_last_run_s_sweep_gives_the_anchor_its_ttl(store, clock) -> None:  #
     assert store.continue_run(head, last) is not None
     assert store.put_signal(head, "go", '"left"', wake=last.run_id) is not None
     clock.advance(10)
-    assert store.finish_run(last.run_id, "completed", result="1") is not None
+    assert store.finish_run(last.run_id, RunEnding("completed", result="1")) is not None
     until = store.get_run(last.run_id).retain_until
     clock.advance(2 * LEASE_SECONDS)
     assert store.retain_run(last.run_id)
@@ -96,7 +98,7 @@ def test_the_last_run_s_sweep_gives_the_anchor_its_ttl(store, clock) -> None:  #
 def test_the_anchor_stamp_never_creates_an_anchor(store, clock) -> None:  # type: ignore[no-untyped-def]
     """A chain's last run whose anchor is gone (deleted by hand) stamps nothing of it."""
     last = start(store, chain_head=uid("gone"))
-    assert store.finish_run(last, "completed", result="1") is not None
+    assert store.finish_run(last, RunEnding("completed", result="1")) is not None
     clock.advance(2 * LEASE_SECONDS)
     assert store.retain_run(last)
     assert store.find_run(store.get_run(last).chain_head) is None
@@ -112,7 +114,7 @@ def test_a_signal_is_kept_under_the_anchor_and_wakes_the_current_run(store) -> N
     assert store.get_run(current.run_id).wake_seq == woken + 1
     assert [s.payload for s in store.signals(head, "go")] == ['"a"']
     assert store.signals(current.run_id, "go") == []
-    assert store.finish_run(current.run_id, "completed", result="1") is not None
+    assert store.finish_run(current.run_id, RunEnding("completed", result="1")) is not None
     assert store.put_signal(head, "go", '"b"', wake=current.run_id) is None  # nothing stored
     assert [s.payload for s in store.signals(head, "go")] == ['"a"']
 

@@ -4,6 +4,7 @@ and an end's timers (a parent's ``parent_close`` timer, written with the end).""
 from __future__ import annotations
 
 from workflows.core.admission.delayed import start_timer
+from workflows.core.model.records import RunEnding
 from workflows.core.replay.children import close_timer
 
 from .support import due_ids, run_record, start, timer, uid
@@ -39,14 +40,16 @@ def test_a_delayed_run_woken_early_is_parked_delayed_again(store, clock) -> None
 def test_an_end_writes_its_timers_with_it(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     closer = close_timer(run_id, "completed", store.now())
-    ended = store.finish_run(run_id, "completed", result="1", timers=[closer])
+    ended = store.finish_run(run_id, RunEnding("completed", result="1", timers=[closer]))
     assert ended is not None and ended.status == "completed"
     assert due_ids(store, run_id) == {closer.timer_id}
     other = start(store)
-    store.finish_run(other, "failed", error="x")
-    assert store.finish_run(other, "completed", timers=[timer(other, 0, store.now())]) is None  # lost: nothing written
+    store.finish_run(other, RunEnding("failed", error="x"))
+    # lost: nothing written
+    assert store.finish_run(other,
+                            RunEnding("completed", timers=[timer(other, 0, store.now())])) is None
     assert due_ids(store, other) == set()
     parent = uid("parent")
     child = start(store, parent_run_id=parent, parent_pos=0)  # its parent is not stored: the end goes alone
-    assert store.finish_run(child, "completed", wake=parent, timers=[close_timer(child, "completed", 0.0)])
+    assert store.finish_run(child, RunEnding("completed", wake=parent, timers=[close_timer(child, "completed", 0.0)]))
     assert due_ids(store, child) == {f"{child}#close"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from workflows.core.model.records import EventRecord, event_seq
+from workflows.core.model.records import EventRecord, RunEnding, event_seq
 from workflows.core.ops.events import EVENT_SEQ_BASE, EVENT_SEQ_SPAN, event_value_seq, stream_seq
 from workflows.settings import DEFAULT_RETENTION_SECONDS
 
@@ -50,7 +50,7 @@ def test_set_event_records_the_op_and_keeps_the_latest_value_once_and_only_while
     assert not store.set_event(op(store, run_id, 2, "event", '"c"', "stage"), latest(store, run_id, "stage", '"c"'))
     assert values(store, run_id)["stage"] == '"b"'
     assert [e.seq for e in store.read_history(run_id)] == [event_seq(p) for p in range(3)]  # items are not ops
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     assert not store.set_event(op(store, run_id, 3, "event", '"d"', "stage"), latest(store, run_id, "stage", '"d"'))
     assert store.get_outcome(run_id, 3) is None and values(store, run_id)["stage"] == '"b"'
 
@@ -64,7 +64,7 @@ def test_write_stream_appends_once_and_only_while_live(store, clock) -> None:  #
     assert not store.write_stream(op(store, run_id, 4, "stream", "9"), entry(store, run_id, 3, "9"))  # slot taken
     assert not store.write_stream(op(store, run_id, 6, "stream", "9"), entry(store, run_id, 2, "9"))  # entry taken
     assert stream(store, run_id) == ["0", "1", "2"] and store.get_outcome(run_id, 6) is None
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     assert not store.write_stream(op(store, run_id, 8, "stream", "3"), entry(store, run_id, 3, "3"))
     assert stream(store, run_id) == ["0", "1", "2"]
 
@@ -73,7 +73,7 @@ def test_event_and_stream_items_expire_with_their_run(store, clock) -> None:  # 
     run_id = start(store)
     assert store.set_event(op(store, run_id, 0, "event", "1", "k"), latest(store, run_id, "k", "1"))
     assert store.write_stream(op(store, run_id, 1, "stream", "2"), entry(store, run_id, 0, "2"))
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     expected = math.ceil(store.get_run(run_id).ended_at + DEFAULT_RETENTION_SECONDS)
     history = [i for t, i in items_of_run(store, run_id) if t == "history"]
     written = [ttl_of(i) for i in history]  # expiring from their write: later than the run's TTL

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from workflows.core.model.records import EventRecord, HookRecord, TimerRecord, attempt_seq, event_seq
+from tests.contract.support import record_outcome
+from workflows.core.model.records import EventRecord, HookRecord, RunEnding, TimerRecord, attempt_seq, event_seq
 from workflows.errors import ItemTooLarge, StorageError
 
 from .support import due_ids, start, timer, uid
@@ -21,7 +22,7 @@ def test_record_event_is_write_once_and_read_back(store, clock) -> None:  # type
     assert store.read_history(run_id) == [attempt]
     assert store.get_outcome(run_id, 0) is None  # an attempt is not the outcome
     clock.advance(1)
-    assert store.record_outcome(run_id, 0, "step", "completed", name="a", data="1", attempt=2,
+    assert record_outcome(store, run_id, 0, "step", "completed", name="a", data="1", attempt=2,
                                 started_at=store.now() - 1) is True
     outcome = store.get_outcome(run_id, 0)
     assert outcome is not None and outcome.is_outcome and outcome.seq == event_seq(0)
@@ -34,7 +35,7 @@ def test_record_event_is_write_once_and_read_back(store, clock) -> None:  # type
 def test_read_history_after_seq(store) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     for pos in (2, 0, 1):
-        store.record_outcome(run_id, pos, "step", "completed", data=str(pos))
+        record_outcome(store, run_id, pos, "step", "completed", data=str(pos))
     store.record_event(EventRecord(run_id=run_id, seq=attempt_seq(1, 3), kind="attempt", status="failed", at=1.0))
     assert [e.seq for e in store.read_history(run_id)] == [999, 1003, 1999, 2999]
     assert [e.seq for e in store.read_history(run_id, after_seq=event_seq(0), page_size=1)] == [1003, 1999, 2999]
@@ -55,7 +56,7 @@ def test_an_attempt_is_recorded_while_its_run_is_live_only(store) -> None:  # ty
     assert store.record_attempt(failed(run_id, 1), while_live=run_id) is True
     assert store.record_attempt(failed(f"{run_id}#3", 1), while_live=run_id) is True  # a branch's, in its join
     assert store.record_attempt(failed(run_id, 1), while_live=run_id) is False  # the slot holds it
-    store.finish_run(run_id, "cancelled")
+    store.finish_run(run_id, RunEnding("cancelled"))
     assert store.record_attempt(failed(run_id, 2), while_live=run_id) is False
     assert store.record_attempt(failed(f"{run_id}#3", 2), while_live=run_id) is False
     assert store.record_attempt(failed(run_id, 2), while_live=uid()) is False  # no such run
@@ -88,7 +89,7 @@ def test_schedule_retry_is_one_transaction(store, clock) -> None:  # type: ignor
     assert store.get_run(run_id).lease_expires_at == store.lease_until(40 + lease)
     assert store.schedule_retry(timer(run_id, 0, store.now() + 5, kind="wake"), 5) is True
     assert store.get_run(run_id).lease_expires_at == store.lease_until(5 + lease)
-    store.finish_run(run_id, "failed")
+    store.finish_run(run_id, RunEnding("failed"))
     assert store.schedule_retry(timer(run_id, 1, store.now() + 1, kind="retry"), 1) is False
     assert store.schedule_retry(timer(uid(), 1, store.now(), kind="retry"), 1) is False
     assert store.read_history(run_id) == []

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from workflows.core.model.embed import embed
-from workflows.core.model.records import HookRecord, SignalRecord, event_seq
+from workflows.core.model.records import HookRecord, RunEnding, SignalRecord, event_seq
 from workflows.core.ops.waits import hash_token
 from workflows.core.replay.updates import REQUEST_NAME, request_key
 from workflows.errors import HookAlreadyResumed, HookClosed, HookExpired, HookNotFound, ItemTooLarge
@@ -39,7 +39,7 @@ def test_create_hook_stores_hook_timer_and_outcome(store, clock) -> None:  # typ
 def test_create_hook_writes_nothing_once_the_run_ended(store, clock) -> None:  # type: ignore[no-untyped-def]
     """A resume that replays up to a hook after a cancel ended the run records nothing."""
     run_id = start(store)
-    store.finish_run(run_id, "cancelled", error="cancelled")
+    store.finish_run(run_id, RunEnding("cancelled", error="cancelled"))
     hook = hook_record(store, run_id, 0)
     expiry = timer(run_id, 0, hook.expires_at, kind="hook_timeout", data=hook.token_hash)  # type: ignore[arg-type]
     assert store.create_hook(hook, expiry, run_id, 0, '{"token":"t"}') is None
@@ -98,7 +98,7 @@ def test_hooks_for_run_and_close_hooks(store) -> None:  # type: ignore[no-untype
     listed = store.hooks_for_run(run_id)
     assert [(h.pos, h.status) for h in listed] == [(0, "pending"), (1, "resumed"), (2, "expired"), (3, "pending")]
     assert listed[1].payload == '{"ok":true}'
-    store.finish_run(run_id, "completed")
+    store.finish_run(run_id, RunEnding("completed"))
     assert store.close_hooks(run_id) == 2
     assert store.close_hooks(run_id) == 0
     assert [h.status for h in store.hooks_for_run(run_id)] == ["closed", "resumed", "expired", "closed"]
@@ -219,7 +219,7 @@ def test_small_joins(store) -> None:  # type: ignore[no-untyped-def]
 
 def test_a_signal_to_an_ended_or_missing_run_is_not_stored(store) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
-    store.finish_run(run_id, "completed", result="1")
+    store.finish_run(run_id, RunEnding("completed", result="1"))
     assert store.put_signal(run_id, "go", "1") is None
     assert store.put_signal(uid(), "go", "1") is None
     assert store.signals(run_id, "go") == []

@@ -9,8 +9,9 @@ import uuid
 
 import pytest
 
+from tests.contract.support import record_outcome
 from workflows.core.model.control import OutcomeRecorded
-from workflows.core.model.records import EventRecord, event_seq
+from workflows.core.model.records import EventRecord, RunEnding, Suspension, TimeRange, event_seq
 from workflows.core.storage.recovery import resend_lease
 from workflows.errors import ItemTooLarge, PayloadTooLarge, RunNotFound, SerializationError
 
@@ -88,7 +89,7 @@ def test_advance_run_conditions(store, clock) -> None:  # type: ignore[no-untype
     assert store.advance_run(run_id, 3, {}) is False  # cancel requested
     assert store.advance_run(uid(), 0, {}) is False
     ended = start(store)
-    store.finish_run(ended, "completed")
+    store.finish_run(ended, RunEnding("completed"))
     assert store.advance_run(ended, 0, {}) is False and store.advance_run(ended, 0, {}, recovering=True) is False
 
 
@@ -96,7 +97,7 @@ def test_a_race_suspends_with_a_lease_that_recovery_finds(store, clock) -> None:
     run_id = start(store)
     seen = store.get_run(run_id).wake_seq
     waiting = {"kind": "first_of", "name": "signal:go | step:s"}
-    assert store.suspend_run(run_id, 0, waiting, seen, [], lease=True) is True
+    assert store.suspend_run(run_id, Suspension(0, waiting), seen, lease=True) is True
     run = store.get_run(run_id)
     assert (run.status, run.cursor, run.waiting) == ("suspended", 0, waiting) and run.lease_expires_at is not None
     assert store.renew_lease(run_id, 0)  # a race's step renews it while it runs
@@ -112,9 +113,9 @@ def test_only_the_first_resume_at_a_race_suspends_to_send_its_steps(store, clock
     store.advance_run(run_id, 0, {})
     seen = store.get_run(run_id).wake_seq
     waiting = {"kind": "first_of", "name": "signal:go | step:s"}
-    assert store.suspend_run(run_id, 1, waiting, seen, [], lease=True, first=True) is True
-    assert store.suspend_run(run_id, 1, waiting, seen, [], lease=True, first=True) is False  # the other resume
-    assert store.suspend_run(run_id, 1, waiting, seen, [], lease=True) is True  # a suspend that sends nothing
+    assert store.suspend_run(run_id, Suspension(1, waiting), seen, lease=True, first=True) is True
+    assert store.suspend_run(run_id, Suspension(1, waiting), seen, lease=True, first=True) is False  # the other resume
+    assert store.suspend_run(run_id, Suspension(1, waiting), seen, lease=True) is True  # a suspend that sends nothing
 
 
 def test_no_other_resume_marks_an_op_in_flight_under_a_live_claim(store, clock) -> None:  # type: ignore[no-untyped-def]
@@ -137,27 +138,27 @@ def test_suspend_run_needs_the_wake_seq_it_saw(store, clock) -> None:  # type: i
     seen = store.get_run(run_id).wake_seq
     sleep = timer(run_id, 1, store.now() + 10)
     store.wake_run(run_id)  # something arrived after the read
-    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, seen, [sleep]) is False
+    assert store.suspend_run(run_id, Suspension(1, {"kind": "sleep"}, [sleep]), seen) is False
     run = store.get_run(run_id)
     assert (run.status, run.cursor) == ("running", 0)
     clock.advance(10)
     assert due_ids(store, run_id) == set()  # the timer went with the failed suspend
-    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, run.wake_seq, [sleep]) is True
+    assert store.suspend_run(run_id, Suspension(1, {"kind": "sleep"}, [sleep]), run.wake_seq) is True
     run = store.get_run(run_id)
     assert (run.status, run.cursor, run.lease_expires_at, run.waiting) == ("suspended", 1, None, {"kind": "sleep"})
     assert due_ids(store, run_id) == {sleep.timer_id}
-    assert store.suspend_run(run_id, 0, {}, run.wake_seq) is False  # behind the cursor
-    assert store.suspend_run(run_id, 1, {"kind": "again"}, run.wake_seq) is True
-    store.finish_run(run_id, "cancelled")
-    assert store.suspend_run(run_id, 2, {}, run.wake_seq) is False
-    assert store.suspend_run(uid(), 0, {}, 0) is False
+    assert store.suspend_run(run_id, Suspension(0, {}), run.wake_seq) is False  # behind the cursor
+    assert store.suspend_run(run_id, Suspension(1, {"kind": "again"}), run.wake_seq) is True
+    store.finish_run(run_id, RunEnding("cancelled"))
+    assert store.suspend_run(run_id, Suspension(2, {}), run.wake_seq) is False
+    assert store.suspend_run(uid(), Suspension(0, {}), 0) is False
 
 
 def test_wake_run_on_live_ended_and_missing_runs(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     store.advance_run(run_id, 0, {})
     run = store.get_run(run_id)
-    store.suspend_run(run_id, 1, {}, run.wake_seq)
+    store.suspend_run(run_id, Suspension(1, {}), run.wake_seq)
     clock.advance(100)
     woken = store.wake_run(run_id)
     assert (woken.wake_seq, woken.status) == (run.wake_seq + 1, "suspended")
@@ -167,7 +168,7 @@ def test_wake_run_on_live_ended_and_missing_runs(store, clock) -> None:  # type:
     assert again.wake_seq == run.wake_seq + 2 and again.cancel_requested is True
     assert again.lease_expires_at == woken.lease_expires_at  # a leased run keeps its lease
     assert store.get_run(run_id).cancel_requested is True
-    store.finish_run(run_id, "cancelled")
+    store.finish_run(run_id, RunEnding("cancelled"))
     assert store.wake_run(run_id) is None
     assert store.get_run(run_id).wake_seq == run.wake_seq + 2
     missing = uid()
@@ -184,7 +185,7 @@ def test_renew_lease(store, clock) -> None:  # type: ignore[no-untyped-def]
     assert store.renew_lease(run_id, pos=0) is True
     assert store.get_run(run_id).lease_expires_at == store.lease_until()
     assert store.renew_lease(run_id, pos=1) is False
-    store.finish_run(run_id, "completed")
+    store.finish_run(run_id, RunEnding("completed"))
     assert store.renew_lease(run_id) is False and store.get_run(run_id).lease_expires_at is None
     assert store.renew_lease(uid()) is False
 
@@ -211,10 +212,10 @@ def test_renewal_is_refused_once_a_cancel_is_requested(store) -> None:  # type: 
 def test_a_run_claimed_by_a_live_resume_is_ended_only_by_it(store, clock, status) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     assert store.claim_run(run_id, 0, "executor", {"kind": "step", "name": "s"})
-    assert store.finish_run(run_id, status) is None  # another resume runs its inline steps
-    assert store.finish_run(run_id, status, owner="someone else") is None
+    assert store.finish_run(run_id, RunEnding(status)) is None  # another resume runs its inline steps
+    assert store.finish_run(run_id, RunEnding(status, owner="someone else")) is None
     assert store.get_run(run_id).status == "running"
-    assert store.finish_run(run_id, status, owner="executor").status == status
+    assert store.finish_run(run_id, RunEnding(status, owner="executor")).status == status
 
 
 def test_a_claim_is_refused_at_an_op_marked_in_flight_for_a_message(store) -> None:  # type: ignore[no-untyped-def]
@@ -243,9 +244,9 @@ def test_an_end_carries_the_last_outcome_only_for_the_claim_holder(store, clock)
     last = EventRecord(run_id=run_id, seq=event_seq(0), kind="step", status="completed", at=store.now(), name="s",
                        data='"v"', attempt=1, started_at=store.now() - 1)
     assert store.claim_run(run_id, 0, "executor", waiting)
-    assert store.finish_run(run_id, "completed", result="1", owner="someone else", last=last) is None
+    assert store.finish_run(run_id, RunEnding("completed", result="1", owner="someone else", last=last)) is None
     clock.advance(store.settings.lease_seconds + 10)  # an expired claim is still this resume's: nobody took it
-    ended = store.finish_run(run_id, "completed", result="1", owner="executor", last=last)
+    ended = store.finish_run(run_id, RunEnding("completed", result="1", owner="executor", last=last))
     assert ended is not None and ended.last_outcome == last
     assert store.get_run(run_id).last_outcome == last and store.read_history(run_id) == []
 
@@ -257,7 +258,7 @@ def test_an_end_with_the_last_outcome_is_refused_once_the_claim_is_released(stor
     assert store.claim_run(run_id, 0, "executor", waiting)
     clock.advance(store.settings.lease_seconds + 10)
     assert store.claim_recovery(store.get_run(run_id)) is not None  # the reconciler took the run over
-    assert store.finish_run(run_id, "completed", owner="executor", last=last) is None
+    assert store.finish_run(run_id, RunEnding("completed", owner="executor", last=last)) is None
     assert store.get_run(run_id).status == "running"
 
 
@@ -265,20 +266,20 @@ def test_a_claim_whose_lease_expired_does_not_keep_a_run_from_ending(store, cloc
     run_id = start(store)
     assert store.claim_run(run_id, 0, "executor", {"kind": "step", "name": "s"})
     clock.advance(store.settings.lease_seconds + 10)
-    assert store.finish_run(run_id, "cancelled").status == "cancelled"
+    assert store.finish_run(run_id, RunEnding("cancelled")).status == "cancelled"
 
 
 def test_finish_run_once(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store)
     with pytest.raises(ValueError):
-        store.finish_run(run_id, "running")
+        store.finish_run(run_id, RunEnding("running"))
     clock.advance(5)
-    ended = store.finish_run(run_id, "failed", result="r", error="e" * 5000, continued_to="next")
+    ended = store.finish_run(run_id, RunEnding("failed", result="r", error="e" * 5000, continued_to="next"))
     assert (ended.status, ended.result, ended.error, ended.continued_to) == ("failed", "r", "e" * 4000, "next")
     assert (ended.ended_at, ended.updated_at, ended.lease_expires_at) == (store.now(), store.now(), None)
-    assert store.finish_run(run_id, "completed", result="late") is None
+    assert store.finish_run(run_id, RunEnding("completed", result="late")) is None
     assert store.get_run(run_id) == ended
-    assert store.finish_run(uid(), "completed") is None
+    assert store.finish_run(uid(), RunEnding("completed")) is None
 
 
 @pytest.mark.parametrize("wake", [False, True])
@@ -287,17 +288,17 @@ def test_an_end_takes_the_outcome_slot_of_its_fence(store, clock, wake) -> None:
     recorded meanwhile refuses the end (OutcomeRecorded) and leaves the run live."""
     parent = start(store) if wake else None
     run_id = start(store)
-    assert store.record_outcome(run_id, 0, "step", "completed", data="1")
-    assert store.record_outcome(run_id, 1, "step", "completed", data="2")
+    assert record_outcome(store, run_id, 0, "step", "completed", data="1")
+    assert record_outcome(store, run_id, 1, "step", "completed", data="2")
     with pytest.raises(OutcomeRecorded):
-        store.finish_run(run_id, "cancelled", error="cancelled", wake=parent, fence=1)
+        store.finish_run(run_id, RunEnding("cancelled", error="cancelled", wake=parent, fence=1))
     assert store.get_run(run_id).status == "pending" and len(store.read_history(run_id)) == 2
-    ended = store.finish_run(run_id, "cancelled", error="cancelled", wake=parent, fence=2)
+    ended = store.finish_run(run_id, RunEnding("cancelled", error="cancelled", wake=parent, fence=2))
     assert ended.status == "cancelled"
     end = store.get_outcome(run_id, 2)
     assert (end.kind, end.status, end.at, end.data) == ("end", "cancelled", store.now(), None)
-    assert not store.record_outcome(run_id, 2, "step", "completed", data="3")  # the step's late outcome
-    assert store.finish_run(run_id, "cancelled", fence=3) is None  # ended: no OutcomeRecorded, no record
+    assert not record_outcome(store, run_id, 2, "step", "completed", data="3")  # the step's late outcome
+    assert store.finish_run(run_id, RunEnding("cancelled", fence=3)) is None  # ended: no OutcomeRecorded, no record
     assert [e.pos for e in store.read_history(run_id)] == [0, 1, 2]
 
 
@@ -305,7 +306,7 @@ def test_stale_runs_and_claim_recovery(store, clock) -> None:  # type: ignore[no
     lease = store.settings.lease_seconds
     run_id, parked = start(store), start(store)
     store.advance_run(parked, 0, {})
-    store.suspend_run(parked, 1, {}, 0)  # a suspended run has no lease: never stale
+    store.suspend_run(parked, Suspension(1, {}), 0)  # a suspended run has no lease: never stale
     assert run_id not in store.stale_runs(limit=1_000_000)
     assert store.claim_recovery(store.get_run(run_id)) is None  # the lease has not expired
     clock.advance(lease * 3)
@@ -319,7 +320,7 @@ def test_stale_runs_and_claim_recovery(store, clock) -> None:  # type: ignore[no
     assert run_id not in store.stale_runs(limit=1_000_000)
     clock.advance(lease * 3)
     assert store.claim_recovery(store.get_run(run_id)).recoveries == 2
-    store.finish_run(run_id, "failed")
+    store.finish_run(run_id, RunEnding("failed"))
     clock.advance(lease * 3)
     assert run_id not in store.stale_runs(limit=1_000_000)
     assert store.claim_recovery(store.get_run(run_id)) is None
@@ -393,14 +394,14 @@ def test_list_runs_newest_first_with_paging(store, count: int) -> None:  # type:
     ids = [start(store, workflow=workflow, created_at=base + i) for i in range(count)]
     newest = ids[::-1]
     assert [r for page in _pages(store, workflow=workflow, limit=2) for r in page] == newest
-    by_status = _pages(store, status="pending", workflow=workflow, limit=2, since=base, until=base + count)
+    by_status = _pages(store, status="pending", workflow=workflow, limit=2, created=TimeRange(base, base + count))
     assert [r for page in by_status for r in page] == newest
-    window = store.list_runs(workflow=workflow, since=base + 1, until=base + 3)
+    window = store.list_runs(workflow=workflow, created=TimeRange(base + 1, base + 3))
     assert [r.run_id for r in window] == [ids[3], ids[2], ids[1]] and window.next_cursor is None
     whole = store.list_runs(workflow=workflow, limit=50)
     assert [r.run_id for r in whole] == newest and whole.next_cursor is None
     assert all(r.workflow == workflow and r.status == "pending" for r in whole)
-    store.finish_run(ids[0], "completed")
+    store.finish_run(ids[0], RunEnding("completed"))
     assert [r.run_id for r in store.list_runs(status="completed", workflow=workflow)] == [ids[0]]
     assert [r.run_id for r in store.list_runs(status="pending", workflow=workflow)] == newest[:-1]
 
@@ -429,7 +430,7 @@ def test_oversize_run_fields_are_refused_before_any_write(store) -> None:  # typ
     assert store.find_run(record.run_id) is None
     run_id = start(store)
     with pytest.raises(ItemTooLarge):
-        store.finish_run(run_id, "completed", result="x" * 500_000)
+        store.finish_run(run_id, RunEnding("completed", result="x" * 500_000))
     assert store.get_run(run_id).status == "pending"
 
 
@@ -449,17 +450,17 @@ def test_run_writes_carry_the_requests_counted_for_the_run(store) -> None:  # ty
     assert store.advance_run(run_id, 0, {}) is False  # a write that did not apply keeps the counts waiting
     assert counts(store.get_run(run_id)) == (2, 1, 1) and meter.waiting(run_id) == Tally(ddb_reads=1)
     seen = store.get_run(run_id).wake_seq
-    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, seen) is True
+    assert store.suspend_run(run_id, Suspension(1, {"kind": "sleep"}), seen) is True
     meter.count(run_id, Tally(ddb_writes=2))
     woken = store.wake_run(run_id)
     assert woken is not None and counts(woken) == (3, 3, 1)
     meter.count(run_id, Tally(sqs_sends=2))
     assert store.claim_run(run_id, 1, "me", {}) is True
     meter.count(run_id, Tally(ddb_writes=1))
-    ended = store.finish_run(run_id, "completed", result="1", owner="me")
+    ended = store.finish_run(run_id, RunEnding("completed", result="1", owner="me"))
     assert ended is not None and counts(ended) == (3, 4, 3) == counts(store.get_run(run_id))
     meter.count(run_id, Tally(ddb_reads=5))
-    assert store.finish_run(run_id, "failed", error="late") is None
+    assert store.finish_run(run_id, RunEnding("failed", error="late")) is None
     assert counts(store.get_run(run_id)) == (3, 4, 3) and meter.take(run_id) == Tally(ddb_reads=5)
 
 
@@ -476,8 +477,8 @@ def test_continue_run_carries_the_counts_of_the_ended_run(store) -> None:  # typ
 def test_count_runs_by_status_within_a_window_up_to_a_cap(store) -> None:  # type: ignore[no-untyped-def]
     base = 1e8 + uuid.uuid4().int % 10**6 * 10  # a window of its own: other tests' runs are not in it
     ids = [start(store, created_at=base + i) for i in range(5)]
-    store.finish_run(ids[0], "completed")
-    store.finish_run(ids[1], "completed")
+    store.finish_run(ids[0], RunEnding("completed"))
+    store.finish_run(ids[1], RunEnding("completed"))
     window = {"since": base, "until": base + 10}
     assert store.count_runs("pending", **window) == (3, False)
     assert store.count_runs("completed", **window) == (2, False)
@@ -490,7 +491,7 @@ def test_count_runs_by_status_within_a_window_up_to_a_cap(store) -> None:  # typ
 def test_run_summaries_come_from_the_listing_index(store) -> None:  # type: ignore[no-untyped-def]
     workflow, base = uid("wf"), store.now()
     ids = [start(store, workflow=workflow, created_at=base + i, schedule_id="s-1") for i in range(3)]
-    store.finish_run(ids[0], "failed", error="boom")
+    store.finish_run(ids[0], RunEnding("failed", error="boom"))
     page = store.list_run_summaries(workflow=workflow, limit=2)
     assert [(s.run_id, s.workflow, s.status, s.created_at, s.schedule_id) for s in page] == [
         (ids[2], workflow, "pending", base + 2, "s-1"), (ids[1], workflow, "pending", base + 1, "s-1")]

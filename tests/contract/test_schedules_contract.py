@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from workflows.core.model.records import ScheduleRecord, chain_key
+from workflows.core.model.records import Advance, ScheduleRecord, chain_key
 from workflows.errors import ItemTooLarge, ScheduleAlreadyExists, ScheduleNotFound, SerializationError
 
 from .support import due_schedule_ids, schedule, uid
@@ -88,8 +88,7 @@ def test_update_schedule_with_version(store, clock) -> None:  # type: ignore[no-
 def test_update_with_an_open_claim_makes_it_due_now(store, clock) -> None:  # type: ignore[no-untyped-def]
     fire = store.now()
     sid = schedule(store, next_fire=fire).schedule_id
-    store.claim_fire(sid, fire, uid(), lease_until=fire + 60, expected_next=fire, next_fire=fire + 60,
-                     next_due=fire + 60)
+    store.claim_fire(sid, fire, uid(), lease_until=fire + 60, advance=Advance(fire, fire + 60, fire + 60))
     clock.advance(5)
     assert store.update_schedule(sid, 1, {"spec": {"every": 10}}, reschedule=(fire + 10, fire + 10), active=True,
                                  seen_pending=True) is True
@@ -134,8 +133,8 @@ def test_due_schedules_never_early(store, clock) -> None:  # type: ignore[no-unt
 def test_claim_fire_once(store) -> None:  # type: ignore[no-untyped-def]
     fire = store.now()
     sid = schedule(store, next_fire=fire).schedule_id
-    claims = [store.claim_fire(sid, fire, f"run-{i}", lease_until=fire + 30, expected_next=fire,
-                               next_fire=fire + 60, next_due=fire + 61) for i in range(4)]
+    advance = Advance(fire, fire + 60, fire + 61)
+    claims = [store.claim_fire(sid, fire, f"run-{i}", lease_until=fire + 30, advance=advance) for i in range(4)]
     assert claims[0] is not None and claims[1:] == [None] * 3  # one beat wins
     won = claims[0]
     assert (won.pending, won.running, won.fired, won.due_at, won.last_fire_at) == (fire, [fire], 1, fire + 30, fire)
@@ -166,23 +165,23 @@ def test_manual_fire_leaves_the_next_fire_alone(store) -> None:  # type: ignore[
 def test_overlap_bookkeeping(store) -> None:  # type: ignore[no-untyped-def]
     f = store.now()
     sid = schedule(store, next_fire=f).schedule_id
-    assert store.skip_fire(sid, expected_next=f, next_fire=f + 60, next_due=f + 60) is None  # nothing runs
-    store.claim_fire(sid, f, "run-1", lease_until=f + 30, expected_next=f, next_fire=f + 60, next_due=f + 60)
-    claim_open = store.buffer_fire(sid, f + 60, expected_next=f + 60, next_fire=f + 120, next_due=f + 120)
+    assert store.skip_fire(sid, advance=Advance(f, f + 60, f + 60)) is None  # nothing runs
+    store.claim_fire(sid, f, "run-1", lease_until=f + 30, advance=Advance(f, f + 60, f + 60))
+    claim_open = store.buffer_fire(sid, f + 60, advance=Advance(f + 60, f + 120, f + 120))
     assert claim_open is None
     store.finish_fire(sid, f)
-    assert store.claim_fire(sid, f + 60, "run-2", lease_until=f + 90, expected_next=f + 60, next_fire=f + 120,
-                            next_due=f + 120, when_idle=True) is None  # a run is running
-    skipped = store.skip_fire(sid, expected_next=f + 60, next_fire=f + 120, next_due=f + 120)
+    on = Advance(f + 60, f + 120, f + 120)
+    assert store.claim_fire(sid, f + 60, "run-2", lease_until=f + 90, advance=on, when_idle=True) is None  # a run runs
+    skipped = store.skip_fire(sid, advance=Advance(f + 60, f + 120, f + 120))
     assert skipped is not None and (skipped.skipped, skipped.next_fire_at, skipped.due_at) == (1, f + 120, f + 120)
-    assert store.skip_fire(sid, expected_next=f + 60, next_fire=f + 120, next_due=f + 120) is None  # moved on
-    buffered = store.buffer_fire(sid, f + 120, expected_next=f + 120, next_fire=f + 180, next_due=f + 180)
+    assert store.skip_fire(sid, advance=Advance(f + 60, f + 120, f + 120)) is None  # moved on
+    buffered = store.buffer_fire(sid, f + 120, advance=Advance(f + 120, f + 180, f + 180))
     assert buffered is not None and (buffered.buffered, buffered.last_fire_at) == ([f + 120], f + 120)
-    assert store.buffer_fire(sid, f + 180, expected_next=f + 180, next_fire=f + 240, next_due=f + 240,
+    assert store.buffer_fire(sid, f + 180, advance=Advance(f + 180, f + 240, f + 240),
                              only_first=True) is None  # one is buffered already
-    assert store.buffer_fire(sid, f + 180, expected_next=f + 180, next_fire=f + 240, next_due=f + 240,
+    assert store.buffer_fire(sid, f + 180, advance=Advance(f + 180, f + 240, f + 240),
                              replace=False) is None
-    newest = store.buffer_fire(sid, f + 180, expected_next=f + 180, next_fire=f + 240, next_due=f + 240, replace=True)
+    newest = store.buffer_fire(sid, f + 180, advance=Advance(f + 180, f + 240, f + 240), replace=True)
     assert newest is not None and (newest.buffered, newest.skipped) == ([f + 180], 2)
     assert store.advance_chain(sid, f, "run-1b") is True
     assert store.get_schedule(sid).heads == {chain_key(f): "run-1b"}
@@ -206,7 +205,7 @@ def test_a_schedule_without_a_next_fire_stays_due_while_its_runs_need_looking_af
     f = store.now()
     recheck = f + min(store.settings.lease_seconds, 60.0)
     sid = schedule(store, next_fire=f).schedule_id
-    store.claim_fire(sid, f, "last", lease_until=f + 30, expected_next=f, next_fire=None, next_due=None)
+    store.claim_fire(sid, f, "last", lease_until=f + 30, advance=Advance(f, None, None))
     assert store.recheck_schedule(sid, keep=False) is None  # a claim is open
     finished = store.finish_fire(sid, f)
     assert finished is not None and (finished.next_fire_at, finished.due_at, finished.pending) == (None, recheck, None)

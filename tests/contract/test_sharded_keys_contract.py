@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from workflows.core.model.records import LIVE, TERMINAL
+from workflows.core.model.records import LIVE, TERMINAL, RunEnding, Suspension, TimeRange
 from workflows.core.storage.listing import listing_key
 from workflows.core.storage.tags import TAG_SHARDS
 from workflows.settings import Settings
@@ -61,7 +61,7 @@ def test_paging_across_shards_returns_every_run_once_newest_first(store) -> None
         run_id = start(store, workflow=workflow, created_at=at)
         status = rng.choice(["pending", "completed", "failed"])
         if status != "pending":
-            store.finish_run(run_id, status)
+            store.finish_run(run_id, RunEnding(status))
         runs.append((run_id, workflow, status, at))
     assert len({listing_key("x", r[0], SHARDS) for r in runs}) == SHARDS  # the runs span every shard
 
@@ -71,7 +71,7 @@ def test_paging_across_shards_returns_every_run_once_newest_first(store) -> None
 
     whole, part = (base, base + 60), (base + 10, base + 45)
     for since, until in (whole, part):
-        bounds = {"since": since, "until": until}
+        bounds = {"created": TimeRange(since, until)}
         for status in ("pending", "completed", "failed"):
             listed = pages(store, 7, status=status, **bounds)
             assert [r for page in listed for r in page] == expect(since, until, status=status)
@@ -93,7 +93,7 @@ def test_a_cursor_of_another_listing_is_refused(store) -> None:  # type: ignore[
     for i in range(3):
         start(store, workflow=workflow, created_at=base + i)
     by_workflow = store.list_runs(workflow=workflow, limit=1).next_cursor
-    by_status = store.list_runs(status="pending", since=base, until=base + 5, limit=1).next_cursor
+    by_status = store.list_runs(status="pending", created=TimeRange(base, base + 5), limit=1).next_cursor
     assert by_workflow is not None and by_status is not None
     with pytest.raises(SerializationError):
         store.list_runs(status="pending", cursor=by_workflow)
@@ -103,7 +103,7 @@ def test_a_cursor_of_another_listing_is_refused(store) -> None:  # type: ignore[
 
 def test_every_status_write_moves_the_run_in_the_status_listing(store, clock) -> None:  # type: ignore[no-untyped-def]
     base = window()
-    bounds = {"since": base, "until": base + 100}
+    bounds = {"created": TimeRange(base, base + 100)}
 
     def listed_under(run_id: str) -> list[str]:
         return [status for status in STATUSES
@@ -117,7 +117,7 @@ def test_every_status_write_moves_the_run_in_the_status_listing(store, clock) ->
     check(run_id, "pending")
     assert store.advance_run(run_id, 0, {"kind": "step"})  # a dispatched step
     check(run_id, "running")
-    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, store.get_run(run_id).wake_seq)
+    assert store.suspend_run(run_id, Suspension(1, {"kind": "sleep"}), store.get_run(run_id).wake_seq)
     check(run_id, "suspended")
     assert store.wake_run(run_id) is not None  # a wake leases the run; its status stays
     check(run_id, "suspended")
@@ -130,7 +130,7 @@ def test_every_status_write_moves_the_run_in_the_status_listing(store, clock) ->
     check(run_id, "suspended")
     assert store.advance_run(run_id, 2, {"kind": "step"})
     check(run_id, "running")
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     check(run_id, "completed")
 
     first = start(store, workflow="life", created_at=base + 1)
@@ -140,9 +140,9 @@ def test_every_status_write_moves_the_run_in_the_status_listing(store, clock) ->
     check(successor.run_id, "pending")
     for n, status in enumerate(("failed", "cancelled", "timed_out")):
         ended = start(store, workflow="life", created_at=base + 3 + n)
-        assert store.finish_run(ended, status, error="stop") is not None
+        assert store.finish_run(ended, RunEnding(status, error="stop")) is not None
         check(ended, status)
-    assert [s for s in STATUSES if store.count_runs(s, **bounds)[0]] == [
+    assert [s for s in STATUSES if store.count_runs(s, since=base, until=base + 100)[0]] == [
         "cancelled", "completed", "continued", "failed", "pending", "timed_out"]
 
 
@@ -216,7 +216,7 @@ def test_a_tag_many_runs_carry_is_spread_over_shards_and_listed_newest_first(sto
         cursor = page.next_cursor
     assert [r for p in found for r in p] == newest_first and all(len(p) == 5 for p in found[:-1])
     window_ids = [r[0] for r in sorted(runs, key=lambda r: -r[1]) if base + 10 <= r[1] <= base + 30]
-    listed = store.list_runs(tag=("env", value), limit=50, since=base + 10, until=base + 30)
+    listed = store.list_runs(tag=("env", value), limit=50, created=TimeRange(base + 10, base + 30))
     assert [r.run_id for r in listed] == window_ids
 
 

@@ -9,7 +9,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from workflows.core.model.records import EventRecord, HookRecord, RunRecord, TimerRecord, event_seq
+from tests.contract.support import record_outcome
+from workflows.core.model.records import (
+    EventRecord,
+    HookRecord,
+    RunEnding,
+    RunRecord,
+    Suspension,
+    TimerRecord,
+    event_seq,
+)
 from workflows.core.ops.waits import hash_token
 from workflows.errors import HookAlreadyResumed, HookExpired, HookNotFound, ItemTooLarge, RunNotFound
 
@@ -22,8 +31,8 @@ def new_run(store, key: str | None = None, run_id: str | None = None) -> tuple[s
 
 def test_duplicate_outcome_write_is_rejected(store) -> None:
     run_id, _ = new_run(store)
-    assert store.record_outcome(run_id, 0, "step", "completed", name="a", data="1") is True
-    assert store.record_outcome(run_id, 0, "step", "completed", name="a", data="2") is False
+    assert record_outcome(store, run_id, 0, "step", "completed", name="a", data="1") is True
+    assert record_outcome(store, run_id, 0, "step", "completed", name="a", data="2") is False
     events = store.read_history(run_id)
     assert [(e.pos, e.data) for e in events] == [(0, "1")]
 
@@ -59,7 +68,7 @@ def test_join_of_fifty_branches_delivered_twice_fires_once(store) -> None:
 
     def complete(index: int) -> None:
         store.record_branch(join, index, str(index * 10), None)
-        if store.join_branch(join, index, total) and store.record_outcome(run_id, 3, "parallel", "completed"):
+        if store.join_branch(join, index, total) and record_outcome(store, run_id, 3, "parallel", "completed"):
             with lock:
                 winners.append(index)
 
@@ -81,13 +90,13 @@ def test_sharded_join_of_250_branches_fires_once(store) -> None:
     fired = [i for i in [*range(250), *redelivered] if store.join_branch(join, i, 250)]
     # Every delivery after completion reports completion; the outcome write picks one resumer.
     assert fired == [249, *redelivered]
-    assert sum(store.record_outcome(run_id, 0, "parallel", "completed") for _ in fired) == 1
+    assert sum(record_outcome(store, run_id, 0, "parallel", "completed") for _ in fired) == 1
 
 
 def test_history_spanning_pages_is_read_whole(store) -> None:
     run_id, _ = new_run(store)
     for pos in range(45):
-        store.record_outcome(run_id, pos, "step", "completed", name=f"s{pos}", data=str(pos))
+        record_outcome(store, run_id, pos, "step", "completed", name=f"s{pos}", data=str(pos))
     events = store.read_history(run_id, page_size=7)
     assert [e.pos for e in events] == list(range(45))
     later = store.read_history(run_id, after_seq=event_seq(39), page_size=2)
@@ -141,12 +150,12 @@ def test_run_lifecycle_conditions(store) -> None:
     assert store.advance_run(run_id, 0, {"kind": "step", "name": "a"}) is False  # a second resume loses
     run = store.get_run(run_id)
     assert run.status == "running" and run.cursor == 0
-    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, seen_wake=run.wake_seq + 1) is False
-    assert store.suspend_run(run_id, 1, {"kind": "sleep"}, seen_wake=run.wake_seq) is True
+    assert store.suspend_run(run_id, Suspension(1, {"kind": "sleep"}), run.wake_seq + 1) is False
+    assert store.suspend_run(run_id, Suspension(1, {"kind": "sleep"}), run.wake_seq) is True
     woken = store.wake_run(run_id)
     assert woken is not None and woken.wake_seq == run.wake_seq + 1 and woken.status == "suspended"
-    assert store.finish_run(run_id, "completed", result="1") is not None
-    assert store.finish_run(run_id, "failed", error="late") is None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
+    assert store.finish_run(run_id, RunEnding("failed", error="late")) is None
     assert store.get_run(run_id).status == "completed"
     with pytest.raises(RunNotFound):
         store.get_run("missing-" + run_id)

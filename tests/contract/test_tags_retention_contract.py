@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from workflows.core.model.records import EventRecord, HookRecord, attempt_seq, event_seq
+from tests.contract.support import record_outcome
+from workflows.core.model.records import EventRecord, HookRecord, RunEnding, TimeRange, attempt_seq, event_seq
 from workflows.core.storage.retention import EXPIRING_TABLES, write_expiry
 from workflows.settings import DEFAULT_RETENTION_SECONDS
 
@@ -54,8 +55,8 @@ def test_a_tag_listing_combines_with_workflow_and_time_not_with_status(store, cl
     assert [r.run_id for r in store.list_runs(tag=("t", value), workflow="wf")] == a[::-1]
     assert [r.run_id for r in store.list_runs(tag=("t", value), workflow="other")] == b
     first = store.get_run(a[0]).created_at
-    assert [r.run_id for r in store.list_runs(tag=("t", value), until=first)] == [a[0]]
-    assert [r.run_id for r in store.list_runs(tag=("t", value), since=first + 0.5)] == [b[0], a[1]]
+    assert [r.run_id for r in store.list_runs(tag=("t", value), created=TimeRange(until=first))] == [a[0]]
+    assert [r.run_id for r in store.list_runs(tag=("t", value), created=TimeRange(since=first + 0.5))] == [b[0], a[1]]
     with pytest.raises(ValueError, match="status"):
         store.list_runs(tag=("t", value), status="pending")
 
@@ -76,7 +77,7 @@ def test_set_tags_moves_the_index_items_once_and_only_while_live(store, clock) -
     assert not store.set_tags(again, run, after, {"t": value, "stage": "lost"})  # the slot is taken: nothing written
     assert store.get_run(run_id).tags == after
     assert store.list_runs(tag=("stage", "lost")).items == []
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     late = EventRecord(run_id=run_id, seq=event_seq(1), kind="tags", status="set", at=store.now(), data="{}")
     assert not store.set_tags(late, run, after, {})  # ended: nothing written
     assert store.get_outcome(run_id, 1) is None and store.get_run(run_id).tags == after
@@ -86,7 +87,7 @@ def ended_run_with_every_kind_of_item(store, clock) -> str:  # type: ignore[no-u
     """A run with history, a fan-out (branch results, counters, branch attempts), a hook, a
     signal, an idempotency guard and tags, then ended."""
     run_id = start(store, key=uid("key"), tags={"customer": uid("c")})
-    store.record_outcome(run_id, 0, "step", "completed", name="a", data="1")
+    record_outcome(store, run_id, 0, "step", "completed", name="a", data="1")
     store.record_attempt(EventRecord(run_id=run_id, seq=attempt_seq(1, 1), kind="attempt", status="failed",
                                      at=store.now(), name="b", error="x", attempt=1), while_live=run_id)
     join = f"{run_id}#2"
@@ -102,7 +103,7 @@ def ended_run_with_every_kind_of_item(store, clock) -> str:  # type: ignore[no-u
     assert store.create_hook(hook, expiry, run_id, 3, "{}") is not None
     assert store.put_signal(run_id, "go", "1") is not None
     clock.advance(100)
-    assert store.finish_run(run_id, "completed", result="2", fence=4) is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="2", fence=4)) is not None
     return run_id
 
 
@@ -133,7 +134,7 @@ def test_every_item_of_an_ended_run_gets_the_ttl_retention_after_its_end(store, 
 
 def test_a_live_run_is_never_stamped(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store, key=uid("key"), tags={"a": "b"})
-    store.record_outcome(run_id, 0, "step", "completed", name="a", data="1")
+    record_outcome(store, run_id, 0, "step", "completed", name="a", data="1")
     clock.advance(10 * LEASE_SECONDS)
     assert run_id not in store.runs_to_retain(store.now(), limit=1_000_000)
     assert not store.retain_run(run_id)
@@ -151,7 +152,7 @@ def test_a_continued_run_leaves_its_guard_to_the_chain_s_last_run(store, clock) 
     clock.advance(2 * LEASE_SECONDS)
     assert store.retain_run(first)
     assert ttl_of(dict(next(i for t, i in items_of_run(store, first) if t == "idempotency"))) is None
-    assert store.finish_run(successor.run_id, "completed", result="1") is not None
+    assert store.finish_run(successor.run_id, RunEnding("completed", result="1")) is not None
     assert store.retain_run(successor.run_id)
     guard = next(i for t, i in items_of_run(store, first) if t == "idempotency")
     assert ttl_of(guard) == store.get_run(successor.run_id).retain_until
@@ -161,7 +162,7 @@ def test_a_continued_run_leaves_its_guard_to_the_chain_s_last_run(store, clock) 
 def test_without_retention_an_end_sets_no_ttl(store, clock) -> None:  # type: ignore[no-untyped-def]
     store.settings = store.settings.with_(retention=None)  # both stores read it at each end
     run_id = start(store)
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     clock.advance(10 * LEASE_SECONDS)
     assert store.get_run(run_id).retain_until is None
     assert run_id not in store.runs_to_retain(store.now(), limit=1_000_000)
@@ -169,7 +170,7 @@ def test_without_retention_an_end_sets_no_ttl(store, clock) -> None:  # type: ig
 
 def test_keep_alive_renews_a_live_runs_expiring_items_only(store, clock) -> None:  # type: ignore[no-untyped-def]
     run_id = start(store, key=uid("key"), tags={"a": "b"})
-    store.record_outcome(run_id, 0, "step", "completed", name="a", data="1")
+    record_outcome(store, run_id, 0, "step", "completed", name="a", data="1")
     clock.advance(8 * 86400)
     until = write_expiry(store.now(), store.settings)
     assert not store.keep_run_alive(run_id, store.now() - 9 * 86400, until)  # created after that
@@ -178,7 +179,7 @@ def test_keep_alive_renews_a_live_runs_expiring_items_only(store, clock) -> None
     assert [ttl_of(i) for t, i in items if t == "history"] == [until]
     assert {ttl_of(i) for t, i in items if t not in EXPIRING_TABLES} == {None}  # the run, its key and tags
     assert not store.keep_run_alive(run_id, store.now(), until + 10)  # renewed at this moment
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     clock.advance(1)
     assert not store.keep_run_alive(run_id, store.now(), until + 10)  # ended: retention takes over
 
@@ -187,7 +188,7 @@ def test_keep_alive_renews_a_chains_first_run_through_its_live_run(store, clock)
     """A chain's first run (ended ``continued``, kept while the chain lives) is renewed when its live run is:
     the pass lists live runs only, so it never reads the chain's middle runs, which may expire meanwhile."""
     head = start(store)
-    store.record_outcome(head, 0, "step", "completed", name="a", data="1")
+    record_outcome(store, head, 0, "step", "completed", name="a", data="1")
     last = run_record(store, run_id=uid(), continued_from=head, chain_head=head)
     assert store.continue_run(head, last) is not None
     clock.advance(8 * 86400)

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from workflows.core.model.embed import embed
-from workflows.core.model.records import EventRecord, SignalRecord, event_seq
+from workflows.core.model.records import EventRecord, RunEnding, SignalRecord, event_seq
 from workflows.core.replay.updates import REQUEST_NAME, answer_seq, find_answer, request_key
 from workflows.errors import RunNotFound
 from workflows.settings import DEFAULT_RETENTION_SECONDS
@@ -44,7 +44,7 @@ def test_put_update_stores_a_request_once_and_wakes_the_run_only_while_live(stor
     assert [(s.signal_key, s.payload) for s in store.signals(run_id, REQUEST_NAME)] == [
         (request_key("u1"), request(store, run_id, "u1").payload)]
     assert store.signals(run_id, "add") == []  # a user's signal names never read requests
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     assert not store.put_update(request(store, run_id, "u2"), run_id)
     assert [s.signal_key for s in store.signals(run_id, REQUEST_NAME)] == [request_key("u1")]
 
@@ -127,7 +127,7 @@ def test_answer_update_records_once_deletes_the_request_and_only_while_live(stor
     assert not store.answer_update(record(store, run_id, 1, "u1"), answer(store, run_id, "u1"),
                                    request(store, run_id, "u2"))
     assert store.get_outcome(run_id, 1) is None
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     assert not store.answer_update(record(store, run_id, 1, "u2"), answer(store, run_id, "u2"),
                                    request(store, run_id, "u2"))
     assert store.get_outcome(run_id, 1) is None and find_answer(store, run_id, "u2") is None
@@ -141,7 +141,7 @@ def test_refuse_update_puts_the_answer_without_a_history_record(store, clock) ->
     assert found is not None and (found.status, found.error) == ("refused", "refused: why")
     assert store.read_history(run_id) == [] and store.signals(run_id, REQUEST_NAME) == []
     assert not store.refuse_update(answer(store, run_id, "u1", "refused"), request(store, run_id, "u1"))
-    assert store.finish_run(run_id, "completed", result="1") is not None
+    assert store.finish_run(run_id, RunEnding("completed", result="1")) is not None
     assert store.put_update(request(store, run_id, "u2"), run_id) is False
     assert not store.refuse_update(answer(store, run_id, "u2", "refused"), request(store, run_id, "u2"))
     assert find_answer(store, run_id, "u2") is None
@@ -153,7 +153,9 @@ def test_update_items_expire_with_their_run(store, clock) -> None:  # type: igno
     assert store.put_update(request(store, run_id, "u2"), run_id)
     assert store.answer_update(record(store, run_id, 0, "u1"), answer(store, run_id, "u1"),
                                request(store, run_id, "u1"))
-    assert store.finish_run(run_id, "completed", result="1") is not None  # u2 never answered: its request stays
+    # u2 never answered: its request stays
+    assert store.finish_run(run_id,
+                            RunEnding("completed", result="1")) is not None
     expected = math.ceil(store.get_run(run_id).ended_at + DEFAULT_RETENTION_SECONDS)
     clock.advance(2 * LEASE_SECONDS)
     assert store.retain_run(run_id)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from workflows.core.model.records import EventRecord, event_seq
+from workflows.core.model.records import EventRecord, RunEnding, event_seq
 from workflows.core.storage.retention import write_expiry
 
 from .retention_items import ttl_of
@@ -59,7 +59,7 @@ def test_defer_run_loses_to_a_wake_an_end_and_a_live_claim(store, clock) -> None
     clock.advance(1000)  # the claim's lease passed: its executor is gone
     assert store.defer_run(claimed, 0, timer(claimed, -1, store.now() + 5, kind="wake"))
     ended = start(store)
-    assert store.finish_run(ended, "failed", error="x") is not None
+    assert store.finish_run(ended, RunEnding("failed", error="x")) is not None
     assert not store.defer_run(ended, 0, timer(ended, -1, store.now() + 5, kind="wake"))
     clock.advance(10)
     assert due_ids(store, woken) == due_ids(store, ended) == set()

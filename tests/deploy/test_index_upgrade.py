@@ -13,6 +13,7 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from persistence.reindex import ListingKeys
 from workflows.cli.commands import main
+from workflows.core.model.records import RunEnding
 from workflows.core.storage.tags import index_sort_key
 from workflows.deploy.indexes import ensure_indexes, index_plan, upgrade_indexes
 from workflows.deploy.resources import table_specs
@@ -75,7 +76,7 @@ def test_init_aws_rekeys_the_listing_indexes_of_an_old_runs_table(settings: Sett
     assert store.count_runs("completed", **window) == (1, False)
     assert [r.run_id for r in store.list_runs(tag=("env", "prod"))] == ["old-0"]
     assert ListingKeys(own).reindex_tags() == 0  # moved once
-    assert store.finish_run("old-0", "cancelled") is not None  # a status write keys the run as it goes
+    assert store.finish_run("old-0", RunEnding("cancelled")) is not None  # a status write keys the run as it goes
     assert [r.run_id for r in store.list_runs(status="cancelled", **window)] == ["old-0"]
     client.put_item(TableName=runs, Item={  # one more, as an earlier version's worker still running would write it
         "run_id": {"S": "late"}, "workflow": {"S": "old"}, "status": {"S": "running"},

@@ -25,7 +25,7 @@ import pytest
 from persistence import get_store
 from tests.e2e import schedule_flows
 from workflows import create_schedule
-from workflows.core.model.records import HookRecord
+from workflows.core.model.records import HookRecord, RunEnding, Suspension
 from workflows.core.model.tokens import new_token
 from workflows.core.ops.waits import hash_token
 from workflows.runtime import get_engine
@@ -191,9 +191,9 @@ def _quiet_run(store, status: str = "suspended") -> str:  # type: ignore[no-unty
     """A stored run that nothing resumes: suspended without a lease (or ended)."""
     run_id = f"bad-cli-{uuid.uuid4()}"
     store.create_run(get_engine().new_run_record(run_id, "approval", "[[],{}]"))
-    assert store.suspend_run(run_id, 0, {"kind": "hook_wait"}, 0)
+    assert store.suspend_run(run_id, Suspension(0, {"kind": "hook_wait"}), 0)
     if status != "suspended":
-        store.finish_run(run_id, status, result="null")
+        store.finish_run(run_id, RunEnding(status, result="null"))
     return run_id
 
 
@@ -236,10 +236,10 @@ def world(store) -> Any:  # type: ignore[no-untyped-def]
     run, used_run, expired_run = _quiet_run(store), _quiet_run(store), _quiet_run(store)
     ended_run = _quiet_run(store)
     closed = _hook(store, ended_run)  # a hook left pending by a run that then ended
-    store.finish_run(ended_run, "completed", result="null")
+    store.finish_run(ended_run, RunEnding("completed", result="null"))
     used = _hook(store, used_run)
     store.complete_hook(hash_token(used), '"first"')  # it wakes the run (one write): make it quiet again
-    assert store.suspend_run(used_run, 0, {"kind": "hook_wait"}, store.get_run(used_run).wake_seq)
+    assert store.suspend_run(used_run, Suspension(0, {"kind": "hook_wait"}), store.get_run(used_run).wake_seq)
     schedule = create_schedule(schedule_flows.scheduled_tick, every="1h", args=["bad-cli"], paused=True,
                                schedule_id=f"bad-cli-{uuid.uuid4().hex[:10]}").schedule_id
     prepared = {"run": run, "used_run": used_run, "expired_run": expired_run, "token": _hook(store, run),

@@ -21,7 +21,7 @@ from tests.faults.faulty_aws import FaultyAWS
 from workflows.client import resume_hook, send_signal
 from workflows.core.background.sweeper import fire_due_timers, reconcile
 from workflows.core.engine import Engine
-from workflows.core.model.records import RunStatus
+from workflows.core.model.records import RunEnding, RunStatus
 from workflows.core.model.registry import get_workflow
 from workflows.core.ops.steps import execute_step, run_worker_task
 from workflows.core.replay.commands import RunEnd
@@ -139,7 +139,7 @@ def test_a_signal_to_an_ended_run_is_refused_and_not_stored(engine) -> None:  # 
     from workflows.errors import RunEnded
 
     run_id = start(engine, "await_signal")
-    engine.store.finish_run(run_id, "cancelled", error="cancelled")
+    engine.store.finish_run(run_id, RunEnding("cancelled", error="cancelled"))
     with pytest.raises(RunEnded):
         send_signal(run_id, "go", 1)
     assert engine.store.signals(run_id, "go") == []
@@ -149,7 +149,7 @@ def test_a_child_end_leaves_its_parent_leased(engine) -> None:  # type: ignore[n
     parent = start(engine, "parent_of", 1)
     child = f"{parent}.0"
     engine.transport.clear()
-    engine.store.finish_run(child, "completed", result="1", wake=parent)  # the end; the process dies here
+    engine.store.finish_run(child, RunEnding("completed", result="1", wake=parent))  # the end; the process dies here
     expire_leases(engine)
     assert reconcile(engine) == 1
     assert parent in resumed(engine)
@@ -165,7 +165,7 @@ class CancelBeforeContinue:
         return getattr(self.store, name)
 
     def _cancel(self, run_id: str) -> None:
-        self.store.finish_run(run_id, "cancelled", error="cancelled")
+        self.store.finish_run(run_id, RunEnding("cancelled", error="cancelled"))
 
     def continue_run(self, run_id: str, successor: Any, timers: Any = ()) -> Any:
         self._cancel(run_id)

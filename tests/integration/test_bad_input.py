@@ -24,7 +24,7 @@ from tests.e2e import flows, hook_flows, schedule_flows
 from tests.unit.test_http import call
 from workflows.client import RunHandle
 from workflows.core.model import registry
-from workflows.core.model.records import HookRecord
+from workflows.core.model.records import HookRecord, RunEnding, Suspension
 from workflows.core.model.tokens import new_token
 from workflows.core.ops.waits import hash_token, schema_ref
 from workflows.errors import (
@@ -102,9 +102,9 @@ def quiet_run(store, workflow: str = "approval", status: str = "suspended") -> s
     """A stored run that nothing resumes: suspended without a lease (or ended)."""
     run_id = f"bad-input-{uuid.uuid4()}"
     store.create_run(get_engine().new_run_record(run_id, workflow, "[[],{}]"))
-    assert store.suspend_run(run_id, 0, {"kind": "hook_wait"}, 0)
+    assert store.suspend_run(run_id, Suspension(0, {"kind": "hook_wait"}), 0)
     if status != "suspended":
-        assert store.finish_run(run_id, status, result="null") is not None
+        assert store.finish_run(run_id, RunEnding(status, result="null")) is not None
     return run_id
 
 
@@ -119,7 +119,7 @@ def make_hook(store, state: str = "pending", schema: str | None = None,  # type:
     data = json.dumps({"token": token, "hash": record.token_hash, "expires_at": expires})
     store.create_hook(record, None, run_id, 0, data)
     if state == "run-ended":  # a hook left pending by a run that then ended
-        assert store.finish_run(run_id, "completed", result="null") is not None
+        assert store.finish_run(run_id, RunEnding("completed", result="null")) is not None
     elif state == "resumed":
         store.complete_hook(record.token_hash, '"first"')
     elif state == "expired":
@@ -167,11 +167,11 @@ START_CASES = [
     ("keyword-not-json", lambda: seq.start(n=object()), SerializationError, "not JSON data"),
     ("by-name-not-json", lambda: workflows.start("sequence", object()), SerializationError, "'sequence'"),
     ("oversize-argument", lambda: seq.start(BIG), PayloadTooLarge, f"over the limit of {LIMIT} bytes"),
-    ("key-not-a-string", lambda: seq.start(1, idempotency_key=5), SerializationError, "idempotency_key"),  # type: ignore[arg-type]
-    ("key-empty", lambda: seq.start(1, idempotency_key=""), SerializationError, "idempotency_key"),
-    ("key-too-long", lambda: seq.start(1, idempotency_key=KEY * 20), SerializationError, "at most 512"),
-    ("key-with-bad-argument", lambda: seq.start(object(), idempotency_key=KEY), SerializationError, "JSON"),
-    ("key-with-oversize-argument", lambda: seq.start(BIG, idempotency_key=KEY), PayloadTooLarge, "over the"),
+    ("key-not-a-string", lambda: seq.options(idempotency_key=5).start(1), SerializationError, "idempotency_key"),
+    ("key-empty", lambda: seq.options(idempotency_key="").start(1), SerializationError, "idempotency_key"),
+    ("key-too-long", lambda: seq.options(idempotency_key=KEY * 20).start(1), SerializationError, "at most 512"),
+    ("key-with-bad-argument", lambda: seq.options(idempotency_key=KEY).start(object()), SerializationError, "JSON"),
+    ("key-with-oversize-argument", lambda: seq.options(idempotency_key=KEY).start(BIG), PayloadTooLarge, "over the"),
 ]
 
 
@@ -298,8 +298,10 @@ LIST_CASES = [
     ("cursor-bad-inner", dict(cursor="0:%%%"), "invalid cursor '0:%%%'"),
     ("cursor-garbage-with-status", dict(status="pending", cursor="garbage!"), "invalid cursor 'garbage!'"),
     ("cursor-not-an-object", dict(workflow="sequence", cursor="WzFd"), "invalid cursor 'WzFd'"),
-    ("since-not-a-number", dict(status="pending", since="yesterday"), "since must be epoch seconds"),
-    ("until-nan", dict(workflow="sequence", until=float("nan")), "until must be epoch seconds"),
+    ("since-not-a-number", dict(status="pending", created=workflows.TimeRange(since="yesterday")),  # type: ignore[arg-type]
+     "since must be epoch seconds"),
+    ("until-nan", dict(workflow="sequence", created=workflows.TimeRange(until=float("nan"))),
+     "until must be epoch seconds"),
     ("cursor-tampered", dict(status="pending", cursor="eyJhIjogMX0="), "invalid cursor"),
 ]
 

@@ -14,7 +14,7 @@ from persistence.provision import create_tables
 from tests.integration import robust_flows as flows
 from workflows.core.background.sweeper import reconcile
 from workflows.core.engine import Engine
-from workflows.core.model.records import EventRecord, OpKind, event_seq
+from workflows.core.model.records import EventRecord, OpKind, RunEnding, event_seq
 from workflows.core.model.registry import get_workflow
 from workflows.core.ops.steps import run_worker_task
 from workflows.core.storage.timeline import run_history
@@ -72,7 +72,7 @@ def test_a_resume_stops_writing_once_the_run_ended(engine: Engine) -> None:
         engine.clock.advance(engine.settings.lease_seconds / 2)  # type: ignore[attr-defined]
         if i == 4:  # the step stalled past the lease and the reconciler gave up on the run
             engine.clock.advance(engine.settings.lease_seconds)  # type: ignore[attr-defined]
-            assert engine.store.finish_run(run_id, "failed", error="ended elsewhere") is not None
+            assert engine.store.finish_run(run_id, RunEnding("failed", error="ended elsewhere")) is not None
 
     flows.on_tick = ended_meanwhile
     run_worker_task(engine, lambda: engine.resume(run_id))
@@ -96,4 +96,4 @@ def test_a_resume_that_loses_an_inline_outcome_stops(engine: Engine) -> None:
     assert sorted(flows.ticks) == [0, 1, 2, 3]  # the other resume goes on from there
     assert outcome_positions(engine, run_id) == [0, 1, 2, 3]
     assert engine.store.get_run(run_id).status == "running"  # still held by the claim this resume took
-    engine.store.finish_run(run_id, "cancelled")  # leave no leased run behind
+    engine.store.finish_run(run_id, RunEnding("cancelled"))  # leave no leased run behind

@@ -11,6 +11,7 @@ import pytest
 import workflows.client
 from persistence import DynamoStore
 from persistence.provision import create_tables
+from tests.contract.support import record_outcome
 from tests.e2e import payload_flows
 from workflows import codec
 from workflows.cli.commands import cmd_runs_show
@@ -97,7 +98,7 @@ def test_signal_and_retry_data_written_by_older_versions_still_decode(engine: En
     run_id, _ = engine.create_run(get_workflow(payload_flows.signal_count.name), "[[],{}]")
     engine.resume(run_id)
     old_signal = json.dumps({"key": "items#1#ab", "payload": codec.dumps(["a", "b"])})
-    assert store.record_outcome(run_id, 0, "signal", "received", name="items", data=old_signal)
+    assert record_outcome(store, run_id, 0, "signal", "received", name="items", data=old_signal)
     engine.resume(run_id)
     assert store.get_run(run_id).result == "2"
 

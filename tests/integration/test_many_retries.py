@@ -12,7 +12,7 @@ from persistence.provision import create_tables
 from tests.e2e import payload_flows
 from workflows.core.engine import Engine
 from workflows.core.execution.attempts import Attempt, schedule_retry
-from workflows.core.model.records import OUTCOME_SUB, EventRecord, StepMessage, attempt_seq
+from workflows.core.model.records import OUTCOME_SUB, EventRecord, RunEnding, StepMessage, attempt_seq
 from workflows.core.model.registry import get_step, get_workflow
 from workflows.core.ops.steps import run_worker_task
 from workflows.core.storage.timeline import run_history
@@ -98,7 +98,7 @@ def test_a_duplicate_attempt_failure_still_stores_its_retry_and_lease(own_settin
     assert store.claim_timer(timer_id(1000)) is True
     assert store.get_run(run_id).lease_expires_at >= store.now() + 1000
     assert [(e.seq, e.attempt) for e in run_history(store, run_id)] == [(998, 1000)]
-    store.finish_run(run_id, "cancelled", error="cancelled")
+    store.finish_run(run_id, RunEnding("cancelled", error="cancelled"))
     fail(1001, backoff=0)  # the run has ended: neither a timer nor a record
     assert store.claim_timer(timer_id(1002)) is False
     assert [(e.seq, e.attempt) for e in run_history(store, run_id)] == [(998, 1000)]

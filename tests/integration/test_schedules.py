@@ -39,6 +39,7 @@ from workflows import (
     update_schedule,
 )
 from workflows.core.background import firing as beat
+from workflows.core.model.records import Advance, RunEnding
 from workflows.core.replay.commands import RunEnd
 from workflows.errors import SerializationError
 from workflows.memory import RecordingTransport
@@ -271,8 +272,8 @@ def test_a_claim_whose_beat_died_is_finished_after_its_lease(engine) -> None:
     fire = fire_at(info, 0)
     # A beat claims the fire, then dies before starting the run.
     claimed = engine.store.claim_fire(info.schedule_id, fire, beat.fire_run_id(info.schedule_id, fire),
-                                      lease_until=fire + 10, expected_next=fire, next_fire=fire_at(info, 1),
-                                      next_due=fire_at(info, 1))
+                                      lease_until=fire + 10,
+                                      advance=Advance(fire, fire_at(info, 1), fire_at(info, 1)))
     assert claimed is not None and claimed.pending == fire
     assert tick(engine, fire + 5) == 0  # the lease still runs: nobody touches the claim
     assert run_of(engine, info, 0) is None
@@ -402,7 +403,7 @@ def test_a_run_end_the_listener_missed_is_settled_at_the_next_fire(engine) -> No
     info = hourly(overlap="skip")
     tick(engine, fire_at(info, 0) + 1)
     first = run_of(engine, info, 0)
-    engine.store.finish_run(first.run_id, "completed")  # ended without the listener (its worker died)
+    engine.store.finish_run(first.run_id, RunEnding("completed"))  # ended without the listener (its worker died)
     tick(engine, fire_at(info, 1) + 1)
     assert run_of(engine, info, 1) is not None
     delete_schedule(info.schedule_id)

@@ -8,6 +8,7 @@ import pytest
 from tests.testing import workflow_limit_flows as flows
 from workflows import RunStatus
 from workflows.core.admission.workflow_slots import queue_of
+from workflows.core.model.records import RunEnding
 from workflows.testing import WorkflowEnv
 
 
@@ -93,7 +94,7 @@ def test_a_waiter_whose_wake_was_lost_is_admitted_by_its_backstop_timer(workflow
     workflow_env.advance("1s")
     assert began() == ["x1"]
     # The first run ends, and the process that ended it dies before releasing its slot:
-    assert store.finish_run(first.run_id, RunStatus.CANCELLED.value, error="cancelled") is not None
+    assert store.finish_run(first.run_id, RunEnding(RunStatus.CANCELLED.value, error="cancelled")) is not None
     workflow_env.run_until_idle()
     assert second.result() == "y"
     assert began() == ["x1", "y1"]
@@ -111,7 +112,7 @@ def test_a_continue_as_new_successor_keeps_its_predecessors_slot(workflow_env: W
 
 
 def test_a_run_in_its_debounce_window_holds_up_no_one(workflow_env: WorkflowEnv) -> None:
-    slow = workflow_env.start(flows.one_debounced, "slow", debounce="1m", debounce_key="k")
+    slow = workflow_env.apply_async(flows.one_debounced, ["slow"], debounce="1m", debounce_key="k")
     quick = workflow_env.start(flows.one_debounced, "quick")  # created later, not debounced
     workflow_env.advance("1s")
     assert began() == ["quick"]  # the debounced run is not ahead of it in the waiting list

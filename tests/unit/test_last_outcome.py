@@ -9,7 +9,15 @@ from typing import Any
 
 from tests.replay import replay_flows as flows
 from workflows.core.engine import Engine
-from workflows.core.model.records import EventRecord, ResumeMessage, RunRecord, RunStatus, event_seq, with_last_outcome
+from workflows.core.model.records import (
+    EventRecord,
+    ResumeMessage,
+    RunEnding,
+    RunRecord,
+    RunStatus,
+    event_seq,
+    with_last_outcome,
+)
 from workflows.core.model.registry import get_workflow
 from workflows.core.ops.steps import run_worker_task
 from workflows.core.storage.timeline import run_history
@@ -50,9 +58,10 @@ def test_an_end_carries_the_outcome_only_while_its_resume_holds_the_claim() -> N
     assert not store.advance_run(run_id, 1, waiting)  # no other resume moves on under r1's live claim
     engine.clock.advance(SETTINGS.lease_seconds + 60)  # (ManualClock) r1 stalled past its lease
     assert store.advance_run(run_id, 1, waiting)  # another resume moved on: the claim is released
-    assert store.finish_run(run_id, "completed", result="2", owner="r1", last=outcome(run_id, 0, "2")) is None
+    assert store.finish_run(run_id,
+                            RunEnding("completed", result="2", owner="r1", last=outcome(run_id, 0, "2"))) is None
     assert store.claim_run(run_id, 2, "r2", waiting)
-    ended = store.finish_run(run_id, "completed", result="4", owner="r2", last=outcome(run_id, 2, "4"))
+    ended = store.finish_run(run_id, RunEnding("completed", result="4", owner="r2", last=outcome(run_id, 2, "4")))
     assert ended is not None and ended.last_outcome == outcome(run_id, 2, "4")
     assert store.read_history(run_id) == []  # kept on the run item, merged by every reader of the history
     assert [e.pos for e in run_history(store, run_id)] == [2]

@@ -13,7 +13,15 @@ from typing import Any, Callable
 
 import pytest
 
-from workflows.core.model.records import EventRecord, RunRecord, ScheduleRecord, event_seq
+from workflows.core.model.records import (
+    Advance,
+    EventRecord,
+    RunEnding,
+    RunRecord,
+    ScheduleRecord,
+    Suspension,
+    event_seq,
+)
 from workflows.errors import StorageError, Throttled
 from workflows.memory import ManualClock, MemoryStore
 from workflows.memory.tables import ConditionFailed
@@ -86,7 +94,7 @@ def test_lost_response_of_a_transaction_is_recognised(store: MemoryStore) -> Non
     assert store.run_for_key("k") == "r1"
     store.advance_run("r1", 0, {})
     store.interceptor = Recorder(times=2)
-    assert store.suspend_run("r1", 1, {}, 0) is True
+    assert store.suspend_run("r1", Suspension(1, {}), 0) is True
 
 
 def test_lost_response_of_a_race_suspend_that_sends_is_recognised(store: MemoryStore) -> None:
@@ -95,9 +103,10 @@ def test_lost_response_of_a_race_suspend_that_sends_is_recognised(store: MemoryS
     store.create_run(run(store))
     store.advance_run("r1", 0, {})
     store.interceptor = Recorder(times=2)
-    assert store.suspend_run("r1", 1, {"kind": "first_of"}, 0, lease=True, first=True) is True
+    assert store.suspend_run("r1", Suspension(1, {"kind": "first_of"}), 0, lease=True, first=True) is True
     store.interceptor = None
-    assert store.suspend_run("r1", 1, {"kind": "first_of"}, 0, lease=True, first=True) is False  # another resume
+    # another resume
+    assert store.suspend_run("r1", Suspension(1, {"kind": "first_of"}), 0, lease=True, first=True) is False
 
 
 def test_requests_mirror_the_dynamodb_store(store: MemoryStore) -> None:
@@ -174,9 +183,8 @@ def test_concurrent_writers_are_serialised(store: MemoryStore) -> None:
 
     def race(i: int) -> tuple[bool, bool]:
         barrier.wait()
-        claimed = store.claim_fire("s", 1.0, f"run-{i}", lease_until=9.0, expected_next=1.0, next_fire=2.0,
-                                   next_due=2.0)
-        return claimed is not None, store.finish_run("r1", "completed", result=str(i)) is not None
+        claimed = store.claim_fire("s", 1.0, f"run-{i}", lease_until=9.0, advance=Advance(1.0, 2.0, 2.0))
+        return claimed is not None, store.finish_run("r1", RunEnding("completed", result=str(i))) is not None
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(race, range(8)))

@@ -11,7 +11,7 @@ from beat.cron import ScheduleSpec
 from tests.replay import replay_flows  # noqa: F401 - registers the workflow
 from workflows.core.background.firing import fire_due_schedules, fire_run_id, next_after
 from workflows.core.engine import Engine
-from workflows.core.model.records import ScheduleRecord
+from workflows.core.model.records import RunEnding, ScheduleRecord
 from workflows.memory import ManualClock, MemoryStore, RecordingTransport
 from workflows.settings import Settings
 
@@ -36,7 +36,7 @@ def test_a_buffered_last_fire_starts_though_the_run_end_listener_was_lost() -> N
     clock.advance(60)
     assert fire_due_schedules(engine) == 0  # the last fire is buffered: the first run still runs
     assert store.find_schedule("nightly").buffered == [start + 61]
-    store.finish_run(first, "completed", result="2")  # its end, with no listener to release the fire
+    store.finish_run(first, RunEnding("completed", result="2"))  # its end, with no listener to release the fire
 
     clock.advance(SETTINGS.lease_seconds + 1)
     fire_due_schedules(engine)

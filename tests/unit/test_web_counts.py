@@ -8,6 +8,8 @@ from typing import Iterator
 
 import pytest
 
+from workflows.core.model.records import RunEnding
+
 pytest.importorskip("starlette")
 
 from tests.replay.ports import memory_engine  # noqa: E402
@@ -33,7 +35,7 @@ def add(engine: Engine, created_at: float, status: str = "pending") -> str:
     run_id = uuid.uuid4().hex
     engine.store.create_run(RunRecord(run_id=run_id, workflow="w", status="pending", created_at=created_at))
     if status != "pending":
-        engine.store.finish_run(run_id, status)
+        engine.store.finish_run(run_id, RunEnding(status))
     return run_id
 
 

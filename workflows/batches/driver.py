@@ -27,7 +27,7 @@ from ..core.model.batches import (
     chunk_size,
     next_chunk_at,
 )
-from ..core.model.records import Page, RunStatus
+from ..core.model.records import Page, RunStatus, TimeRange
 from ..core.model.states import BatchState
 from ..core.storage.newest import newest_page
 from ..core.storage.plans import cut_error
@@ -131,11 +131,11 @@ def select_page(engine: Engine, selection: Selection, cursor: str | None, limit:
     """One listing page of the runs ``selection`` picks (each with ``run_id``) and the next cursor."""
     s, store = selection, engine.store
     if s.tag is not None:
-        return store.list_runs(tag=s.tag, workflow=s.workflow, limit=limit, cursor=cursor, since=s.since,
-                               until=s.until)
+        return store.list_runs(tag=s.tag, workflow=s.workflow, limit=limit, cursor=cursor,
+                               created=TimeRange(s.since, s.until))
     if s.status is not None or s.workflow is not None:
         return store.list_run_summaries(status=s.status, workflow=s.workflow, limit=limit, cursor=cursor,
-                                        since=s.since, until=s.until)
+                                        created=TimeRange(s.since, s.until))
     return newest_page(store, limit, cursor, s.since, s.until)
 
 

@@ -65,10 +65,11 @@ def install(celery: Celery) -> CeleryTransport:
         name = definition.name
 
         def run_step(task: Any, run_id: str, pos: int, attempt: int, args: str,
-                     branch: dict[str, Any] | None = None, resent: bool = False) -> None:
+                     branch: dict[str, Any] | None = None, **flags: Any) -> None:
+            """A step message: its fields as sent (``flags``: ``resent``, a send that may be a repeat)."""
             run_step_message(keeper, task.request, {"step": name, "run_id": run_id, "pos": pos,
                                                        "attempt": attempt, "args": args, "branch": branch,
-                                                       "resent": resent})
+                                                       "resent": bool(flags.get("resent"))})
 
         # Celery compiles a function of this name: it must be an identifier (``billing.charge`` is not).
         run_step.__name__ = run_step.__qualname__ = f"step_{task_identifier(name)}"

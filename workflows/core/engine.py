@@ -25,6 +25,7 @@ from .model.records import (
     EventRecord,
     OpKind,
     ResumeMessage,
+    RunEnding,
     RunRecord,
     RunStatus,
     child_end_seq,
@@ -271,10 +272,9 @@ class Engine:
             swept = needs_sweep(run, status.value, self.now(), self.settings, bucket=sends_to_bucket(self),
                                 ops={e.kind for e in history.outcomes.values()})
             try:
-                ended = self.store.finish_run(run.run_id, status.value, result=ending.result, error=ending.error,
-                                              continued_to=ending.continued_to, wake=parent, owner=owner,
-                                              fence=fence, wake_record=notice, timers=timers, last=last,
-                                              swept=swept)
+                ended = self.store.finish_run(run.run_id, RunEnding(
+                    status.value, ending.result, ending.error, ending.continued_to, wake=parent, wake_record=notice,
+                    owner=owner, last=last, fence=fence, timers=timers, swept=swept))
                 break
             except OutcomeRecorded:
                 continue  # the op just recorded its outcome: read it, take the next position

@@ -15,7 +15,7 @@ from ..core.storage.writes.base import WritesBase
 from ..errors import SerializationError, StorageError
 from ..settings import Settings
 from .blobs import MemoryBlobs, StoreBlobs
-from .tables import Item, Table, Transactions
+from .tables import Item, PageAt, Table, Transactions
 
 BATCH_GET = 100  # keys per BatchGetItem request
 T = TypeVar("T")
@@ -104,9 +104,10 @@ class MemoryBase(WritesBase):
 
     def _pages(self, name: str, table: Table, hash_value: Any, **query: Any) -> Iterator[Item]:
         """The items of a Query, one request per page, fetched as they are consumed."""
-        start = None
+        start, limit = None, query.pop("limit", None)
         while True:
-            page, start = self._request(name, functools.partial(table.query, hash_value, start=start, **query))
+            read = functools.partial(table.query, hash_value, page=PageAt(limit, start), **query)
+            page, start = self._request(name, read)
             yield from page
             if start is None:
                 return
@@ -120,7 +121,7 @@ class MemoryBase(WritesBase):
         """Up to ``limit`` items from pages of Limit ``limit``, and the key to resume after them."""
         found: list[Item] = []
         while limit < 0 or len(found) < limit:  # a negative limit: the request is refused
-            page, last = self._request(name, functools.partial(table.query, hash_value, limit=limit, start=start,
+            page, last = self._request(name, functools.partial(table.query, hash_value, page=PageAt(limit, start),
                                                                **query))
             taken = page[:limit - len(found)]
             found += taken

@@ -9,7 +9,7 @@ from typing import Any, cast
 from ..core.storage import plans as p
 from .base import MemoryBase
 from .tables import Check as CheckOp
-from .tables import ConditionFailed, Item, Table, Write, transact
+from .tables import ConditionFailed, Item, PageAt, Table, Write, transact
 from .tables import Delete as DeleteOp
 from .tables import Put as PutOp
 from .tables import Update as UpdateOp
@@ -51,7 +51,7 @@ class PlanTables(MemoryBase):
             return below is None or sort < below
 
         page, _ = self._request(name, functools.partial(self.table(table).query, hash_value, where=where,
-                                                       forward=False, limit=limit))
+                                                       forward=False, page=PageAt(limit)))
         return page
 
     def batch_items(self, name: str, table: str, keys: list[p.Key]) -> dict[p.Key, Item]:

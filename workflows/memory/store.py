@@ -7,6 +7,7 @@ import time
 from typing import Any, Callable
 
 from ..core.model.records import (
+    ANY_TIME,
     RUN_RESULT_SEQ,
     EventRecord,
     HookRecord,
@@ -14,6 +15,7 @@ from ..core.model.records import (
     RunRecord,
     RunSummary,
     SignalRecord,
+    TimeRange,
     TimerRecord,
     event_seq,
 )
@@ -119,21 +121,21 @@ class MemoryStore(ScheduleTables, TagTables, RetentionTables, VersionTables, Pla
         return [self._with_result(found[(r,)]) for r in run_ids if (r,) in found]
 
     def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
-                  cursor: str | None = None, since: float | None = None,
-                  until: float | None = None, tag: tuple[str, str] | None = None) -> Page[RunRecord]:
+                  cursor: str | None = None, created: TimeRange = ANY_TIME,
+                  tag: tuple[str, str] | None = None) -> Page[RunRecord]:
         """One page of runs, newest first, by status, workflow or tag (an index Query)."""
         if tag is not None:
             if status is not None:
                 raise ValueError("list_runs by tag does not combine with status")
-            return self._list_tagged(tag, workflow=workflow, limit=limit, cursor=cursor, since=since, until=until)
-        items, next_cursor = self._index_page(status, workflow, limit, cursor, since, until)
+            return self._list_tagged(tag, workflow=workflow, limit=limit, cursor=cursor, since=created.since,
+                                     until=created.until)
+        items, next_cursor = self._index_page(status, workflow, limit, cursor, created.since, created.until)
         return Page(items=self.get_runs([item["run_id"] for item in items]), next_cursor=next_cursor)
 
     def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
-                           cursor: str | None = None, since: float | None = None,
-                           until: float | None = None) -> Page[RunSummary]:
+                           cursor: str | None = None, created: TimeRange = ANY_TIME) -> Page[RunSummary]:
         """``list_runs`` from the index's projected fields alone: one Query a page."""
-        items, next_cursor = self._index_page(status, workflow, limit, cursor, since, until)
+        items, next_cursor = self._index_page(status, workflow, limit, cursor, created.since, created.until)
         return Page(items=[RunSummary(item["run_id"], item["workflow"], item["status"], item["created_at"],
                                       item.get("ended_at"), item.get("parent_run_id"), item.get("schedule_id"))
                            for item in items], next_cursor=next_cursor)

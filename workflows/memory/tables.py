@@ -167,6 +167,17 @@ class IndexLag:
         return states
 
 
+@dataclass(frozen=True)
+class PageAt:
+    """Where a Query page starts and how many items it evaluates (DynamoDB's ExclusiveStartKey, Limit)."""
+
+    limit: int | None = None
+    start: Item | None = None
+
+
+FIRST_PAGE = PageAt()
+
+
 class Table:
     """One table: items by primary key, with its global secondary indexes."""
 
@@ -240,14 +251,15 @@ class Table:
         return [i for i in shown if i.get(hk) == hash_value and (rk is None or rk in i)]
 
     def query(self, hash_value: Any, *, index: str | None = None, where: Callable[[Any], bool] | None = None,
-              forward: bool = True, limit: int | None = None, start: Item | None = None,
-              filter: Condition | None = None) -> tuple[list[Item], Item | None]:
+              forward: bool = True, filter: Condition | None = None,
+              page: PageAt = FIRST_PAGE) -> tuple[list[Item], Item | None]:
         """One Query page: ``(items, last_evaluated_key)``.
 
-        ``where`` is the sort-key condition; ``limit`` counts items evaluated before
-        ``filter``. As in DynamoDB, a page that stops at ``limit`` (or at 1 MB)
+        ``where`` is the sort-key condition; ``page.limit`` counts items evaluated before
+        ``filter``. As in DynamoDB, a page that stops at the limit (or at 1 MB)
         returns its last key even if nothing follows.
         """
+        limit, start = page.limit, page.start
         if limit is not None and limit < 1:
             raise StorageError("ValidationException: Limit must be at least 1")
         hk, rk = (self.hash_key, self.range_key) if index is None else (
@@ -270,15 +282,15 @@ class Table:
                                    "predicate")
             mark = order(start)
             rows = [i for i in rows if (order(i) > mark if forward else order(i) < mark)]
-        page: list[Item] = []
+        found: list[Item] = []
         size = 0
         for evaluated, item in enumerate(rows, 1):
             if filter is None or filter(item):
-                page.append(clean(item))
+                found.append(clean(item))
             size += item_size(item)
             if (limit is not None and evaluated >= limit) or size >= PAGE_BYTES:
-                return page, {k: item[k] for k in self.key_names(index)}
-        return page, None
+                return found, {k: item[k] for k in self.key_names(index)}
+        return found, None
 
 
 @dataclass

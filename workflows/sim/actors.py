@@ -8,6 +8,7 @@ Python keeps per thread (the in-place session) is kept per actor instead (:class
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from greenlet import getcurrent, greenlet
@@ -19,13 +20,25 @@ class Crash(BaseException):
     """The simulated process died here (never caught by engine code)."""
 
 
+@dataclass(frozen=True)
+class Work:
+    """What an actor works on: a run (``""``: none), the message it took, and when it began."""
+
+    run_id: str = ""
+    envelope: Any = None
+    started: float = 0.0
+
+
+IDLE = Work()
+
+
 class Actor:
     """One simulated activity (a task, a beat tick, a client call) of one process."""
 
-    def __init__(self, name: str, process: str, body: Callable[[], None], baton: Baton, *,
-                 run_id: str = "", envelope: Any = None, started: float = 0.0) -> None:
+    def __init__(self, name: str, process: str, body: Callable[[], None], baton: Baton, work: Work = IDLE) -> None:
         self.name, self.process, self.body, self.baton = name, process, body, baton
-        self.run_id, self.envelope, self.started = run_id, envelope, started
+        self.run_id, self.envelope, self.started = work.run_id, work.envelope, work.started
+        started = work.started
         self.done = False
         self.crashed = False
         self.error: BaseException | None = None

@@ -32,14 +32,14 @@ def plan_for(seed: int) -> FaultPlan:
 def run_seed(seed: int, faults: FaultPlan | None = None, runs: int = 4,
              store_class: type[MemoryStore] = MemoryStore) -> Outcome:
     """Play one scenario; the same seed always plays the same scenario."""
-    from .world import World
+    from .world import Scale, World
 
     ids = random.Random(seed ^ 0x5EED)
     real_uuid4 = uuid.uuid4
     uuid.uuid4 = lambda: uuid.UUID(int=ids.getrandbits(128), version=4)  # ids drawn by the seed
     random.seed(seed)  # retry jitter
     try:
-        world = World(seed, runs=runs, faults=faults or plan_for(seed), store_class=store_class).run()
+        world = World(seed, scale=Scale(runs=runs), faults=faults or plan_for(seed), store_class=store_class).run()
     finally:
         uuid.uuid4 = real_uuid4
     return Outcome(seed, world.violations, world.trace, world.steps, len(world.store.runs.items))

@@ -28,7 +28,7 @@ from . import batches as batched
 from . import outage, overrun, repeats, watch, workloads
 from . import schedules as scheduled
 from . import updates as sim_updates
-from .actors import Actor, ActorLocalInPlace, Baton, Crash
+from .actors import Actor, ActorLocalInPlace, Baton, Crash, Work
 from .broker import Broker, Envelope
 from .decay import DAY, Decay
 from .faults import FaultPlan
@@ -128,15 +128,30 @@ class Instance:
     forks: list[str] = dataclasses.field(default_factory=list)  # runs the client forked from this one
 
 
+@dataclasses.dataclass(frozen=True)
+class Scale:
+    """How big a scenario is: its runs and processes, the events faults are injected in, the events
+    after which a run that has not ended is a violation."""
+
+    runs: int = 4
+    workers: int = 2
+    beats: int = 2
+    chaos_steps: int = 1500
+    max_steps: int = 24000
+
+
+DEFAULT_SCALE = Scale()
+
+
 class World:
     """Runs one scenario; :attr:`violations` says what went wrong, :attr:`trace` how."""
 
-    def __init__(self, seed: int, *, runs: int = 4, workers: int = 2, beats: int = 2,
-                 faults: FaultPlan | None = None, chaos_steps: int = 1500, max_steps: int = 24000,
+    def __init__(self, seed: int, *, scale: Scale = DEFAULT_SCALE, faults: FaultPlan | None = None,
                  store_class: type[MemoryStore] = MemoryStore) -> None:
         self.seed, self.rng = seed, random.Random(seed)
         self.faults = faults or FaultPlan()
-        self.chaos_steps, self.max_steps = chaos_steps, max_steps
+        self.chaos_steps, self.max_steps = scale.chaos_steps, scale.max_steps
+        runs, workers, beats = scale.runs, scale.workers, scale.beats
         self.time = self.start = START
         self.baton = Baton()
         self.settings = SHORT_EXPIRY if seed % 5 == 1 else INLINE if seed % 5 == 3 else SETTINGS
@@ -344,8 +359,8 @@ class World:
 
     def spawn_overrun(self, actor: Actor, body: Callable[[], None]) -> None:
         """A step body that outlives its attempt's timeout goes on as an actor of the same process."""
-        ghost = Actor(f"{actor.name}-overrun", actor.process, body, self.baton, run_id=actor.run_id,
-                      started=actor.started)
+        ghost = Actor(f"{actor.name}-overrun", actor.process, body, self.baton,
+                      Work(actor.run_id, started=actor.started))
         ghost.ready_at = self.time
         self.actors.append(ghost)
 
@@ -467,8 +482,7 @@ class World:
 
     def _spawn(self, process: Process, name: str, body: Callable[[], None], run_id: str,
                envelope: Envelope | None) -> None:
-        self.actors.append(Actor(name, process.name, body, self.baton, run_id=run_id, envelope=envelope,
-                                 started=self.time))
+        self.actors.append(Actor(name, process.name, body, self.baton, Work(run_id, envelope, self.time)))
 
     def _finish(self, actor: Actor) -> None:
         self.actors.remove(actor)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -27,7 +26,7 @@ from beat.cron import EPOCH, ScheduleSpec, apply_jitter, fire_times_between, nex
 
 from ...errors import ItemTooLarge, RunNotFound, SerializationError, UnknownWorkflow, describe
 from ..engine import Engine
-from ..model.records import RunStatus, ScheduleRecord, chain_key
+from ..model.records import Advance, RunStatus, ScheduleRecord, chain_key
 from ..model.registry import get_workflow
 from ..model.states import ScheduleState
 from ..storage.chains import follow
@@ -180,21 +179,6 @@ def drain(engine: Engine, sched: ScheduleRecord) -> ScheduleRecord:
     return after or promoted
 
 
-@dataclass(frozen=True)
-class Advance:
-    """How a fire of the schedule's own timetable moves the schedule on (a manual fire moves nothing).
-
-    Attributes:
-        expected_next: the ``next_fire_at`` read (the condition of the write).
-        next_fire: the fire after this one, or None when none is left.
-        next_due: when ``next_fire`` is due (with its jitter).
-    """
-
-    expected_next: float
-    next_fire: float | None
-    next_due: float | None
-
-
 def apply_fire(engine: Engine, sched: ScheduleRecord, fire: float, overlap: str, now: float,
                advance: Advance | None = None) -> tuple[str, ScheduleRecord | None]:
     """Act on one fire under an overlap policy: start it, buffer it or skip it.
@@ -211,21 +195,20 @@ def apply_fire(engine: Engine, sched: ScheduleRecord, fire: float, overlap: str,
     if not sched.running and sched.buffered and overlap not in ("allow_all", "terminate_other"):
         sched = drain(engine, sched)  # buffered fires go first
     busy = bool(sched.running)
-    move = asdict(advance) if advance else {"expected_next": None, "next_fire": None, "next_due": None}
     lease = now + claim_lease(engine)
     if busy and overlap in ("cancel_other", "terminate_other"):
         cancel_running(engine, sched)
     if not busy or overlap in ("allow_all", "terminate_other"):
         claimed = store.claim_fire(sid, fire, fire_run_id(sid, fire), lease_until=lease,
-                                   when_idle=overlap not in ("allow_all", "terminate_other"), **move)
+                                   advance=advance, when_idle=overlap not in ("allow_all", "terminate_other"))
         return (LOST, None) if claimed is None else start_claimed(engine, claimed, fire)
     if overlap == "buffer_all" or (overlap == "buffer_one" and not sched.buffered) or overlap == "cancel_other":
         replace = bool(sched.buffered) if overlap == "cancel_other" else None
-        after = store.buffer_fire(sid, fire, replace=replace, only_first=overlap == "buffer_one", **move)
+        after = store.buffer_fire(sid, fire, advance=advance, replace=replace, only_first=overlap == "buffer_one")
         return (BUFFERED if after else LOST), after
     if advance is None:
         return SKIPPED, sched
-    after = store.skip_fire(sid, **move)
+    after = store.skip_fire(sid, advance)
     return (SKIPPED if after else LOST), after
 
 
@@ -255,8 +238,7 @@ def fire_schedule(engine: Engine, sched: ScheduleRecord, now: float) -> int:
             fire = pick_fire(spec, sched, now)
             if fire is None or due_of(spec, sid, fire) > now:  # every due fire was past the catch-up window
                 nxt = None if fire is None else due_of(spec, sid, fire)
-                after = engine.store.skip_fire(sid, expected_next=sched.next_fire_at, next_fire=fire,
-                                               next_due=nxt, when_running=False)
+                after = engine.store.skip_fire(sid, Advance(sched.next_fire_at, fire, nxt), when_running=False)
             else:
                 next_fire_, next_due = next_after(spec, sid, fire)
                 outcome, after = apply_fire(engine, sched, fire, sched.overlap, now,

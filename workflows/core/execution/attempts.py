@@ -212,23 +212,33 @@ def lease_heartbeat(engine: Engine, run_id: str, pos: int | None,
     return HEARTBEATS.every(engine.settings.lease_seconds / 3, renew, f"the lease of run {run_id}")
 
 
-def run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
-                *, in_flight_pos: int | None = None, lease_since: int | None = None, workflow: str = "",
-                branch: int | None = None) -> Attempt:
-    """Run one attempt of ``step``, told to the engine's observer, and classify its outcome."""
-    op = StepAttempt(run_id, workflow, step.name, pos, attempt, branch)
+@dataclass(frozen=True)
+class LeaseRenewal:
+    """Where a running step's heartbeat renews its run's lease: at cursor ``pos`` (``since``:
+    anywhere from ``since`` to ``pos``); ``pos`` None: wherever the cursor is (a step in place)."""
+
+    pos: int | None = None
+    since: int | None = None
+
+
+IN_PLACE = LeaseRenewal()
+
+
+def run_attempt(engine: Engine, step: StepDef, op: StepAttempt, args_json: str,
+                lease: LeaseRenewal = IN_PLACE) -> Attempt:
+    """Run attempt ``op`` of ``step``, told to the engine's observer, and classify its outcome."""
     with engine.observer.attempt(op):
-        outcome = _run_attempt(engine, step, args_json, attempt, run_id, pos, in_flight_pos, lease_since)
+        outcome = _run_attempt(engine, step, op, args_json, lease)
         engine.observer.attempt_ended(op, outcome.status, outcome.error)
     if outcome.data is not None:  # outside the attempt: a failed write of the object is no step failure
-        data = engine.payloads.offload(outcome.data, f"result of step {step.name!r}", run_id)
+        data = engine.payloads.offload(outcome.data, f"result of step {step.name!r}", op.run_id)
         outcome = dataclasses.replace(outcome, data=data)
     return outcome
 
 
-def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, run_id: str, pos: int,
-                 in_flight_pos: int | None, lease_since: int | None) -> Attempt:
+def _run_attempt(engine: Engine, step: StepDef, op: StepAttempt, args_json: str, lease: LeaseRenewal) -> Attempt:
     """Run one attempt of ``step`` and classify its outcome by the retry policy."""
+    run_id, pos, attempt = op.run_id, op.pos, op.attempt
     try:
         args, kwargs = engine.payloads.decode(args_json)
     except PayloadUnavailable as exc:  # its arguments' object is gone for good: the step fails, naming it
@@ -236,7 +246,7 @@ def _run_attempt(engine: Engine, step: StepDef, args_json: str, attempt: int, ru
     started = engine.now()
     token = _current_step.set(StepInfo(run_id, pos, attempt, engine))
     try:
-        with lease_heartbeat(engine, run_id, in_flight_pos, lease_since):
+        with lease_heartbeat(engine, run_id, lease.pos, lease.since):
             value = call_with_timeout(step.fn, args, kwargs, step.timeout, step.name)
         data = codec.dumps(value, what=f"result of step {step.name!r}", limit=engine.settings.max_payload_bytes)
         return Attempt("completed", data=data, started_at=started, attempt=attempt)

@@ -116,6 +116,23 @@ def with_last_outcome(run: RunRecord | None, records: list[EventRecord]) -> list
 
 
 @dataclass(frozen=True)
+class TimeRange:
+    """Bounds on when runs were created, epoch seconds, both inclusive (``list_runs(created=...)``).
+
+    Attributes:
+        since: the earliest creation time, or None for no lower bound.
+        until: the latest creation time, or None for no upper bound.
+    """
+
+    since: float | None = None
+    until: float | None = None
+
+
+#: No bounds on creation times.
+ANY_TIME = TimeRange()
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """What a listing index holds of a run: enough for a list of runs, without a read of the run."""
 
@@ -196,6 +213,46 @@ class TimerRecord:
     write_id: str | None = field(default=None, compare=False)  # a fresh id each write (stored as ``version``)
 
 
+@dataclass(frozen=True)
+class Suspension:
+    """Where a run waits (``Store.suspend_run``): at op ``pos``, for what ``waiting`` says, with the
+    timers that will wake it."""
+
+    pos: int
+    waiting: dict[str, Any]
+    timers: list[TimerRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunEnding:
+    """How a live run ends (``Store.finish_run``) and what the end writes with it.
+
+    Attributes:
+        status: a terminal status.
+        result, error: the run's result (JSON) or error text.
+        continued_to: the run continued as new (its successor's id).
+        wake: a run (the parent) woken in the same transaction, unless it has ended; ``wake_record``:
+            a history record of that run written with the wake (how its child ended).
+        owner: the resume that ends the run (its claim lets it); ``last``: the outcome of the run's last
+            op that ``owner`` ran and has not recorded, kept on the run item.
+        fence: the first op position with no outcome: it gets an ``end`` record.
+        timers: stored in the same write (a parent's ``parent_close`` timer).
+        swept: the run goes to the retention index (see the port).
+    """
+
+    status: str
+    result: str | None = None
+    error: str | None = None
+    continued_to: str | None = None
+    wake: str | None = None
+    wake_record: EventRecord | None = None
+    owner: str | None = None
+    last: EventRecord | None = None
+    fence: int | None = None
+    timers: list[TimerRecord] = field(default_factory=list)
+    swept: bool = True
+
+
 @dataclass
 class SignalRecord:
     """A signal sent to a run, ordered by ``signal_key``; an update request (kept in the same table,
@@ -254,6 +311,21 @@ class Page(Generic[T]):
 
     def __getitem__(self, index: int) -> T:
         return self.items[index]
+
+
+@dataclass(frozen=True)
+class Advance:
+    """How a fire of the schedule's own timetable moves the schedule on (a manual fire moves nothing).
+
+    Attributes:
+        expected_next: the ``next_fire_at`` read (the condition of the write).
+        next_fire: the fire after this one, or None when none is left.
+        next_due: when ``next_fire`` is due (with its jitter).
+    """
+
+    expected_next: float
+    next_fire: float | None
+    next_due: float | None
 
 
 @dataclass

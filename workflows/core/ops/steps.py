@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..execution.attempts import (
     Attempt,
+    LeaseRenewal,
     StepAddress,
     attempt_ran,
     current_step,
@@ -24,6 +25,7 @@ from ..model.states import EventStatus
 from ..replay.commands import Dispatch, InFlight, Wait
 from ..replay.commit import write_outcome
 from ..replay.context import step_value
+from ..replay.observer import StepAttempt
 from .completion import decided
 from .fanout import settle_branch
 
@@ -70,7 +72,8 @@ def run_inline(ctx: WorkflowContext, pos: int, step: StepDef, args_json: str) ->
     ctx.flush()  # the previous step's outcome is written before this one's body runs
     attempt = ctx.history.attempts.get(pos, 0) + 1
     with ctx.infrastructure():  # the step's own errors are classified inside; a store's escape
-        outcome = run_attempt(engine, step, args_json, attempt, ctx.run.run_id, pos, workflow=ctx.run.workflow)
+        outcome = run_attempt(engine, step, StepAttempt(ctx.run.run_id, ctx.run.workflow, step.name, pos, attempt),
+                              args_json)
     if outcome.retry_in is None:
         # a plain write (the hot path): this resume holds the run
         event = ctx.recorded(StepAddress(ctx.run.run_id, pos).outcome(step.name, outcome, engine.now()),
@@ -145,9 +148,10 @@ def admitted_attempt(engine: Engine, step: StepDef, message: StepMessage, workfl
     with admission(engine, step, message) as admitted:
         if not admitted:
             return None
-        return run_attempt(engine, step, message.args, message.attempt, message.run_id, message.pos,
-                           in_flight_pos=message.pos if lease_pos is None else lease_pos, lease_since=since,
-                           workflow=workflow, branch=None if branch is None else branch.index)
+        op = StepAttempt(message.run_id, workflow, step.name, message.pos, message.attempt,
+                         None if branch is None else branch.index)
+        lease = LeaseRenewal(message.pos if lease_pos is None else lease_pos, since)
+        return run_attempt(engine, step, op, message.args, lease)
 
 
 def execute_step(engine: Engine, message: StepMessage, *, redelivered: bool = True,

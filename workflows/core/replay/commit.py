@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ... import codec
 from ...errors import describe
 from ..admission.deferral import defer
-from ..model.records import RunStatus, StepMessage
+from ..model.records import RunStatus, StepMessage, Suspension
 from ..model.registry import get_workflow
 from ..model.states import EventStatus
 from ..storage.chains import chain_anchor
@@ -169,8 +169,8 @@ def _wait(engine: Engine, ctx: WorkflowContext, command: Wait) -> bool:
     # A race's step messages go once: only the resume whose suspend first reaches the op sends them
     # (a recovery re-sends those without a result under its own claim).
     first = bool(command.calls) and not ctx.recovering
-    suspended = engine.store.suspend_run(run.run_id, command.pos, command.waiting, run.wake_seq, command.timers,
-                                         lease=command.lease, first=first)
+    at = Suspension(command.pos, command.waiting, command.timers)
+    suspended = engine.store.suspend_run(run.run_id, at, run.wake_seq, lease=command.lease, first=first)
     if suspended:
         engine.observer.waiting(run, command.pos, command.waiting)
         # Sent after the suspend, whose lease covers a crash before the sends (recovery sends them again).

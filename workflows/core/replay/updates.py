@@ -240,22 +240,33 @@ def _handle_requests(ctx: WorkflowContext) -> None:
             answer = _answer(ctx, update_id, EventStatus.REFUSED, error=refusal)
             ctx.store.refuse_update(answer, request)  # False: answered already, or the run ended
             continue
-        _record(ctx, name, update_id, payload, request, handler, value)
+        _record(ctx, Received(update_id, name, payload, value, request), handler)
 
 
-def _record(ctx: WorkflowContext, name: str, update_id: str, payload: str | None, request: SignalRecord,
-            handler: Handler, value: Any) -> None:
+@dataclass(frozen=True)
+class Received:
+    """An update request taken from the inbox: its id, its handler's name, its payload as sent and
+    decoded, and the request's item."""
+
+    update_id: str
+    name: str
+    payload: str | None
+    value: Any
+    request: SignalRecord
+
+
+def _record(ctx: WorkflowContext, received: Received, handler: Handler) -> None:
     """Run the handler and record the update at the frontier with its answer (or re-replay)."""
-    pos = ctx.pos
+    pos, name, update_id = ctx.pos, received.name, received.update_id
     try:
-        result = _call(ctx, name, handler.fn, value)
+        result = _call(ctx, name, handler.fn, received.value)
         answer = _answer(ctx, update_id, EventStatus.COMPLETED, data=ctx.encode(result, f"answer of update {name!r}"))
     except Exception as exc:  # noqa: BLE001 - the update failed, the run goes on
         answer = _answer(ctx, update_id, EventStatus.FAILED, error=describe(exc))
     record = EventRecord(run_id=ctx.run.run_id, seq=event_seq(pos), kind=OpKind.UPDATE.value, status=answer.status,
-                         at=answer.at, name=name, data=embed({"id": update_id}, payload or "null"),
+                         at=answer.at, name=name, data=embed({"id": update_id}, received.payload or "null"),
                          error=answer.error)
-    if not ctx.store.answer_update(record, answer, request, owner=ctx.resume_id):
+    if not ctx.store.answer_update(record, answer, received.request, owner=ctx.resume_id):
         raise ctx.halt(StaleHistory(pos))  # another resume took the position (or the run ended): re-read
     ctx.history.add(record)
     ctx.engine.cache.remember(record)

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from ...errors import SerializationError
-from ..model.records import Page, RunStatus, RunSummary
+from ..model.records import Page, RunStatus, RunSummary, TimeRange
 from .ports import Store
 
 STATUSES = [s.value for s in RunStatus]
@@ -33,7 +33,7 @@ def newest_page(store: Store, limit: int, cursor: str | None = None, since: floa
     bound = after if until is None or (after is not None and after < until) else until
     merged = [run for status in STATUSES
               for run in store.list_run_summaries(status=status, limit=min(limit + len(given), MAX_QUERY),
-                                                  since=since, until=bound)
+                                                  created=TimeRange(since, bound))
               if run.run_id not in given]
     merged.sort(key=lambda run: (run.created_at, run.run_id), reverse=True)
     page = merged[:limit]

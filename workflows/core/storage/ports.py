@@ -29,17 +29,22 @@ from typing import Any, Protocol
 
 from ..model.batches import BatchRecord, Progress
 from ..model.records import (
+    ANY_TIME,
+    Advance,
     BranchRecord,
     EventRecord,
     HookRecord,
     Page,
     ResumeMessage,
+    RunEnding,
     RunRecord,
     RunSummary,
     ScheduleRecord,
     SignalRecord,
     SlotRecord,
     StepMessage,
+    Suspension,
+    TimeRange,
     TimerRecord,
 )
 
@@ -136,15 +141,14 @@ class RunStore(Protocol):
         """The runs that exist among ``run_ids``, in that order."""
 
     def list_runs(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
-                  cursor: str | None = None, since: float | None = None,
-                  until: float | None = None, tag: tuple[str, str] | None = None) -> Page[RunRecord]:
+                  cursor: str | None = None, created: TimeRange = ANY_TIME,
+                  tag: tuple[str, str] | None = None) -> Page[RunRecord]:
         """One page of runs, newest first, by status, by workflow or by ``tag`` (key, value):
-        an index Query. ``tag`` combines with ``workflow`` (and ``since``/``until``), not with
+        an index Query. ``tag`` combines with ``workflow`` (and ``created``), not with
         ``status`` (ValueError)."""
 
     def list_run_summaries(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
-                           cursor: str | None = None, since: float | None = None,
-                           until: float | None = None) -> Page[RunSummary]:
+                           cursor: str | None = None, created: TimeRange = ANY_TIME) -> Page[RunSummary]:
         """``list_runs`` from the listing index alone (its projected fields): one Query a page, no run read."""
 
     def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
@@ -159,10 +163,10 @@ class RunStore(Protocol):
         resume other than ``owner`` holds it with a live claim (``claim_run``).
         A retry of this very request (its response lost) returns True."""
 
-    def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
-                    timers: list[TimerRecord] = ..., *, lease: bool = False, first: bool = False) -> bool:
-        """Suspend at ``pos`` (lease removed; renewed instead if ``lease``: a race's step messages
-        are in flight) and store the timers, in one transaction.
+    def suspend_run(self, run_id: str, at: Suspension, seen_wake: int, *, lease: bool = False,
+                    first: bool = False) -> bool:
+        """Suspend at ``at.pos`` (lease removed; renewed instead if ``lease``: a race's step messages
+        are in flight) and store ``at.timers``, in one transaction.
         Condition: ``wake_seq`` still equals ``seen_wake`` and the run is live; with ``first``, also
         that no resume reached ``pos`` yet (the cursor is before it): the one resume that wins sends
         the race's step messages (two resumes of one wake never both send them)."""
@@ -187,11 +191,7 @@ class RunStore(Protocol):
         from ``since`` to ``pos``) that no one asked to cancel (a refused renewal tells the executor
         to look at the run)."""
 
-    def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
-                   continued_to: str | None = None, wake: str | None = None,
-                   owner: str | None = None, fence: int | None = None,
-                   wake_record: EventRecord | None = None, timers: list[TimerRecord] = ...,
-                   last: EventRecord | None = None, swept: bool = True) -> RunRecord | None:
+    def finish_run(self, run_id: str, ending: RunEnding) -> RunRecord | None:
         """End a live run; exactly one caller wins (a retry of the winning request, its
         response lost, still wins). Returns the ended run, or None.
 
@@ -271,11 +271,6 @@ class HistoryStore(Protocol):
     def record_event(self, event: EventRecord) -> bool:
         """Append a record unless its key is taken; True if this call wrote it (also when
         the write applied and its response was lost)."""
-
-    def record_outcome(self, run_id: str, pos: int, kind: str, status: str, *, name: str | None = None,
-                       data: str | None = None, error: str | None = None, attempt: int | None = None,
-                       started_at: float | None = None) -> bool:
-        """Record op ``pos``'s outcome once; False if one was recorded already."""
 
     def record_event_while_live(self, event: EventRecord) -> bool:
         """Append a history record once, and only while its run is live (one transaction with
@@ -541,16 +536,13 @@ class ScheduleStore(Protocol):
         share from every shard."""
 
     def claim_fire(self, schedule_id: str, fire: float, run_id: str, *, lease_until: float,
-                   expected_next: float | None = None, next_fire: float | None = None,
-                   next_due: float | None = None, when_idle: bool = False) -> ScheduleRecord | None:
+                   advance: Advance | None = None, when_idle: bool = False) -> ScheduleRecord | None:
         """Claim a fire (one beat wins); None if the condition failed."""
 
-    def skip_fire(self, schedule_id: str, *, expected_next: float, next_fire: float | None,
-                  next_due: float | None, when_running: bool = True) -> ScheduleRecord | None:
+    def skip_fire(self, schedule_id: str, advance: Advance, *, when_running: bool = True) -> ScheduleRecord | None:
         """Skip a scheduled fire while a run is running."""
 
-    def buffer_fire(self, schedule_id: str, fire: float, *, expected_next: float | None = None,
-                    next_fire: float | None = None, next_due: float | None = None,
+    def buffer_fire(self, schedule_id: str, fire: float, *, advance: Advance | None = None,
                     replace: bool | None = None, only_first: bool = False) -> ScheduleRecord | None:
         """Buffer a fire to start when the running run ends."""
 

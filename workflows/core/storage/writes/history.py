@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...model.records import EventRecord, TimerRecord, event_seq
+from ...model.records import EventRecord, TimerRecord
 from ..plans import A, Check, Cond, Delete, Put, Set, Update, plan
 from ..rules import new_request
 from .base import LIVE_COND, WritesBase, carries
@@ -18,14 +18,6 @@ class HistoryWrites(WritesBase):
         return self.commit(plan("record event", Put("history", {**self.event_item(event), "req": req},
                                                     A("seq").missing()),
                                 own=carries("history", (event.run_id, event.seq), req))).applied
-
-    def record_outcome(self, run_id: str, pos: int, kind: str, status: str, *, name: str | None = None,
-                       data: str | None = None, error: str | None = None, attempt: int | None = None,
-                       started_at: float | None = None) -> bool:
-        """Record op ``pos``'s outcome once; False if one was recorded already."""
-        return self.record_event(EventRecord(run_id=run_id, seq=event_seq(pos), kind=kind, status=status,
-                                             at=self.now(), name=name, data=data, error=error, attempt=attempt,
-                                             started_at=started_at))
 
     def record_event_while_live(self, event: EventRecord) -> bool:
         """Append a record once, only while its run is live (one transaction with a check of the run)."""

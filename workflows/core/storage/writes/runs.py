@@ -9,10 +9,11 @@ from ...model.records import (
     CREATED_FIELDS,
     RUN_RESULT_SEQ,
     TERMINAL,
-    EventRecord,
     OpKind,
+    RunEnding,
     RunRecord,
     RunStatus,
+    Suspension,
     TimerRecord,
     event_seq,
 )
@@ -112,11 +113,11 @@ class RunWrites(WritesBase):
             Set("sent", pos), Remove("owner")], cursor & LIVE_COND & (A("cancel_requested") == False),  # noqa: E712
             own=carries("runs", (run_id,), req)))
 
-    def suspend_run(self, run_id: str, pos: int, waiting: dict[str, Any], seen_wake: int,
-                    timers: list[TimerRecord] = (), *, lease: bool = False,  # type: ignore[assignment]
+    def suspend_run(self, run_id: str, at: Suspension, seen_wake: int, *, lease: bool = False,
                     first: bool = False) -> bool:
-        """Suspend at ``pos`` (lease removed, or renewed if ``lease``) and store the timers, in one request
-        (``first``: only if the cursor is still before ``pos``; see the RunStore port)."""
+        """Suspend ``at`` its position (lease removed, or renewed if ``lease``) and store its timers, in one
+        request (``first``: only if the cursor is still before the position; see the RunStore port)."""
+        pos, waiting, timers = at.pos, at.waiting, at.timers
         cond = (A("wake_seq") == seen_wake) & LIVE_COND & ((A("cursor") < pos) if first else (A("cursor") <= pos))
         leased = Set("lease_expires_at", self.lease_until()) if lease else Remove("lease_expires_at")
         # ``first``: a retry of this request whose response was lost finds the cursor at ``pos`` and is
@@ -167,15 +168,15 @@ class RunWrites(WritesBase):
         return self.commit(plan("renew lease", Update("runs", (run_id,), (Set("lease_expires_at", self.lease_until()),),
                                                       cond))).applied
 
-    def end_actions(self, run_id: str, status: str, req: str, *, result: str | None = None, outside: bool = False,
-                    error: str | None = None, continued_to: str | None = None, anchor: bool = False,
-                    swept: bool = True) -> list[Action]:
+    def end_actions(self, run_id: str, ending: RunEnding, req: str, *, outside: bool = False,
+                    anchor: bool = False) -> list[Action]:
         """The end's update actions; ``outside``: the result is kept in history; ``anchor``: the run
-        continues as new as its chain's anchor (kept: no TTL); ``swept``: the run goes to the retention
+        continues as new as its chain's anchor (kept: no TTL); ``ending.swept``: the run goes to the retention
         index (else its other items all expire late enough already: ``core.retention.needs_sweep``)."""
+        status, result, continued_to = ending.status, ending.result, ending.continued_to
         if status not in TERMINAL:
             raise ValueError(f"not a terminal status: {status}")
-        error = cut_error(error)
+        error = cut_error(ending.error)
         check_item_size({"result": result, "error": error})
         now = self.now()
         actions = [*self.status_actions(run_id, status), Set("ended_at", now), Set("updated_at", now),
@@ -185,7 +186,7 @@ class RunWrites(WritesBase):
             actions.append(Set("chain_last", continued_to))
         elif until is not None:  # the run's TTL, and the retention index that stamps its other items
             actions.append(Set("retain_until", until))
-            if swept:
+            if ending.swept:
                 actions.append(Set("retain_shard", shard_of(run_id, self.settings.index_shards)))
         if result is not None:
             actions.append(Set("result_in_history", True) if outside else Set("result", result))
@@ -195,29 +196,19 @@ class RunWrites(WritesBase):
             actions.append(Set("continued_to", continued_to))
         return actions
 
-    def finish_run(self, run_id: str, status: str, *, result: str | None = None, error: str | None = None,
-                   continued_to: str | None = None, wake: str | None = None,
-                   owner: str | None = None, fence: int | None = None,
-                   wake_record: EventRecord | None = None,
-                   timers: list[TimerRecord] = (),  # type: ignore[assignment]
-                   last: EventRecord | None = None, swept: bool = True) -> RunRecord | None:
+    def finish_run(self, run_id: str, ending: RunEnding) -> RunRecord | None:
         """End a live run; exactly one caller wins (see the RunStore port)."""
         with flush(run_id) as counts:
-            ended = self._finish_run(run_id, status, result, error, continued_to, (wake, wake_record), owner,
-                                     (fence, last), count_actions(counts.tally), timers, swept)
+            ended = self._finish_run(run_id, ending, count_actions(counts.tally))
             counts.applied = ended is not None
         return ended
 
-    def _finish_run(self, run_id: str, status: str, result: str | None, error: str | None,
-                    continued_to: str | None, waking: tuple[str | None, EventRecord | None], owner: str | None,
-                    fenced: tuple[int | None, EventRecord | None], counted: list[Action],
-                    timers: list[TimerRecord], swept: bool) -> RunRecord | None:
-        wake, wake_record = waking
-        fence, last = fenced
+    def _finish_run(self, run_id: str, ending: RunEnding, counted: list[Action]) -> RunRecord | None:
+        status, result, owner, last, fence = ending.status, ending.result, ending.owner, ending.last, ending.fence
+        wake, wake_record, timers = ending.wake, ending.wake_record, ending.timers
         now, req = self.now(), new_request()
         outside = result is not None and len(result.encode()) > inline_result_limit(self.settings)
-        actions = self.end_actions(run_id, status, req, result=result, outside=outside, error=error,
-                                   continued_to=continued_to, swept=swept)
+        actions = self.end_actions(run_id, ending, req, outside=outside)
         cond = LIVE_COND & free(now, owner)
         if last is not None:  # the op's outcome goes with the end: only while ``owner`` holds the run (see the port)
             actions.append(Set(LAST_OUTCOME, last_outcome_value(last)))
@@ -255,7 +246,8 @@ class RunWrites(WritesBase):
         """End a live run as ``continued`` and create its successor with its timers, in one transaction."""
         check_item_size({"args": successor.args})
         head, req = successor.chain_head, new_request()
-        actions = self.end_actions(run_id, "continued", req, continued_to=successor.run_id, anchor=head == run_id)
+        ended = RunEnding(RunStatus.CONTINUED, continued_to=successor.run_id)
+        actions = self.end_actions(run_id, ended, req, anchor=head == run_id)
         with flush(run_id) as counts:
             ops: list[Op] = [Update("runs", (run_id,), (*actions, *count_actions(counts.tally)), LIVE_COND),
                    Put("runs", self.run_item(successor), A("run_id").missing())]

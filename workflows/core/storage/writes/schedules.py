@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from ....errors import ScheduleAlreadyExists, ScheduleNotFound
-from ...model.records import ScheduleRecord, chain_key
+from ...model.records import Advance, ScheduleRecord, chain_key
 from ...model.states import ScheduleState
 from ..plans import (
     A,
@@ -156,43 +156,41 @@ class ScheduleWrites(WritesBase):
             cond = cond & (A("next_fire_at") == expected_next) & (A("state") == ScheduleState.ACTIVE)
         return cond
 
-    def _advance(self, expected_next: float | None, next_fire: float | None, next_due: float | None,
-                 keep_due: bool) -> list[Action]:
-        return [] if expected_next is None else self._next_actions(next_fire, next_due, keep_due=keep_due)
+    def _advance(self, advance: Advance | None, keep_due: bool) -> list[Action]:
+        return [] if advance is None else self._next_actions(advance.next_fire, advance.next_due, keep_due=keep_due)
 
     def claim_fire(self, schedule_id: str, fire: float, run_id: str, *, lease_until: float,
-                   expected_next: float | None = None, next_fire: float | None = None,
-                   next_due: float | None = None, when_idle: bool = False) -> ScheduleRecord | None:
-        """Claim ``fire`` to start its run (one beat wins); ``expected_next``: the ``next_fire_at`` read
-        (None: a manual fire); ``when_idle``: only if no run is running. None if the condition failed."""
+                   advance: Advance | None = None, when_idle: bool = False) -> ScheduleRecord | None:
+        """Claim ``fire`` to start its run (one beat wins); ``advance``: how a fire of the timetable moves
+        the schedule on, conditioned on the ``next_fire_at`` read (None: a manual fire); ``when_idle``:
+        only if no run is running. None if the condition failed."""
+        expected_next = None if advance is None else advance.expected_next
         cond = self._fire_condition(expected_next)
         if when_idle:
             cond = cond & A("running").missing()
         actions = [Set("pending", fire), Set("due_at", lease_until), Add("running", frozenset({fire})), Add("fired", 1),
-                   Set("last_run_id", run_id), *self._advance(expected_next, next_fire, next_due, True)]
+                   Set("last_run_id", run_id), *self._advance(advance, True)]
         if expected_next is not None:
             actions.append(Set("last_fire_at", fire))
         return self._apply("claim fire", schedule_id, actions, cond)
 
-    def skip_fire(self, schedule_id: str, *, expected_next: float, next_fire: float | None,
-                  next_due: float | None, when_running: bool = True) -> ScheduleRecord | None:
+    def skip_fire(self, schedule_id: str, advance: Advance, *, when_running: bool = True) -> ScheduleRecord | None:
         """Skip a scheduled fire (counted) and move to the next one, while a run is running."""
-        cond = self._fire_condition(expected_next)
+        cond = self._fire_condition(advance.expected_next)
         if when_running:
             cond = cond & A("running").exists()
-        return self._apply("skip fire", schedule_id,
-                           [Add("skipped", 1), *self._advance(expected_next, next_fire, next_due, False)], cond)
+        return self._apply("skip fire", schedule_id, [Add("skipped", 1), *self._advance(advance, False)], cond)
 
-    def buffer_fire(self, schedule_id: str, fire: float, *, expected_next: float | None = None,
-                    next_fire: float | None = None, next_due: float | None = None,
+    def buffer_fire(self, schedule_id: str, fire: float, *, advance: Advance | None = None,
                     replace: bool | None = None, only_first: bool = False) -> ScheduleRecord | None:
         """Keep ``fire`` to start when the running run ends (only while one runs); ``replace``: the
         buffer becomes just this fire (True: one was buffered, counted as skipped); ``only_first``:
         only if nothing is buffered yet."""
+        expected_next = None if advance is None else advance.expected_next
         cond = self._fire_condition(expected_next) & A("running").exists()
         if only_first or replace is False:
             cond = cond & A("buffered").missing()
-        actions = self._advance(expected_next, next_fire, next_due, False)
+        actions = self._advance(advance, False)
         actions.append(Add("buffered", frozenset({fire})) if replace is None else Set("buffered", frozenset({fire})))
         if replace:
             cond = cond & A("buffered").exists()

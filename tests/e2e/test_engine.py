@@ -98,7 +98,7 @@ def test_idempotency_under_ten_concurrent_starts(cluster) -> None:
 
     def go(_: int) -> str:
         barrier.wait()
-        return flows.sequence.start(3, idempotency_key=key).run_id
+        return flows.sequence.options(idempotency_key=key).start(3).run_id
 
     with ThreadPoolExecutor(10) as pool:
         ids = set(pool.map(go, range(10)))

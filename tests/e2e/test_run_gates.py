@@ -33,13 +33,13 @@ def test_debounced_starts_collapse_into_one_run_with_the_last_arguments(cluster)
     began = time.time()
     handles = []
     for i in range(3):
-        handles.append(flows.debounced_digest.start(tag, [str(n) for n in range(i + 1)], debounce="2s",
-                                                    debounce_key=tag))
+        handles.append(flows.debounced_digest.options(debounce="2s", debounce_key=tag)
+                       .start(tag, [str(n) for n in range(i + 1)]))
         time.sleep(0.5)  # the time is the test: starts 0.5 s apart, inside the 2 s window
     assert len({h.run_id for h in handles}) == 1
     assert handles[0].result(timeout=60) == ["0", "1", "2"]
     rows = spans(tag)
     assert [(what, label) for what, _, label in rows] == [("S", "0,1,2")]
     assert rows[0][1] - began >= 3.0  # the last start (1 s) + the window (2 s)
-    after = flows.debounced_digest.start(tag, ["next"], debounce="1s", debounce_key=tag)
+    after = flows.debounced_digest.options(debounce="1s", debounce_key=tag).start(tag, ["next"])
     assert after.run_id != handles[0].run_id and after.result(timeout=60) == ["next"]

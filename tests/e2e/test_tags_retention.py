@@ -26,7 +26,7 @@ pytestmark = pytest.mark.e2e
 
 def test_tags_set_inside_a_workflow_are_found_by_list_runs_and_the_cli(cluster, capsys) -> None:  # type: ignore[no-untyped-def]
     customer = f"c-{uuid.uuid4().hex[:8]}"
-    runs = [flows.tagged_order.start(f"o-{i}", tags={"customer": customer}) for i in range(3)]
+    runs = [flows.tagged_order.options(tags={"customer": customer}).start(f"o-{i}") for i in range(3)]
     assert [run.result(timeout=60) for run in runs] == [5, 5, 5]
     newest_first = [run.run_id for run in reversed(runs)]
     assert [r.run_id for r in list_runs(tag=f"customer={customer}")] == newest_first
@@ -55,7 +55,7 @@ def _items(settings: Settings, table: str, key: str, value: str) -> list[dict[st
 
 def test_beat_stamps_every_item_of_an_ended_run_with_its_ttl(cluster, settings, store) -> None:  # type: ignore[no-untyped-def]
     key = f"k-{uuid.uuid4().hex[:8]}"
-    run = flows.tagged_order.start("o-ttl", idempotency_key=key, tags={"batch": key})
+    run = flows.tagged_order.options(idempotency_key=key, tags={"batch": key}).start("o-ttl")
     assert run.result(timeout=60) == 5
     ended = store.get_run(run.run_id)
     expected = math.ceil(ended.ended_at + settings.retention)

@@ -77,9 +77,9 @@ def test_a_cancel_of_the_first_run_id_cancels_the_chain(workflow_env: WorkflowEn
 
 
 def test_the_idempotency_key_reaches_a_long_chain(workflow_env: WorkflowEnv) -> None:
-    first = workflow_env.start(flows.lineage_daily, 60, idempotency_key="K")
+    first = workflow_env.apply_async(flows.lineage_daily, [60], idempotency_key="K")
     workflow_env.advance("45d")
-    again = workflow_env.start(flows.lineage_daily, 60, idempotency_key="K")
+    again = workflow_env.apply_async(flows.lineage_daily, [60], idempotency_key="K")
     assert again.run_id == first.run_id
     assert again.status() == RunStatus.CONTINUED  # the chain's first run, kept while the chain lives
     assert get_run(again.run_id) == again
@@ -87,7 +87,7 @@ def test_the_idempotency_key_reaches_a_long_chain(workflow_env: WorkflowEnv) -> 
 
 
 def test_the_chain_anchor_expires_with_the_chain(workflow_env: WorkflowEnv) -> None:
-    run = workflow_env.start(flows.lineage_daily, 3, idempotency_key="K")
+    run = workflow_env.apply_async(flows.lineage_daily, [3], idempotency_key="K")
     assert run.result() == 3
     workflow_env.advance("1h")  # beat's sweep stamps the last run, which gives the anchor its TTL
     workflow_env.advance("1h")  # the next sweep stamps the anchor's items

@@ -36,7 +36,7 @@ def test_the_ttl_is_retention_after_the_end_rounded_up() -> None:
 
 
 def test_beat_stamps_a_run_a_lease_after_its_end(workflow_env: WorkflowEnv) -> None:
-    run = workflow_env.start(flows.tag_order, "o-r", tags={"customer": "c-r"})
+    run = workflow_env.apply_async(flows.tag_order, ["o-r"], tags={"customer": "c-r"})
     run.result()
     engine, store = workflow_env.engine, workflow_env.store
     assert retain_ended_runs(engine) == 0  # not before a lease has passed

@@ -33,7 +33,7 @@ def count_requests(env: WorkflowEnv, name: str, apply_twice: bool = False) -> li
 
 def test_set_tags_is_written_once_and_replays_write_nothing(workflow_env: WorkflowEnv) -> None:
     writes = count_requests(workflow_env, "set tags")
-    run = workflow_env.start(flows.tag_order, "o-1", tags={"customer": "c-1"})
+    run = workflow_env.apply_async(flows.tag_order, ["o-1"], tags={"customer": "c-1"})
     assert ids(tag="customer=c-1") == [run.run_id]
     assert run.result() == {"stage": "paid", "order": "o-1"}
     assert len(writes) == 2  # the resumes after the step and the sleep replayed the first set_tags
@@ -51,7 +51,7 @@ def test_a_set_tags_whose_response_was_lost_is_recorded_once(workflow_env: Workf
 
 
 def test_a_continued_run_s_successor_starts_with_its_tags(workflow_env: WorkflowEnv) -> None:
-    run = workflow_env.start(flows.tag_rounds, 0, tags={"team": "a"})
+    run = workflow_env.apply_async(flows.tag_rounds, [0], tags={"team": "a"})
     assert run.result() == 2
     chain = run.chain()
     assert [h.record().tags for h in chain] == [{"team": "a", "round": str(n)} for n in range(3)]
@@ -72,7 +72,7 @@ def test_a_continued_run_s_successor_starts_with_its_tags(workflow_env: Workflow
 ])
 def test_bad_tags_at_start_store_nothing(workflow_env: WorkflowEnv, tags: Any, message: str) -> None:
     with pytest.raises(InvalidTags, match=message):
-        workflow_env.start(flows.tag_order, "o-3", tags=tags)
+        workflow_env.apply_async(flows.tag_order, ["o-3"], tags=tags)
     assert workflow_env.store.runs.items == {}
 
 

@@ -39,7 +39,7 @@ def test_the_runs_page_filters_by_tag_and_a_run_shows_its_tags(workflow_env: Wor
 
     monkeypatch.setenv("WORKFLOWS_DASHBOARD_TOKEN", TOKEN)
     app = create_app(TOKEN)
-    tagged = workflow_env.start(flows.tag_order, "o-web", tags={"customer": "c-web"})
+    tagged = workflow_env.apply_async(flows.tag_order, ["o-web"], tags={"customer": "c-web"})
     other = workflow_env.start(flows.tag_order, "o-other")
     tagged.result(), other.result()
     status, body = get(app, "/runs", "tag=order%3Do-web")  # tag_order ends with order=... and no customer

@@ -259,7 +259,7 @@ def test_default_body_limit_follows_settings(monkeypatch: pytest.MonkeyPatch) ->
     from workflows.settings import Settings
 
     monkeypatch.setattr("workflows.settings.get_settings", lambda: Settings(max_payload_bytes=5000))
-    assert http.create_app(resume=FakeResume()).body_limit() == 5000 + http.BODY_MARGIN
+    assert http.create_app(complete=FakeResume()).body_limit() == 5000 + http.BODY_MARGIN
 
 
 def test_lifespan() -> None:

@@ -144,8 +144,10 @@ class RunHandle:
         return get_engine().store.get_run(self.run_id)
 
     def status(self) -> RunStatus:
-        """The run's status."""
-        return RunStatus(self.record().status)
+        """The run's status, or, for a run that continued as new, the status of its chain's current
+        run (``record().status`` is this run's own: ``continued``). One read of the run; one more
+        for a run that continued (the chain's anchor names its latest run, ``core.storage.chains``)."""
+        return RunStatus(last_of_chain(get_engine().store, self.run_id).status)
 
     def result(self, timeout: float | None = None, poll: float = 0.1) -> Any:
         """Wait for the run (following continue-as-new) to end; return its result.
@@ -246,7 +248,8 @@ class RunHandle:
 
     def chain(self) -> list[RunHandle]:
         """Every run of this run's continue-as-new chain that is still stored, first to last
-        (runs between the first and the current one expire retention after their own end)."""
+        (runs between the first and the current one expire retention after their own end). Each
+        handle's ``status()`` is the chain's; ``record().status`` is that run's own."""
         store = get_engine().store
         run = store.get_run(self.run_id)
         while run.continued_from and (before := store.find_run(run.continued_from)) is not None:
@@ -291,7 +294,9 @@ def outcome(run: RunRecord) -> Any:
 
 
 def get_run(run_id: str) -> RunHandle:
-    """Return a handle of an existing run.
+    """Return a handle of an existing run. For the first run of a continue-as-new chain (the id
+    ``start`` returned), its ``status()``, ``result()``, ``cancel()`` and ``signal()`` reach the
+    chain's current run; ``record()``, ``history()``, ``events()`` and ``steps()`` are this run's own.
 
     Raises:
         RunNotFound: no run has this id.

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.testing import lineage_flows as flows
@@ -45,7 +47,8 @@ def test_a_signal_sent_to_the_first_run_of_a_chain_reaches_its_current_run(workf
     run = workflow_env.start(flows.lineage_signal_chain)
     workflow_env.signal(run, "item", "first")
     workflow_env.advance("1h")  # the first run took it and continued
-    assert run.status() == RunStatus.CONTINUED
+    assert run.record().status == RunStatus.CONTINUED  # its own status; status() is the chain's
+    assert run.status() == RunStatus.SUSPENDED
     workflow_env.signal(run, "item", "second")
     assert run.result() == ["first", "second"]
 
@@ -81,9 +84,31 @@ def test_the_idempotency_key_reaches_a_long_chain(workflow_env: WorkflowEnv) -> 
     workflow_env.advance("45d")
     again = workflow_env.apply_async(flows.lineage_daily, [60], idempotency_key="K")
     assert again.run_id == first.run_id
-    assert again.status() == RunStatus.CONTINUED  # the chain's first run, kept while the chain lives
+    assert again.record().status == RunStatus.CONTINUED  # the chain's first run, kept while the chain lives
     assert get_run(again.run_id) == again
     assert again.result() == 60
+
+
+def test_status_and_get_run_of_a_chains_first_run_reach_its_current_run(workflow_env: WorkflowEnv) -> None:
+    """What docs/retention.md promises: the id ``start`` returned says the chain's status, not
+    ``continued``, in two reads of run items (the anchor, the chain's latest run it names)."""
+    run = workflow_env.start(flows.lineage_daily, 40)
+    workflow_env.advance("35d")  # 35 continuations; the runs of the first days expired
+    assert run.record().status == RunStatus.CONTINUED  # the first run's own item: the chain's anchor
+    reads: list[str] = []
+
+    def count(name: str, apply: Any) -> Any:
+        reads.append(name)
+        return apply()
+
+    workflow_env.store.interceptor = count
+    assert run.status() == RunStatus.SUSPENDED
+    workflow_env.store.interceptor = None
+    assert len(reads) == 2, reads
+    assert get_run(run.run_id).status() == RunStatus.SUSPENDED
+    assert run.result() == 40
+    assert run.status() == get_run(run.run_id).status() == RunStatus.COMPLETED
+    assert [c.record().status for c in run.chain()][-2:] == [RunStatus.CONTINUED, RunStatus.COMPLETED]
 
 
 def test_the_chain_anchor_expires_with_the_chain(workflow_env: WorkflowEnv) -> None:

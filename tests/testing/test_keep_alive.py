@@ -256,6 +256,24 @@ def test_an_operator_stamps_ended_runs_with_their_ttl(env: WorkflowEnv, capsys: 
     assert "stamped 0 ended run(s)" in capsys.readouterr().out
 
 
+def test_the_operators_sweep_stamps_runs_ended_at_least_a_lease_ago_as_its_help_says(
+        env: WorkflowEnv, capsys: pytest.CaptureFixture[str]) -> None:
+    """The help, docs/cli.md and docs/retention.md say one thing: ended at least a lease ago."""
+    from workflows.cli.commands import main
+
+    with pytest.raises(SystemExit):
+        main(["retention", "sweep", "--help"])
+    assert "ended at least a lease (WORKFLOWS_LEASE_SECONDS) ago" in " ".join(capsys.readouterr().out.split())
+    run = env.start(tag_flows.tag_order, "o-3")
+    env.run_until_complete(run)
+    env.clock.advance(SETTINGS.lease_seconds - 1)  # no beat tick
+    assert main(["retention", "sweep"]) == 0
+    assert "stamped 0 ended run(s)" in capsys.readouterr().out
+    env.clock.advance(2)
+    assert main(["retention", "sweep"]) == 0
+    assert "stamped 1 ended run(s)" in capsys.readouterr().out
+
+
 def test_the_operators_keep_alive_says_when_it_could_not_renew(env: WorkflowEnv, monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """A pass that cannot list the live runs (here: throttled; on AWS also a missing permission) logs it

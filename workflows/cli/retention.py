@@ -80,5 +80,5 @@ def add_retention_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]
         "(a whole keep-alive pass now, e.g. after beat was down for days; beat also does this); exit 1 if "
         "a run could not be renewed", retention)
     add("sweep", cmd_retention_sweep,
-        "stamp the items of runs ended at least the retention delay ago with their TTL, and mark their "
-        "payload objects ended (beat also does this); exit 1 if a run could not be stamped", retention)
+        "stamp the items of runs ended at least a lease (WORKFLOWS_LEASE_SECONDS) ago with their TTL, and "
+        "mark their payload objects ended (beat also does this); exit 1 if a run could not be stamped", retention)

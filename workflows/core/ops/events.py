@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from ...errors import InvalidEventKey, StreamFull
 from ..model.records import EventRecord, OpKind, event_seq
 from ..model.states import EventStatus
+from ..replay.commands import Publish
+from ..replay.commit import apply
 from ..storage.payloads import reference_of
 
 if TYPE_CHECKING:
@@ -82,7 +84,7 @@ def set_event(ctx: WorkflowContext, key: str, value: Any) -> None:
                          at=ctx.now(), name=key, data=text)
     latest = EventRecord(run_id=ctx.run.run_id, seq=event_value_seq(key), kind=OpKind.EVENT.value, status=LATEST,
                          at=record.at, name=key, data=text)
-    _recorded(ctx, record, ctx.store.set_event(record, latest))
+    _recorded(ctx, record, apply(ctx.store, Publish(record, latest)))
 
 
 def write_stream(ctx: WorkflowContext, value: Any) -> int:
@@ -103,7 +105,7 @@ def write_stream(ctx: WorkflowContext, value: Any) -> int:
                                  status="appended", at=ctx.now(), data=text)
             entry = EventRecord(run_id=ctx.run.run_id, seq=stream_seq(offset), kind=OpKind.STREAM.value,
                                 status="appended", at=record.at, data=text)
-            event = _recorded(ctx, record, ctx.store.write_stream(record, entry))
+            event = _recorded(ctx, record, apply(ctx.store, Publish(record, entry)))
     if event.status == EventStatus.REFUSED:
         raise StreamFull(event.error or "the run's stream is full")
     ctx.streamed = (offset + 1, used + payload_size(event.data))

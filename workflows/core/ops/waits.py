@@ -19,7 +19,8 @@ from ..model.records import EventRecord, HookRecord, OpKind, RunStatus, TimerKin
 from ..model.states import EventStatus, HookStatus
 from ..model.tokens import derive_token, hash_token, new_nonce
 from ..replay.children import ChildLink, ChildStart, check_child_options
-from ..replay.commands import Wait
+from ..replay.commands import CreateHook, Wait
+from ..replay.commit import apply
 from ..replay.context import WorkflowContext
 from ..replay.updates import before_signal
 from ..storage.chains import chain_anchor, current_run
@@ -106,7 +107,7 @@ def hook(ctx: WorkflowContext, name: str, timeout: Duration | None, schema: Any)
                             status=HookStatus.PENDING, created_at=ctx.now(), expires_at=expires,
                             schema=schema_ref(schema))
         timer = ctx.timer(pos, TimerKind.HOOK_TIMEOUT, expires, {"hash": token_hash}) if expires else None
-        created = ctx.store.create_hook(record, timer, ctx.run.run_id, pos, data)
+        created = apply(ctx.store, CreateHook(record, timer, data))
         if created is None:
             raise ctx.stopped("it ended before its hook was created")
         event = created

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Union
 from ...errors import ConfigurationError, InvalidInput, PayloadUnavailable, SuspensionSwallowed, describe
 from ..model.control import ContinueAsNew, ReplayStopped, StaleHistory, Suspend
 from ..model.failures import capture
-from ..model.records import Branch, EventRecord, RunStatus, StepMessage, TimerRecord
+from ..model.records import Branch, EventRecord, HookRecord, RunStatus, SignalRecord, StepMessage, TimerRecord
 
 if TYPE_CHECKING:
     from .context import WorkflowContext
@@ -157,6 +157,55 @@ class RecordOutcome:
 
 
 Command = Union[Dispatch, Wait, InFlight, Complete, Fail, Continue, Defer, Halt, Reload, Raise]
+
+
+# -- writes a durable call needs answered before the function goes on ---------------------
+@dataclass(frozen=True)
+class Publish:
+    """``set_event`` / ``write_stream``: the op's ``record`` and, in the same write, the item kept
+    ``beside`` it (the key's latest value, or the stream's entry)."""
+
+    record: EventRecord
+    beside: EventRecord
+
+
+@dataclass(frozen=True)
+class CreateHook:
+    """A hook, its expiry timer and its op's ``created`` record (holding ``data``), in one write."""
+
+    hook: HookRecord
+    timer: TimerRecord | None
+    data: str
+
+
+@dataclass(frozen=True)
+class AnswerUpdate:
+    """An update handled at the frontier: its op ``record`` and its ``answer``, the ``request``
+    removed, while resume ``owner`` holds the run."""
+
+    record: EventRecord
+    answer: EventRecord
+    request: SignalRecord
+    owner: str | None
+
+
+@dataclass(frozen=True)
+class RefuseUpdate:
+    """An update refused: its ``answer`` stored and its ``request`` removed."""
+
+    answer: EventRecord
+    request: SignalRecord
+
+
+@dataclass(frozen=True)
+class DropRequests:
+    """Requests of the chain anchored at ``anchor`` already answered (retries): removed."""
+
+    anchor: str
+    keys: list[str]
+
+
+Immediate = Union[Publish, CreateHook, AnswerUpdate, RefuseUpdate, DropRequests]
 
 
 def decide(ctx: WorkflowContext, value: Any, raised: BaseException | None) -> Command:

@@ -10,28 +10,33 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ... import codec
 from ...errors import describe
 from ..admission.deferral import defer
 from ..model.records import RunStatus, StepMessage, Suspension
 from ..model.registry import get_workflow
-from ..model.states import EventStatus
+from ..model.states import EventStatus, OpKind
 from ..storage.chains import chain_anchor
 from ..storage.tags import current_tags
 from .children import close_timer, to_close
 from .commands import (
+    AnswerUpdate,
     Command,
     Complete,
     Continue,
+    CreateHook,
     Defer,
     Dispatch,
     Fail,
     Halt,
+    Immediate,
     InFlight,
+    Publish,
     Raise,
     RecordOutcome,
+    RefuseUpdate,
     Reload,
     RunEnd,
     Wait,
@@ -106,6 +111,25 @@ def write_outcome(engine: Engine, command: RecordOutcome, store: Store | None = 
     if written:
         engine.cache.remember(event)
     return written
+
+
+def apply(store: Store, command: Immediate) -> Any:
+    """Write what a durable call needs answered before the workflow function goes on, through the
+    replay's guarded ``store``: whether it applied (a :class:`CreateHook`: the op's record, or None
+    when the run ended)."""
+    if isinstance(command, Publish):
+        if command.record.kind == OpKind.EVENT:
+            return store.set_event(command.record, command.beside)
+        return store.write_stream(command.record, command.beside)
+    if isinstance(command, CreateHook):
+        hook = command.hook
+        return store.create_hook(hook, command.timer, hook.run_id, hook.pos, command.data)
+    if isinstance(command, AnswerUpdate):
+        return store.answer_update(command.record, command.answer, command.request, owner=command.owner)
+    if isinstance(command, RefuseUpdate):
+        return store.refuse_update(command.answer, command.request)
+    store.delete_signals(command.anchor, command.keys)
+    return True
 
 
 def _carries(ctx: WorkflowContext, command: Command) -> bool:

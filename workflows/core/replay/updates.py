@@ -37,6 +37,8 @@ from ..model.names import check_name
 from ..model.records import EventRecord, OpKind, SignalRecord, event_seq
 from ..model.states import EventStatus
 from ..storage.chains import MAX_HOPS, chain_anchor
+from .commands import AnswerUpdate, DropRequests, RefuseUpdate
+from .commit import apply
 
 if TYPE_CHECKING:
     from ..storage.ports import Store
@@ -226,7 +228,7 @@ def _handle_requests(ctx: WorkflowContext) -> None:
         info, payload = unembed(request.payload or "{}", "payload")
         update_id, name = str(info["id"]), str(info["name"])
         if update_id in ctx.updates.handled or answered_before(ctx.store, ctx.run.continued_from, update_id):
-            ctx.store.delete_signals(anchor, [request.signal_key])  # a retry of an answered update
+            apply(ctx.store, DropRequests(anchor, [request.signal_key]))  # a retry of an answered update
             continue
         handler = ctx.updates.handlers.get(name)
         value = ctx.decode(payload)
@@ -238,7 +240,7 @@ def _handle_requests(ctx: WorkflowContext) -> None:
                 refusal = str(exc) or type(exc).__name__
         if refusal is not None or handler is None:
             answer = _answer(ctx, update_id, EventStatus.REFUSED, error=refusal)
-            ctx.store.refuse_update(answer, request)  # False: answered already, or the run ended
+            apply(ctx.store, RefuseUpdate(answer, request))  # False: answered already, or the run ended
             continue
         _record(ctx, Received(update_id, name, payload, value, request), handler)
 
@@ -266,7 +268,7 @@ def _record(ctx: WorkflowContext, received: Received, handler: Handler) -> None:
     record = EventRecord(run_id=ctx.run.run_id, seq=event_seq(pos), kind=OpKind.UPDATE.value, status=answer.status,
                          at=answer.at, name=name, data=embed({"id": update_id}, received.payload or "null"),
                          error=answer.error)
-    if not ctx.store.answer_update(record, answer, received.request, owner=ctx.resume_id):
+    if not apply(ctx.store, AnswerUpdate(record, answer, received.request, ctx.resume_id)):
         raise ctx.halt(StaleHistory(pos))  # another resume took the position (or the run ended): re-read
     ctx.history.add(record)
     ctx.engine.cache.remember(record)

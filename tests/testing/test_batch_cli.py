@@ -49,3 +49,26 @@ def test_bad_batch_input_is_refused_with_one_line(env: WorkflowEnv, capsys: pyte
     assert "--data is not valid JSON" in capsys.readouterr().err
     assert main(["batch", "show", "missing"]) == 1
     assert "BatchNotFound" in capsys.readouterr().err
+
+
+def test_follow_with_json_prints_a_json_line_per_chunk_then_the_batch(
+        env: WorkflowEnv, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--follow --json`` prints what ``--follow`` prints, as JSON lines: the batch after each chunk,
+    then the batch as it ended (the last line, as ``batch show --json`` prints it)."""
+    import time
+    import types
+
+    from workflows.batches import driver
+
+    runs = [env.start(flows.batch_waiter, i) for i in range(3)]
+    env.driver.settle()
+    # the driver waits out the batch's throttle in real time: here, in the env's virtual time
+    monkeypatch.setattr(driver, "time", types.SimpleNamespace(sleep=env.clock.advance, monotonic=time.monotonic))
+    capsys.readouterr()
+    assert main(["batch", "cancel", "--workflow", "batch_waiter", "--follow", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(b["state"], b["selected"], b["done"]) for b in lines] == [
+        ("running", 2, 2), ("completed", 3, 3), ("completed", 3, 3)]  # 2 runs a chunk (rate 2, sweep 1 s)
+    assert len({b["batch_id"] for b in lines}) == 1 and lines[-1] == get_batch(lines[0]["batch_id"]).to_dict()
+    env.run_until_idle()
+    assert {r.status() for r in runs} == {"cancelled"}

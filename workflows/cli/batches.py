@@ -43,11 +43,12 @@ def print_batch(batch: BatchRecord, as_json: bool = False) -> None:
 
 
 def _drive(batch_id: str, as_json: bool) -> int:
+    """Drive the batch here: a progress line per chunk (``as_json``: the batch after it, one JSON
+    line), then the batch as it ended (``as_json``: its JSON, the last line)."""
     from ..batches import drive_batch
 
     def report(batch: BatchRecord) -> None:
-        if not as_json:
-            print(_line(batch), flush=True)
+        print(json.dumps(batch.to_dict(), default=str) if as_json else _line(batch), flush=True)
 
     print_batch(drive_batch(batch_id, on_chunk=report), as_json)
     return 0
@@ -135,10 +136,11 @@ def add_batch_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) ->
         p.add_argument("--rate", type=float, help="runs per second (default WORKFLOWS_BATCH_RATE)")
         p.add_argument("--follow", action="store_true",
                        help="drive the batch here until it ends, printing its progress (beat drives it otherwise)")
-        p.add_argument("--json", action="store_true")
+        p.add_argument("--json", action="store_true",
+                       help="the batch as JSON (with --follow: one JSON line per chunk, then the batch)")
     p = add("run", cmd_batch_run, "drive a batch here until it ends, printing its progress", cmds)
     p.add_argument("batch_id")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON line per chunk, then the batch as JSON")
     for name, fn, text in (("show", cmd_batch_show, "a batch's operation, filter, state and progress"),
                            ("stop", cmd_batch_stop, "stop a batch (no further chunk starts)")):
         p = add(name, fn, text, cmds)

@@ -168,8 +168,8 @@ class RunHandle:
             poll = min(poll * 1.5, 1.0)
 
     def get_event(self, key: str, timeout: float | str | None = None, poll: float = 0.1) -> Any:
-        """The latest value this run set for event ``key``, waiting until it is set (see
-        :func:`workflows.get_event`)."""
+        """The latest value this run set for event ``key``, waiting until it is set (``timeout``
+        None, the default: without limit; 0: look once; see :func:`workflows.get_event`)."""
         from .events import get_event
 
         return get_event(self.run_id, key, timeout, poll)

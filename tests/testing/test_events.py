@@ -97,6 +97,35 @@ def test_get_event_waits_in_virtual_time_and_times_out(env: WorkflowEnv) -> None
     assert env.get_event(run, "answer") == run.get_event("answer") == "now"
 
 
+def test_get_event_waits_without_limit_by_default_and_the_cli_looks_once(env: WorkflowEnv,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The two documented defaults: ``get_event(run_id, key)`` (timeout None) waits until the key is
+    set; ``workflows runs get-event RUN KEY`` without ``--timeout`` looks once and says so."""
+    import threading
+
+    from workflows.cli import commands as cli
+
+    run = env.start(flows.waiting)
+    env.driver.settle()
+    capsys.readouterr()
+    assert cli.main(["runs", "get-event", run.run_id, "answer"]) == 1
+    assert f"EventTimeout: run {run.run_id} has not set event 'answer' yet (looked once" in capsys.readouterr().err
+    assert cli.main(["runs", "get-event", run.run_id, "answer", "--timeout", "0.05"]) == 1
+    assert "did not set event 'answer' within 0.05s" in capsys.readouterr().err
+    got: list[str] = []
+    waiter = threading.Thread(target=lambda: got.append(get_event(run.run_id, "answer", poll=0.01)), daemon=True)
+    waiter.start()
+    waiter.join(0.5)
+    assert waiter.is_alive() and not got  # still waiting, as no timeout was given
+    env.signal(run, "go", "now")
+    env.driver.settle()
+    waiter.join(10)
+    assert got == ["now"]
+    with pytest.raises(SystemExit):
+        cli.main(["runs", "get-event", "--help"])
+    assert "default 0: look once" in " ".join(capsys.readouterr().out.split())
+
+
 def test_a_run_that_ended_without_the_key_raises_a_clear_error(env: WorkflowEnv) -> None:
     run = env.start(flows.none)
     with pytest.raises(EventNotSet, match="without setting event 'missing'"):

@@ -24,6 +24,8 @@ def print_event_values(run_id: str) -> None:
 
 
 def cmd_runs_get_event(args: argparse.Namespace) -> int:
+    from ..durations import to_seconds
+    from ..errors import EventTimeout
     from ..events import event_values, get_event
 
     if args.key is None:
@@ -32,7 +34,14 @@ def cmd_runs_get_event(args: argparse.Namespace) -> int:
         else:
             print_event_values(args.run_id)
         return 0
-    print(_json(get_event(args.run_id, args.key, timeout=args.timeout)))
+    try:
+        value = get_event(args.run_id, args.key, timeout=args.timeout)
+    except EventTimeout:
+        if to_seconds(args.timeout, what="--timeout") > 0:
+            raise
+        raise EventTimeout(f"run {args.run_id} has not set event {args.key!r} yet (looked once; "
+                           "--timeout 30s waits for it)") from None
+    print(_json(value))
     return 0
 
 
@@ -58,10 +67,14 @@ def add_event_commands(runs: Any, add: Callable[..., argparse.ArgumentParser]) -
     from .commands import _int_in
 
     p = add("get-event", cmd_runs_get_event,
-            "print a run's event values (set_event); with KEY, that key's value as JSON, waiting up to --timeout", runs)
+            "print a run's event values (set_event); with KEY, that key's value as JSON: it looks once, or "
+            "waits up to --timeout (unlike the Python get_event, whose default timeout=None waits without limit)",
+            runs)
     p.add_argument("run_id")
     p.add_argument("key", nargs="?")
-    p.add_argument("--timeout", default="0", help="how long to wait for KEY to be set (e.g. 30s; default: look once)")
+    p.add_argument("--timeout", default="0",
+                   help="how long to wait for KEY to be set (e.g. 30s); default 0: look once, and exit 1 with "
+                        "EventTimeout if it is not set yet")
     p.add_argument("--json", action="store_true", help="without KEY: every value as one JSON object")
     p = add("stream", cmd_runs_stream, "print a run's progress stream (write_stream) from an offset", runs)
     p.add_argument("run_id")

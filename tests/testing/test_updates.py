@@ -115,6 +115,36 @@ def test_a_run_that_ended_answers_with_a_typed_error(env: WorkflowEnv) -> None:
         update_run(run.run_id, "note", 1, timeout=0)
 
 
+def test_an_update_sent_again_after_the_run_ended_returns_its_stored_answer(env: WorkflowEnv) -> None:
+    """docs/updates.md: a retry with an answered id is read from the run's history even after the run
+    ended (a refusal or failure raised again), until the run's items expire; a new id: UpdateRunEnded."""
+    from workflows.errors import RunNotFound
+
+    run = env.start(flows.cart, 1)
+    assert run.update("add", "apple", update_id="a-1") == 1
+    with pytest.raises(UpdateRefused):
+        run.update("add", "pear", update_id="a-2")  # the cart is full
+    with pytest.raises(UpdateFailed):
+        run.update("broken", update_id="a-3")
+    env.signal(run, "checkout")
+    assert run.result() == {"items": ["apple"], "total": 5}
+    history = env.store.read_history(run.run_id)
+    env.advance("10d")
+    assert run.update("add", "apple", update_id="a-1") == 1
+    assert update_run(run.run_id, "add", "apple", update_id="a-1", timeout=0) == 1
+    with pytest.raises(UpdateRefused, match=r"the cart is full \(1 items\)"):
+        update_run(run.run_id, "add", "pear", update_id="a-2")
+    with pytest.raises(UpdateFailed, match="the handler broke"):
+        update_run(run.run_id, "broken", update_id="a-3")
+    with pytest.raises(UpdateRunEnded, match="has ended"):
+        update_run(run.run_id, "add", "plum", update_id="a-4")
+    assert env.store.read_history(run.run_id) == history  # nothing handled or stored again
+    assert env.store.signals(run.run_id, REQUEST_NAME) == []
+    env.advance("31d")  # past the retention (30 days): the run's item expired
+    with pytest.raises(RunNotFound):
+        update_run(run.run_id, "add", "apple", update_id="a-1")
+
+
 def test_a_run_cancelled_before_it_answers_raises_run_ended(env: WorkflowEnv) -> None:
     run = env.start(flows.late_handler)
     with pytest.raises(UpdateTimeout):

@@ -21,6 +21,8 @@ from ...errors import FanOutFailed, InvalidArguments, StepFailed
 from ..model.failures import parse
 from ..model.records import Branch, BranchRecord, EventRecord, OpKind, event_seq
 from ..model.states import EventStatus
+from ..replay.commands import TallyBranch
+from ..replay.commit import apply
 
 if TYPE_CHECKING:
     from ...decorators import StepCall
@@ -127,7 +129,7 @@ class FanOutResult:
 
 def settled(engine: Engine, run_id: str, branch: Branch, name: str, failed: bool) -> EventRecord | None:
     """Tally a recorded branch (idempotently); the fan-out's outcome if this tally decides it."""
-    succeeded_set, failed_set = engine.store.tally_branch(branch.join, branch.index, failed)
+    succeeded_set, failed_set = apply(engine.store, TallyBranch(branch.join, branch.index, failed))
     return Criteria.of_branch(branch).outcome(run_id, branch.pos, name, succeeded_set, failed_set, engine.now())
 
 
@@ -146,7 +148,7 @@ def recovered(ctx: WorkflowContext, join: str, pos: int, name: str, criteria: Cr
     failed: set[int] = set()
     for record in results:
         if record.index not in succeeded | failed:  # the first tally returns the sets: tally only the missing
-            succeeded, failed = ctx.store.tally_branch(join, record.index, record.error is not None)
+            succeeded, failed = apply(ctx.store, TallyBranch(join, record.index, record.error is not None))
     outcome = criteria.outcome(ctx.run.run_id, pos, name, succeeded, failed, ctx.now())
     if outcome is None:
         return None

@@ -11,8 +11,8 @@ from ..model.failures import step_failure
 from ..model.priority import step_priority
 from ..model.records import Branch, EventRecord, OpKind, StepMessage, event_seq
 from ..model.states import EventStatus, RunStatus
-from ..replay.commands import Dispatch, InFlight, RecordOutcome
-from ..replay.commit import write_outcome
+from ..replay.commands import Dispatch, InFlight, JoinBranch, RecordOutcome, SettleJoin, WakeAt
+from ..replay.commit import apply, write_outcome
 from ..replay.context import WorkflowContext
 from .completion import Criteria, recovered, result_of, settled
 
@@ -67,7 +67,7 @@ def _recover(ctx: WorkflowContext, pos: int, name: str, calls: tuple[StepCall, .
     if criteria is not None:
         results = ctx.store.branch_results(join_id(ctx.run.run_id, pos), len(calls))
         return recovered(ctx, join_id(ctx.run.run_id, pos), pos, name, criteria, results), {r.index for r in results}
-    results, complete = ctx.store.settle_join(join_id(ctx.run.run_id, pos), len(calls))
+    results, complete = apply(ctx.store, SettleJoin(join_id(ctx.run.run_id, pos), len(calls)))
     failed = next((r for r in results if r.error is not None), None) if fail_fast else None
     if failed is not None:
         step = calls[failed.index].step.name if failed.index < len(calls) else "?"
@@ -110,7 +110,7 @@ def settle_branch(engine: Engine, run_id: str, step: str, branch: Branch, error:
     if branch.race:  # a step candidate of first_of: wake the run, whose replay decides the race (core.ops.first)
         # Only while the race is open: a run that moved on (the race decided) is left alone, since a
         # wake leases it and no resume would follow (the reconciler would recover it, counted).
-        woken = engine.store.wake_run(run_id, at=pos)
+        woken = apply(engine.store, WakeAt(run_id, pos))
         if woken is not None and woken.status == RunStatus.SUSPENDED and woken.cursor == pos:
             engine.resume(run_id, run=woken)
         return
@@ -122,7 +122,7 @@ def settle_branch(engine: Engine, run_id: str, step: str, branch: Branch, error:
         data, text = _failure(branch.index, step, error)
         outcome = EventRecord(run_id, event_seq(pos), OpKind.PARALLEL.value, EventStatus.FAILED, engine.now(),
                               name=name, data=data, error=text)
-    elif engine.store.join_branch(branch.join, branch.index, branch.total):
+    elif apply(engine.store, JoinBranch(branch.join, branch.index, branch.total)):
         outcome = EventRecord(run_id, event_seq(pos), OpKind.PARALLEL.value, EventStatus.COMPLETED, engine.now(),
                               name=name)
     else:

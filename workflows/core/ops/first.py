@@ -35,7 +35,8 @@ from ..model.names import check_name
 from ..model.priority import step_priority
 from ..model.records import Branch, OpKind, StepMessage, TimerKind
 from ..model.states import CandidateKind, EventStatus, HookStatus, RunStatus
-from ..replay.commands import Wait
+from ..replay.commands import ExpireHook, Wait
+from ..replay.commit import apply
 from ..replay.updates import before_signal
 from ..storage.chains import chain_anchor
 from .fanout import join_id
@@ -226,7 +227,7 @@ def _hook(ctx: WorkflowContext, handle: HookHandle) -> tuple[str, str | None] | 
     if hook is None:
         return None
     if hook.status == HookStatus.PENDING and hook.expires_at is not None and ctx.now() >= hook.expires_at \
-            and ctx.store.expire_hook(handle.token_hash):
+            and apply(ctx.store, ExpireHook(handle.token_hash)):
         hook.status = HookStatus.EXPIRED
     if hook.status == HookStatus.RESUMED:
         return EventStatus.RESUMED, hook.payload

@@ -22,8 +22,8 @@ from ..model.priority import step_priority
 from ..model.records import Branch, OpKind, RunRecord, StepMessage, TimerKind
 from ..model.registry import StepDef, check_arguments, get_step
 from ..model.states import EventStatus
-from ..replay.commands import Dispatch, InFlight, Wait
-from ..replay.commit import write_outcome
+from ..replay.commands import Dispatch, InFlight, MarkInFlight, Wait
+from ..replay.commit import apply, write_outcome
 from ..replay.context import step_value
 from ..replay.observer import StepAttempt
 from .completion import decided
@@ -131,8 +131,7 @@ def run_in_place(ctx: WorkflowContext, step: StepDef, message: StepMessage, wait
 def _mark_in_flight(ctx: WorkflowContext, pos: int, waiting: dict[str, Any], recovering: bool = False) -> None:
     """Mark op ``pos`` in flight (``Store.advance_run``, which releases a claim); ``recovering``:
     also when this resume's claim put the cursor at ``pos``."""
-    if not ctx.store.advance_run(ctx.run.run_id, pos, waiting, recovering=recovering,
-                                 owner=ctx.resume_id):
+    if not apply(ctx.store, MarkInFlight(ctx.run.run_id, pos, waiting, ctx.resume_id, recovering)):
         raise ctx.halt(StaleHistory(pos))  # moved on, ended or cancelled: re-read the run
     ctx.advanced(pos, waiting)
 

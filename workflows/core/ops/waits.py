@@ -19,7 +19,7 @@ from ..model.records import EventRecord, HookRecord, OpKind, RunStatus, TimerKin
 from ..model.states import EventStatus, HookStatus
 from ..model.tokens import derive_token, hash_token, new_nonce
 from ..replay.children import ChildLink, ChildStart, check_child_options
-from ..replay.commands import CreateHook, Wait
+from ..replay.commands import CreateHook, ExpireHook, Wait
 from ..replay.commit import apply
 from ..replay.context import WorkflowContext
 from ..replay.updates import before_signal
@@ -76,7 +76,7 @@ class HookHandle:
         if event is None:
             hook = ctx.store.get_hook(self.token_hash)
             if hook is not None and hook.status == HookStatus.PENDING and hook.expires_at is not None \
-                    and ctx.now() >= hook.expires_at and ctx.store.expire_hook(self.token_hash):
+                    and ctx.now() >= hook.expires_at and apply(ctx.store, ExpireHook(self.token_hash)):
                 hook.status = HookStatus.EXPIRED
             if hook is None or hook.status == HookStatus.PENDING:
                 raise _suspend(ctx, pos, OpKind.HOOK_WAIT, self.name, None, None, hook=self.token_hash)

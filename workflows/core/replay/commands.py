@@ -205,7 +205,61 @@ class DropRequests:
     keys: list[str]
 
 
-Immediate = Union[Publish, CreateHook, AnswerUpdate, RefuseUpdate, DropRequests]
+@dataclass(frozen=True)
+class ExpireHook:
+    """A pending hook past its expiry marked expired (the write that decides it timed out)."""
+
+    token_hash: str
+
+
+@dataclass(frozen=True)
+class MarkInFlight:
+    """Op ``pos`` of run ``run_id`` marked in flight for a message (``Store.advance_run``), while resume
+    ``owner`` may move it (``recovering``: also where its own claim put the cursor)."""
+
+    run_id: str
+    pos: int
+    waiting: dict[str, Any]
+    owner: str | None
+    recovering: bool = False
+
+
+@dataclass(frozen=True)
+class SettleJoin:
+    """A fan-out's join read whole and closed to new counts: its results and whether all are in."""
+
+    join: str
+    total: int
+
+
+@dataclass(frozen=True)
+class JoinBranch:
+    """A branch of ``total`` counted in its join: whether this count completed it."""
+
+    join: str
+    index: int
+    total: int
+
+
+@dataclass(frozen=True)
+class TallyBranch:
+    """A branch of a fan-out with completion criteria tallied (idempotently) as succeeded or failed."""
+
+    join: str
+    index: int
+    failed: bool
+
+
+@dataclass(frozen=True)
+class WakeAt:
+    """Run ``run_id`` woken only while its cursor is still op ``pos`` (a race's step candidate)."""
+
+    run_id: str
+    pos: int
+
+
+Immediate = Union[Publish, CreateHook, AnswerUpdate, RefuseUpdate, DropRequests, ExpireHook, MarkInFlight,
+                  SettleJoin, JoinBranch, TallyBranch, WakeAt]
 
 
 def decide(ctx: WorkflowContext, value: Any, raised: BaseException | None) -> Command:

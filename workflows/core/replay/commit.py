@@ -29,17 +29,24 @@ from .commands import (
     CreateHook,
     Defer,
     Dispatch,
+    DropRequests,
+    ExpireHook,
     Fail,
     Halt,
     Immediate,
     InFlight,
+    JoinBranch,
+    MarkInFlight,
     Publish,
     Raise,
     RecordOutcome,
     RefuseUpdate,
     Reload,
     RunEnd,
+    SettleJoin,
+    TallyBranch,
     Wait,
+    WakeAt,
 )
 from .creation import record_timers
 from .marks import marked, marks
@@ -128,8 +135,27 @@ def apply(store: Store, command: Immediate) -> Any:
         return store.answer_update(command.record, command.answer, command.request, owner=command.owner)
     if isinstance(command, RefuseUpdate):
         return store.refuse_update(command.answer, command.request)
-    store.delete_signals(command.anchor, command.keys)
-    return True
+    if isinstance(command, DropRequests):
+        store.delete_signals(command.anchor, command.keys)
+        return True
+    return _apply_flow(store, command)
+
+
+def _apply_flow(store: Store, command: Immediate) -> Any:
+    """The commands of hooks' expiry, in-flight marks and fan-out joins (see :func:`apply`)."""
+    if isinstance(command, ExpireHook):
+        return store.expire_hook(command.token_hash)
+    if isinstance(command, MarkInFlight):
+        return store.advance_run(command.run_id, command.pos, command.waiting, recovering=command.recovering,
+                                 owner=command.owner)
+    if isinstance(command, SettleJoin):
+        return store.settle_join(command.join, command.total)
+    if isinstance(command, JoinBranch):
+        return store.join_branch(command.join, command.index, command.total)
+    if isinstance(command, TallyBranch):
+        return store.tally_branch(command.join, command.index, command.failed)
+    assert isinstance(command, WakeAt)
+    return store.wake_run(command.run_id, at=command.pos)
 
 
 def _carries(ctx: WorkflowContext, command: Command) -> bool:

@@ -13,7 +13,7 @@ from persistence import DynamoStore
 from persistence.provision import create_tables
 from persistence.reindex import ListingKeys
 from workflows.cli.commands import main
-from workflows.core.model.records import RunEnding
+from workflows.core.model.records import RunEnding, TimeRange
 from workflows.core.storage.tags import index_sort_key
 from workflows.deploy.indexes import ensure_indexes, index_plan, upgrade_indexes
 from workflows.deploy.resources import table_specs
@@ -70,10 +70,10 @@ def test_init_aws_rekeys_the_listing_indexes_of_an_old_runs_table(settings: Sett
     assert ensure_indexes(own) == []  # a second run changes nothing
 
     store = DynamoStore(own)
-    window = {"since": created - 1, "until": created + 10}
+    window = {"created": TimeRange(created - 1, created + 10)}
     assert [r.run_id for r in store.list_runs(workflow="old")] == ["old-1", "old-0"]
     assert [r.run_id for r in store.list_run_summaries(status="failed", **window)] == ["old-2"]
-    assert store.count_runs("completed", **window) == (1, False)
+    assert store.count_runs("completed", since=created - 1, until=created + 10) == (1, False)
     assert [r.run_id for r in store.list_runs(tag=("env", "prod"))] == ["old-0"]
     assert ListingKeys(own).reindex_tags() == 0  # moved once
     assert store.finish_run("old-0", RunEnding("cancelled")) is not None  # a status write keys the run as it goes

@@ -14,6 +14,7 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteEr
 from pynamodb.transactions import TransactWrite
 
 from workflows.core.model.records import LIVE
+from workflows.core.storage.aws_actions import PLAN_OPS, aws_actions
 from workflows.core.storage.retention import retain_until
 from workflows.core.storage.rules import (  # noqa: F401 - the store's modules import these from here
     SCHEDULE_SHARDS,
@@ -92,6 +93,7 @@ class StoreBase(WritesBase):
             self._connection = Connection(region=self.settings.region, host=self.settings.dynamodb_endpoint)
         return self._connection
 
+    @aws_actions(elsewhere=PLAN_OPS)
     def transaction(self, token: str | None = None) -> TransactWrite:
         """Return a write transaction on this store's connection (``token``: its client request token)."""
         return TransactWrite(connection=self.connection, client_request_token=token)

@@ -9,6 +9,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.deploy.payloads import ENDED_TAGGING, LIFECYCLE_RULE_ID, lifecycle_rule
 from workflows.errors import StorageError, Throttled
 from workflows.settings import Settings
@@ -42,6 +43,7 @@ class S3Blobs:
         self.settings = settings
         self.bucket = settings.bucket
 
+    @aws_actions("s3:PutObject@payloads")
     def put_blob(self, key: str, data: bytes) -> None:
         """PutObject ``data`` under ``key``."""
         try:
@@ -50,6 +52,7 @@ class S3Blobs:
         except (ClientError, BotoCoreError) as exc:
             raise _error("put", key, exc) from exc
 
+    @aws_actions("s3:GetObject@payloads")
     def get_blob(self, key: str) -> bytes | None:
         """GetObject ``key``; None if there is no such object."""
         try:
@@ -75,6 +78,7 @@ class S3Blobs:
                           MetadataDirective="REPLACE", ContentType="application/json",
                           Metadata={"workflows-ended": "true"})  # a copy onto itself must change metadata
 
+    @aws_actions("s3:GetObject@payloads", "s3:PutObject@payloads", "s3:PutObjectTagging@payloads")
     def _copy(self, source: str, target: str, action: str, **options: Any) -> bool:
         try:
             s3_client(self.settings).copy_object(Bucket=self.bucket, Key=target,
@@ -87,6 +91,7 @@ class S3Blobs:
         except BotoCoreError as exc:
             raise _error(action, source, exc) from exc
 
+    @aws_actions("s3:ListBucket@bucket")
     def list_blobs(self, prefix: str) -> list[tuple[str, float]]:
         """ListObjectsV2 under ``prefix`` (one request per 1,000 objects): keys and last writes."""
         found: list[tuple[str, float]] = []
@@ -98,6 +103,7 @@ class S3Blobs:
             raise _error("list", prefix, exc) from exc
         return found
 
+    @aws_actions("s3:DeleteObject@payloads")
     def delete_blob(self, key: str) -> None:
         """DeleteObject ``key``."""
         try:
@@ -106,6 +112,8 @@ class S3Blobs:
             raise _error("delete", key, exc) from exc
 
 
+@aws_actions("s3:ListBucket@bucket", "s3:CreateBucket@bucket", "s3:GetLifecycleConfiguration@bucket",
+             "s3:PutLifecycleConfiguration@bucket")
 def ensure_bucket(settings: Settings) -> tuple[str, str]:
     """Create the payload bucket if missing and set its lifecycle rule; return
     ``(name, "created" | "updated" | "exists")``. Idempotent."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.model.records import HookRecord
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.core.storage.writes.items import hook_record
 
 from .base import StoreBase, plain
@@ -13,6 +14,7 @@ from .base import StoreBase, plain
 class HookStore(StoreBase):
     """Hook items; the raw token is never stored here, only its hash."""
 
+    @aws_actions("dynamodb:GetItem@hooks")
     def get_hook(self, token_hash: str) -> HookRecord | None:
         """Return the hook with this token hash, or None."""
         try:
@@ -21,6 +23,7 @@ class HookStore(StoreBase):
         except DoesNotExist:
             return None
 
+    @aws_actions("dynamodb:Query@hooks/index", "dynamodb:BatchGetItem@hooks")
     def hooks_for_run(self, run_id: str) -> list[HookRecord]:
         """Return a run's hooks in op order (index Query, paged)."""
         with self.errors("list hooks"):

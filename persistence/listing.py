@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.core.storage.listing import Position, merged_page, shard_key
 
 from .base import StoreBase
@@ -13,6 +14,7 @@ from .base import StoreBase
 class ListingStore(StoreBase):
     """Queries of ``by_status`` (``<status>#<k>``) and ``by_workflow`` (``<workflow>#<k>``), merged newest first."""
 
+    @aws_actions("dynamodb:Query@runs/index")
     def _index_page(self, status: str | None, workflow: str | None, limit: int, cursor: str | None,
                     since: float | None, until: float | None) -> tuple[list[Any], str | None]:
         """One page of a listing index's items, newest first across its shards, and the cursor of the next.
@@ -42,6 +44,7 @@ class ListingStore(StoreBase):
         return merged_page("status" if by_status else "workflow", self.shards, limit, cursor, query,
                            lambda item: (item.created_at, item.run_id))
 
+    @aws_actions("dynamodb:Query@runs/index")
     def count_runs(self, status: str, *, since: float | None = None, until: float | None = None,
                    cap: int = 10_000) -> tuple[int, bool]:
         """How many runs have ``status`` (created within the bounds), counting at most ``cap``:

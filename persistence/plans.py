@@ -13,6 +13,7 @@ from pynamodb.attributes import TTLAttribute
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
 from workflows.core.storage import plans as p
+from workflows.core.storage.aws_actions import PLAN_OPS, aws_actions
 
 from .base import AddedOrder, StoreBase, is_condition_failure, plain
 
@@ -29,6 +30,7 @@ class PlanStore(StoreBase):
         """The model class of a logical table name."""
         return getattr(self.m, MODELS[table])
 
+    @aws_actions("dynamodb:GetItem@{table}")
     def read_item(self, table: str, key: p.Key, name: str | None = None,
                   attrs: tuple[str, ...] | None = None) -> p.Item | None:
         """One consistent GetItem: the item at ``key`` as plain values (only ``attrs``, if given), or None."""
@@ -39,6 +41,7 @@ class PlanStore(StoreBase):
         except DoesNotExist:
             return None
 
+    @aws_actions("dynamodb:Query@{table}")
     def query_items(self, name: str, table: str, hash_value: Any, low: Any = None, high: Any = None) -> list[p.Item]:
         """A consistent Query of one partition (sort key from ``low`` to ``high``, each if given), paged to the end."""
         model = self.model_of(table)
@@ -48,6 +51,7 @@ class PlanStore(StoreBase):
         with self.errors(name):
             return [plain(item) for item in model.query(hash_value, cond, consistent_read=True)]
 
+    @aws_actions("dynamodb:Query@{table}")
     def newest_items(self, name: str, table: str, hash_value: Any, limit: int, below: Any = None) -> list[p.Item]:
         """One consistent Query of one partition, newest sort key first: up to ``limit`` items
         (sort key below ``below``, if given)."""
@@ -57,6 +61,7 @@ class PlanStore(StoreBase):
                 hash_value, None if below is None else sort < below, consistent_read=True,
                 scan_index_forward=False, limit=limit)]
 
+    @aws_actions("dynamodb:BatchGetItem@{table}")
     def batch_items(self, name: str, table: str, keys: list[p.Key]) -> dict[p.Key, p.Item]:
         """Consistent BatchGetItem requests: the items that exist among ``keys``, by key."""
         model = self.model_of(table)
@@ -65,6 +70,7 @@ class PlanStore(StoreBase):
         names = [getattr(model, n).attr_name for n in (model._hash_keyname, model._range_keyname) if n]
         return {tuple(item[n] for n in names): item for item in items}
 
+    @aws_actions(elsewhere=PLAN_OPS)
     def commit(self, plan: p.Plan) -> p.Committed:
         """Send ``plan`` as one request; a refusal is ``applied=False`` with the cancellation
         reasons in plan order, unless ``plan.own`` shows an earlier send of it applied."""
@@ -79,6 +85,7 @@ class PlanStore(StoreBase):
             return p.Committed(True, [None] * len(plan.ops))
         return committed
 
+    @aws_actions(elsewhere=PLAN_OPS)
     def _single(self, plan: p.Plan) -> p.Committed:
         """One PutItem, UpdateItem or DeleteItem."""
         op = plan.ops[0]
@@ -101,6 +108,7 @@ class PlanStore(StoreBase):
             raise
         return p.Committed(True, [None])
 
+    @aws_actions(elsewhere=PLAN_OPS)
     def _build(self, plan: p.Plan, tx: AddedOrder) -> None:
         """Add the plan's ops to a transaction, in order."""
         for op in plan.ops:

@@ -8,6 +8,7 @@ from typing import Iterable
 import boto3
 from botocore.config import Config
 
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.settings import SQS_MAX_MESSAGE_BYTES, SQS_RETRIES, Settings
 
 from .models import build_models
@@ -23,6 +24,7 @@ def sqs_client(settings: Settings):  # type: ignore[no-untyped-def]
                         config=Config(retries=dict(SQS_RETRIES)))
 
 
+@aws_actions("dynamodb:DescribeTable@tables", "dynamodb:CreateTable@tables")
 def create_tables(settings: Settings) -> list[tuple[str, bool]]:
     """Create every missing table (on-demand billing); return (name, created) pairs."""
     report = []
@@ -40,6 +42,7 @@ def dynamodb_client(settings: Settings):  # type: ignore[no-untyped-def]
     return boto3.client("dynamodb", region_name=settings.region, endpoint_url=settings.dynamodb_endpoint)
 
 
+@aws_actions("dynamodb:DescribeTimeToLive@tables", "dynamodb:UpdateTimeToLive@tables")
 def ensure_ttl(settings: Settings) -> list[tuple[str, bool]]:
     """Enable TTL on the TTL attribute of every table where it is off; return (name, enabled now).
 
@@ -62,6 +65,7 @@ def ensure_ttl(settings: Settings) -> list[tuple[str, bool]]:
     return report
 
 
+@aws_actions("sqs:ListQueues@*", "sqs:CreateQueue@queues", "sqs:CreateQueue@dlq")
 def create_queues(settings: Settings, extra: Iterable[str] = ()) -> list[tuple[str, bool]]:
     """Create the resume, step, custom step and dead-letter queues; return (name, created)."""
     client = sqs_client(settings)

@@ -14,6 +14,7 @@ import functools
 
 from pynamodb.exceptions import DoesNotExist
 
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.core.storage.listing import listing_key
 from workflows.core.storage.tags import TAG_SHARDS
 
@@ -26,6 +27,7 @@ class ListingKeys(StoreBase):
     """The backfill of the listing index keys (``workflows init-aws`` runs it after it made the
     listing indexes; ``workflows runs reindex`` runs it by hand)."""
 
+    @aws_actions("dynamodb:Scan@runs")
     def reindex_runs(self) -> int:
         """Give every run without its listing keys both keys; return how many runs were updated."""
         Run = self.m.Run
@@ -34,6 +36,7 @@ class ListingKeys(StoreBase):
             run_ids = [item.run_id for item in Run.scan(missing, attributes_to_get=["run_id"])]
         return sum(self._reindex(run_id) for run_id in run_ids)
 
+    @aws_actions("dynamodb:GetItem@runs", "dynamodb:UpdateItem@runs")
     def _reindex(self, run_id: str) -> bool:
         Run = self.m.Run
         for _ in range(ATTEMPTS):
@@ -53,6 +56,7 @@ class ListingKeys(StoreBase):
                 return True
         return False
 
+    @aws_actions("dynamodb:Scan@tags", "dynamodb:PutItem@tags", "dynamodb:DeleteItem@tags")
     def reindex_tags(self) -> int:
         """Move every tag index item written before tags were sharded (partition ``key=value``)
         to its shard's partition: a put of the same item under ``key=value#<k>``, then a delete of

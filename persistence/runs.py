@@ -16,6 +16,7 @@ from workflows.core.model.records import (
     RunSummary,
     TimeRange,
 )
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.core.storage.writes.items import run_record
 from workflows.errors import RunNotFound, SerializationError
 
@@ -47,6 +48,7 @@ def _decode_cursor(cursor: str | None, keys: frozenset[str] | None = None) -> di
 class RunStore(ListingStore):
     """Run items: the only mutable per-run state, always written conditionally."""
 
+    @aws_actions("dynamodb:GetItem@idempotency")
     def run_for_key(self, key: str) -> str | None:
         """Return the run id an idempotency key maps to, if any."""
         try:
@@ -55,6 +57,7 @@ class RunStore(ListingStore):
         except DoesNotExist:
             return None
 
+    @aws_actions("dynamodb:GetItem@runs")
     def get_run(self, run_id: str) -> RunRecord:
         """Return a run (consistent read).
 
@@ -68,6 +71,7 @@ class RunStore(ListingStore):
             raise RunNotFound(run_id) from None
         return self._with_results([item])[0]
 
+    @aws_actions("dynamodb:BatchGetItem@history")
     def _with_results(self, items: list[Any]) -> list[RunRecord]:
         """The runs of ``items``, with the results kept in the history read back (one BatchGet)."""
         records = [run_record(plain(item)) for item in items]
@@ -105,6 +109,7 @@ class RunStore(ListingStore):
                                       item.parent_run_id, item.schedule_id) for item in items],
                     next_cursor=cursor_out)
 
+    @aws_actions("dynamodb:BatchGetItem@runs")
     def get_runs(self, run_ids: list[str]) -> list[RunRecord]:
         """Return runs by id, in the order given (BatchGet)."""
         if not run_ids:
@@ -113,6 +118,7 @@ class RunStore(ListingStore):
             found = {record.run_id: record for record in self._with_results(list(self.m.Run.batch_get(run_ids)))}
         return [found[r] for r in run_ids if r in found]
 
+    @aws_actions("dynamodb:Query@runs/index")
     def stale_runs(self, limit: int = 100) -> list[str]:
         """Return runs whose lease has expired, a fair share from every shard of the lease index."""
         now, Run = self.now(), self.m.Run

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pynamodb.exceptions import DoesNotExist
 
 from workflows.core.model.records import Page, ScheduleRecord
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.core.storage.writes.schedules import LISTING, schedule_record
 from workflows.errors import ScheduleNotFound
 
@@ -21,6 +22,7 @@ class ScheduleStore(StoreBase):
     """Schedule items and the due index beat reads (Query per shard, never a Scan)."""
 
     # -- definitions ----------------------------------------------------------------------
+    @aws_actions("dynamodb:GetItem@schedules")
     def get_schedule(self, schedule_id: str) -> ScheduleRecord:
         """Return a schedule (consistent read).
 
@@ -40,6 +42,7 @@ class ScheduleStore(StoreBase):
         except ScheduleNotFound:
             return None
 
+    @aws_actions("dynamodb:BatchGetItem@schedules")
     def get_schedules(self, schedule_ids: list[str]) -> list[ScheduleRecord]:
         """Return the schedules that exist among ``schedule_ids``, in that order (consistent BatchGet)."""
         if not schedule_ids:
@@ -49,6 +52,7 @@ class ScheduleStore(StoreBase):
             found = {i.schedule_id: schedule_record(plain(i)) for i in items}
         return [found[s] for s in dict.fromkeys(schedule_ids) if s in found]
 
+    @aws_actions("dynamodb:Query@schedules/index")
     def list_schedules(self, *, workflow: str | None = None, state: str | None = None, limit: int = 50,
                        cursor: str | None = None) -> Page[ScheduleRecord]:
         """Return one page of schedules sorted by id (Query of the listing index)."""
@@ -66,6 +70,7 @@ class ScheduleStore(StoreBase):
         return Page(self.get_schedules(ids), _encode_cursor(last) if last else None)
 
     # -- the due index ----------------------------------------------------------------------
+    @aws_actions("dynamodb:Query@schedules/index")
     def due_schedules(self, now: float | None = None, limit: int = 500,
                       page_size: int | None = None) -> list[ScheduleRecord]:
         """Return schedules due at ``now``: a fair share of each shard (paged Queries), then a BatchGet."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workflows.core.model.records import Page, RunRecord
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.core.storage.listing import Position, merged_page, shard_key
 from workflows.core.storage.tags import TAG_SHARDS, index_bound, index_sort_key, tag_text
 
@@ -14,6 +15,7 @@ from .base import StoreBase
 class TagStore(StoreBase):
     """The ``tags`` table: what ``list_runs(tag=...)`` Queries (never a Scan)."""
 
+    @aws_actions("dynamodb:Query@tags")
     def list_tagged(self, tag: tuple[str, str], *, workflow: str | None = None, limit: int = 50,
                     cursor: str | None = None, since: float | None = None,
                     until: float | None = None) -> Page[RunRecord]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from workflows.core.model.records import TimerRecord
+from workflows.core.storage.aws_actions import aws_actions
 
 from .base import StoreBase
 
@@ -10,6 +11,7 @@ from .base import StoreBase
 class TimerStore(StoreBase):
     """Timers: sleeps, hook and signal timeouts, retry backoffs, run deadlines."""
 
+    @aws_actions("dynamodb:Query@timers/index")
     def due_timers(self, limit: int = 500, page_size: int | None = None) -> list[TimerRecord]:
         """Return timers due now, a fair share from every shard (paged Queries, never a Scan)."""
         now, Timer = self.now(), self.m.Timer

@@ -20,6 +20,7 @@ from celery.worker.consumer import Consumer
 
 from persistence.provision import DLQ, sqs_client
 
+from ..core.storage.aws_actions import aws_actions
 from ..settings import get_settings
 
 log = logging.getLogger("workflows.deadletter")
@@ -27,10 +28,12 @@ log = logging.getLogger("workflows.deadletter")
 MAX_BODY = 200_000
 
 
+@aws_actions("sqs:GetQueueUrl@dlq")
 def _queue_url(client: Any) -> str:
     return str(client.get_queue_url(QueueName=get_settings().queue_prefix + DLQ)["QueueUrl"])
 
 
+@aws_actions("sqs:SendMessage@dlq")
 def dead_letter(reason: str, body: Any, **detail: Any) -> None:
     """Put a poison message on the dead-letter queue (best effort: a failure is logged)."""
     if isinstance(body, bytes):
@@ -74,6 +77,7 @@ def describe_letter(body: str) -> dict[str, Any]:
             "body": body[:MAX_BODY]}
 
 
+@aws_actions("sqs:ReceiveMessage@dlq")
 def list_dead_letters(limit: int = 10) -> list[dict[str, Any]]:
     """Read up to ``limit`` dead letters; they stay queued (visible again a second later)."""
     client = sqs_client(get_settings())
@@ -90,6 +94,7 @@ def list_dead_letters(limit: int = 10) -> list[dict[str, Any]]:
     return list(found.values())[:limit]
 
 
+@aws_actions("sqs:PurgeQueue@dlq")
 def purge_dead_letters() -> None:
     """Delete every dead letter."""
     client = sqs_client(get_settings())

@@ -32,6 +32,7 @@ from kombu.asynchronous.aws.sqs.connection import AsyncSQSConnection
 from kombu.transport import SQS
 
 from ..core.model.priority import rank_of
+from ..core.storage.aws_actions import aws_actions
 from . import repeats
 
 log = logging.getLogger("workflows.sqs")
@@ -99,6 +100,7 @@ def _chunks(messages: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
         yield chunk
 
 
+@aws_actions("sqs:SendMessage@queues")
 def _send_chunk(client: Any, chunk: list[dict[str, Any]]) -> None:
     if len(chunk) == 1 or _size(chunk[0]) > BATCH_BYTES:
         for kwargs in chunk:
@@ -120,6 +122,7 @@ def _send_chunk(client: Any, chunk: list[dict[str, Any]]) -> None:
         client.send_message(**chunk[int(failed["Id"])])
 
 
+@aws_actions("sqs:SendMessage@queues")
 def _send_one(client: Any, kwargs: dict[str, Any]) -> None:
     """Send one message of a batch block: once, then (if it may have arrived) again marked."""
     try:
@@ -219,6 +222,8 @@ class Channel(SQS.Channel):
             return _Collector(client, sends)
         return _twins.get(id(client), client) if repeats.trying_once() else client
 
+    @aws_actions("sqs:SendMessage@queues", "sqs:GetQueueUrl@queues", "sqs:GetQueueAttributes@queues",
+                 "sqs:ListQueues@*")
     def _put(self, queue: Any, message: dict[str, Any], **kwargs: Any) -> None:
         if message.get("redelivered") or getattr(_collecting, "sends", None) is not None:
             super()._put(queue, message, **kwargs)  # a visibility change; or collected (send_batches)
@@ -246,6 +251,8 @@ class Channel(SQS.Channel):
             return 0
         return int(super()._on_messages_ready(queue, qname, messages))
 
+    @aws_actions("sqs:ReceiveMessage@queues", "sqs:DeleteMessage@queues", "sqs:ChangeMessageVisibility@queues",
+                 "sqs:GetQueueAttributes@queues", "sqs:GetQueueUrl@queues", "sqs:ListQueues@*")
     def _schedule_queue(self, queue: Any) -> None:
         if queue in self._active_queues:
             if not self.qos.can_consume():

@@ -15,6 +15,7 @@ from celery import Celery
 from ..core.model import registry
 from ..core.model.priority import queue_for
 from ..core.model.records import Branch, ResumeMessage, RunRecord, RunStatus, StepMessage
+from ..core.storage.aws_actions import aws_actions
 from ..core.storage.metering import count_sqs
 from ..errors import UnknownStep
 from ..observe import propagation
@@ -65,6 +66,8 @@ class CeleryTransport:
     def __init__(self, celery: Celery, keeper: VisibilityKeeper | None = None) -> None:
         self.celery, self.keeper = celery, keeper
 
+    @aws_actions("sqs:SendMessage@queues", "sqs:GetQueueUrl@queues", "sqs:GetQueueAttributes@queues",
+                 "sqs:ListQueues@*")
     def send_step(self, message: StepMessage) -> None:
         count_sqs()
         task = step_task(message.step)
@@ -91,6 +94,8 @@ class CeleryTransport:
             for message in messages:
                 self.send_step(message)
 
+    @aws_actions("sqs:SendMessage@queues", "sqs:GetQueueUrl@queues", "sqs:GetQueueAttributes@queues",
+                 "sqs:ListQueues@*")
     def send_resume(self, message: ResumeMessage) -> None:
         count_sqs()
         kwargs: dict[str, Any] = {"recovering": message.recovering}

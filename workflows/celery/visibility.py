@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from ..core.storage.aws_actions import aws_actions
+
 log = logging.getLogger("workflows.visibility")
 
 
@@ -83,6 +85,7 @@ class VisibilityKeeper:
         for _, url, rh in due:
             self._change(url, rh, self.timeout)
 
+    @aws_actions("sqs:ChangeMessageVisibility@queues")
     def _change(self, queue_url: str, receipt: str, seconds: int) -> None:
         try:
             self.client.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=receipt,

@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable
 
 from persistence.provision import dynamodb_client
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.errors import DeploymentError
 from workflows.settings import Settings
 
@@ -56,6 +57,7 @@ def index_plan(described: dict[str, Any], spec: TableSpec) -> list[tuple[str, In
     return plan
 
 
+@aws_actions("dynamodb:DescribeTable@tables", "dynamodb:UpdateTable@tables")
 def ensure_indexes(settings: Settings, *, sleep: Callable[[float], None] = time.sleep,
                    wait_seconds: float = INDEX_WAIT_SECONDS) -> list[tuple[str, str]]:
     """Create every missing index and replace every changed one; return ``(name, action)`` pairs.
@@ -88,6 +90,7 @@ def ensure_indexes(settings: Settings, *, sleep: Callable[[float], None] = time.
     return report
 
 
+@aws_actions("dynamodb:DescribeTable@tables")
 def _wait(client: Any, table: str, index: str, status: str | None, sleep: Callable[[float], None],
           wait_seconds: float) -> None:
     """Wait until ``index`` of ``table`` has ``status`` (None: until it is gone)."""

@@ -6,6 +6,7 @@ import json
 from typing import Any, Iterable
 
 from persistence.provision import sqs_client
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.settings import Settings
 
 from .resources import DLQ_RETENTION_SECONDS, MAX_MESSAGE_BYTES, MAX_RECEIVE_COUNT, QueueSpec
@@ -37,6 +38,9 @@ def _same(attribute: str, current: str | None, wanted: str) -> bool:
                 and int(have.get("maxReceiveCount", 0)) == want["maxReceiveCount"])
 
 
+@aws_actions("sqs:GetQueueUrl@queues", "sqs:CreateQueue@queues", "sqs:GetQueueAttributes@queues",
+             "sqs:SetQueueAttributes@queues", "sqs:GetQueueUrl@dlq", "sqs:CreateQueue@dlq",
+             "sqs:GetQueueAttributes@dlq", "sqs:SetQueueAttributes@dlq")
 def ensure_queues(settings: Settings, specs: Iterable[QueueSpec]) -> list[tuple[str, str]]:
     """Create the missing queues and fix the redrive of existing ones; return (name, action) pairs.
 

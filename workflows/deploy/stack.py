@@ -10,6 +10,7 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError, WaiterError
 from botocore.parsers import ResponseParserError
 
+from workflows.core.storage.aws_actions import aws_actions
 from workflows.errors import DeploymentError
 from workflows.settings import Settings
 
@@ -47,6 +48,7 @@ def _client(settings: Settings) -> Any:
     return boto3.client("cloudformation", region_name=settings.region, endpoint_url=settings.endpoint_url)
 
 
+@aws_actions("cloudformation:DescribeStackEvents@stack")
 def _failures(client: Any, stack_name: str) -> str:
     try:
         events = client.describe_stack_events(StackName=stack_name)["StackEvents"]
@@ -57,6 +59,7 @@ def _failures(client: Any, stack_name: str) -> str:
     return "; ".join(failed[:10]) or "no failed resource reported"
 
 
+@aws_actions("cloudformation:DescribeStacks@stack")
 def _exists(client: Any, stack_name: str) -> dict[str, Any] | None:
     try:
         stacks = client.describe_stacks(StackName=stack_name)["Stacks"]
@@ -68,6 +71,8 @@ def _exists(client: Any, stack_name: str) -> dict[str, Any] | None:
     return live[0] if live else None
 
 
+@aws_actions("cloudformation:CreateStack@stack", "cloudformation:UpdateStack@stack",
+             "cloudformation:DescribeStacks@stack")
 def deploy_stack(settings: Settings, stack_name: str, template_text: str,
                  parameters: Mapping[str, str] | None = None) -> StackResult:
     """Create the stack, or update it in place, and wait until it is done.

@@ -21,6 +21,7 @@ from typing import Any, Union
 
 from ...errors import StorageError
 from ...settings import DYNAMODB_ITEM_LIMIT
+from .aws_actions import aws_actions
 
 Item = dict[str, Any]
 Key = tuple[Any, ...]
@@ -305,6 +306,7 @@ def apply_actions(actions: tuple[Action, ...], item: Item) -> None:
 
 
 # -- ops and plans -----------------------------------------------------------------------------------------
+@aws_actions("dynamodb:PutItem@{table}")
 @dataclass(frozen=True)
 class Put:
     """PutItem: ``item`` replaces any item with its key if ``cond`` holds."""
@@ -314,6 +316,7 @@ class Put:
     cond: Cond | None = None
 
 
+@aws_actions("dynamodb:UpdateItem@{table}")
 @dataclass(frozen=True)
 class Update:
     """UpdateItem (creating the item if absent) if ``cond`` holds."""
@@ -324,6 +327,7 @@ class Update:
     cond: Cond | None = None
 
 
+@aws_actions("dynamodb:DeleteItem@{table}")
 @dataclass(frozen=True)
 class Delete:
     """DeleteItem if ``cond`` holds (deleting a missing item is fine)."""
@@ -333,6 +337,8 @@ class Delete:
     cond: Cond | None = None
 
 
+# A plan's ``own`` check is no request of the plan: the store reads that item (GetItem) after a refusal.
+@aws_actions("dynamodb:ConditionCheckItem@{table}")
 @dataclass(frozen=True)
 class Check:
     """ConditionCheck: a condition on an item, which a transaction checks without writing it."""

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ...settings import Settings
 from ..model.records import LIVE, OpKind, RunRecord, RunStatus
+from .aws_actions import PLAN_OPS, aws_actions
 from .payloads import run_prefix
 from .plans import Plan, Put, Set, Update, path
 
@@ -63,6 +64,7 @@ def write_expiry(now: float, settings: Settings) -> int | None:
     return -int(-(now + settings.retention + settings.retention_horizon) // 1)
 
 
+@aws_actions(elsewhere=PLAN_OPS)
 def expiring(plan: Plan, until: int | None) -> Plan:
     """``plan`` with ``retain_until = until`` on each put or update of an :data:`EXPIRING_TABLES` item
     that does not set its TTL itself (a later write pushes an item's TTL out, never in)."""

@@ -17,6 +17,7 @@ from ...model.join_layout import (
 )
 from ...model.records import LIVE, TERMINAL, HookRecord, RunStatus, TimerKind, op_timer_id
 from ...model.states import OpKind
+from ..aws_actions import aws_actions
 from ..plans import A, Item, Key, Remove, Set, Update, plan
 from ..retention import fan_out_positions
 from ..rules import shard_of
@@ -34,6 +35,7 @@ class RetentionWrites(WritesBase):
     if TYPE_CHECKING:
         def hooks_for_run(self, run_id: str) -> list[HookRecord]: ...
 
+    @aws_actions("dynamodb:UpdateItem@history", "dynamodb:UpdateItem@joins", "dynamodb:UpdateItem@signals")
     def retain_run(self, run_id: str) -> bool:
         """Stamp every item of an ended run with the run's TTL, then take it out of the index.
 
@@ -90,6 +92,7 @@ class RetentionWrites(WritesBase):
                 renewed = self._renew(head, anchor, kept_before, began, until)
         return self._renew(run_id, run, kept_before, began, until) or renewed
 
+    @aws_actions("dynamodb:UpdateItem@history", "dynamodb:UpdateItem@joins", "dynamodb:UpdateItem@signals")
     def _renew(self, run_id: str, run: Item, kept_before: float, began: float, until: int) -> bool:
         """Renew one run's items (see ``keep_run_alive``) unless it was kept alive since ``kept_before``."""
         if float(run.get("stamped_at") or run["created_at"]) >= kept_before:

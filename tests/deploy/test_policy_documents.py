@@ -3,7 +3,8 @@
 tests/deploy/test_iam_enforced.py runs every process under its policy on moto, with the
 DynamoDB and GetQueueUrl resource rules of :mod:`workflows.local.iam`. Stock moto checks
 DynamoDB actions against ``*`` and a transaction as ``TransactWriteItems``; these tests
-hold the documents to AWS's rules directly.
+hold the documents to AWS's rules directly. Which actions on which tables each role holds is
+test_policy_coverage.py's: exactly the item actions its code's requests and transactions need.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from workflows.settings import Settings
 TEMPLATE = build_template(Settings(table_prefix="tp-", queue_prefix="qp-"), ["payments"])
 TABLES = {lid for lid, r in TEMPLATE["Resources"].items() if r["Type"] == "AWS::DynamoDB::Table"}
 QUEUES = {lid for lid, r in TEMPLATE["Resources"].items() if r["Type"] == "AWS::SQS::Queue"}
-#: The item actions of a TransactWriteItems (IAM authorises each item by its own action).
-TRANSACTION_ACTIONS = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}
 
 
 def _statements(role: str) -> list[dict[str, Any]]:
@@ -50,13 +49,6 @@ def test_every_resource_is_one_of_the_stacks_tables_queues_or_bucket(role: str) 
         assert stem in TABLES | QUEUES | {"PayloadBucket"}, (role, key)
         if "/index/" in key:  # an index ARN is there only for a query or scan of it
             assert stem in TABLES and actions & {"dynamodb:Query", "dynamodb:Scan"}, (role, key)
-
-
-@pytest.mark.parametrize("role", [r.key for r in ROLES])
-def test_a_role_that_writes_a_table_has_every_item_action_of_a_transaction_there(role: str) -> None:
-    for key, actions in _grants(role).items():
-        if key in TABLES and actions & TRANSACTION_ACTIONS:
-            assert TRANSACTION_ACTIONS <= actions, (role, key, actions)
 
 
 def test_no_policy_names_an_action_iam_does_not_have() -> None:

@@ -4,6 +4,8 @@
 :func:`journey` run, resumes its hook by POSTing to the hook endpoint, and prints the
 run's id and result as one JSON line. ``python -m tests.e2e.iam_flows keep-alive RUN_ID``,
 under beat's keys, renews a live run's items as beat's keep-alive pass does.
+``python -m tests.e2e.iam_flows late-hook RUN_ID HOOK_URL`` POSTs to the hook a run published,
+once the run ended, and prints the endpoint's answer.
 """
 
 from __future__ import annotations
@@ -91,6 +93,14 @@ def run_journey(hook_url: str, size: int) -> dict[str, Any]:
     return {"run_id": run.run_id, "result": run.result(timeout=60)}
 
 
+def late_hook(run_id: str, hook_url: str) -> dict[str, Any]:
+    """Resume the hook ``run_id`` published after the run ended: the endpoint's HTTP status."""
+    from workflows.client import RunHandle
+
+    token = published_token(RunHandle(run_id), timeout=30)
+    return {"status": _post(f"{hook_url}/hooks/{token}", {"approved": True})}
+
+
 def keep_alive(run_id: str) -> dict[str, Any]:
     """What beat's keep-alive pass does to one live run, made due now: its history's TTLs after."""
     from workflows.core.storage.retention import write_expiry
@@ -108,5 +118,7 @@ if __name__ == "__main__":
     configure(Settings.from_env())
     if sys.argv[1] == "keep-alive":
         print(json.dumps(keep_alive(sys.argv[2])), flush=True)
+    elif sys.argv[1] == "late-hook":
+        print(json.dumps(late_hook(sys.argv[2], sys.argv[3])), flush=True)
     else:
         print(json.dumps(run_journey(sys.argv[2], int(sys.argv[3]))), flush=True)

@@ -31,7 +31,8 @@ import time
 from typing import TYPE_CHECKING
 
 from ...settings import Settings
-from ..model.records import LIVE, OpKind, RunRecord, RunStatus
+from ..model.records import RunRecord
+from ..model.states import LIVE, OpKind, RunStatus
 from .aws_actions import PLAN_OPS, aws_actions
 from .payloads import run_prefix
 from .plans import Plan, Put, Set, Update, path

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from typing import Self
 
 START_DEADLINE = 10.0
+#: Seconds a stop may take before the process goes on without it (see LocalAWS.stop).
+STOP_DEADLINE = 10.0
+log = logging.getLogger("workflows.local")
 INSTALL_HINT = "the local AWS emulator needs moto: pip install 'moto[server]'"
 
 
@@ -208,10 +211,16 @@ class LocalAWS:
             return False
 
     def stop(self) -> None:
-        """Stop the server; does nothing if it is not running."""
+        """Stop the server; does nothing if it is not running. A stop that has not finished after
+        ``STOP_DEADLINE`` seconds is left to finish on its own (its threads are daemons): a process
+        stopping on a signal exits rather than wait on it."""
         server, self._server = self._server, None
         if server is not None:
-            server.stop()
+            stopper = threading.Thread(target=server.stop, name="local-aws-stop", daemon=True)
+            stopper.start()
+            stopper.join(STOP_DEADLINE)
+            if stopper.is_alive():
+                log.warning("local AWS did not stop within %ss; leaving it to the process's exit", STOP_DEADLINE)
 
     def reset(self) -> None:
         """Delete every table, queue and message held by the server."""

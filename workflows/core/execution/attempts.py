@@ -36,7 +36,8 @@ from ..model.failures import capture
 from ..model.records import Branch, EventRecord, OpKind, StepMessage, TimerKind, TimerRecord, attempt_seq, event_seq
 from ..model.registry import StepDef
 from ..model.states import EventStatus
-from ..replay.commands import RecordOutcome
+from ..replay.commands import RecordAttempt, RecordOutcome, RenewLease, ScheduleRetry
+from ..replay.commit import apply
 from ..replay.observer import StepAttempt
 from ..storage.rules import check_item_size
 from .heartbeat import HEARTBEATS
@@ -126,7 +127,7 @@ def record_failed_attempt(store: Store, address: StepAddress, name: str, outcome
     """Record a failed attempt that will be retried, while its run is live; None if the record at its
     address holds this attempt or a later one, or the run has ended."""
     event = address.attempt_record(name, outcome, at)
-    return event if store.record_attempt(event, while_live=address.run_id) else None
+    return event if apply(store, RecordAttempt(event, address.run_id)) else None
 
 
 def retry_timer_id(message: StepMessage, attempt: int) -> str:
@@ -151,7 +152,7 @@ def schedule_retry(engine: Engine, message: StepMessage, step: StepDef, outcome:
     retry = TimerRecord(timer_id=retry_timer_id(message, outcome.attempt + 1), kind=TimerKind.RETRY.value,
                         run_id=address.run_id, due_at=engine.now() + backoff, pos=address.pos, data=data)
     check_item_size({"error": outcome.error})  # a record that would be refused fails before the timer
-    if engine.store.schedule_retry(retry, backoff):
+    if apply(engine.store, ScheduleRetry(retry, backoff)):
         record_failed_attempt(engine.store, address, step.name, outcome, engine.now())
 
 
@@ -207,7 +208,7 @@ def lease_heartbeat(engine: Engine, run_id: str, pos: int | None,
     that finds the run ended, cancelled or moved on is tried again: the step goes on).
     ``pos``: the cursor the run must be at (``since``: anywhere from ``since`` to ``pos``)."""
     def renew() -> None:
-        engine.store.renew_lease(run_id, pos, since=since)
+        apply(engine.store, RenewLease(run_id, pos, since))
 
     return HEARTBEATS.every(engine.settings.lease_seconds / 3, renew, f"the lease of run {run_id}")
 

@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING, Any, Union
 from ...errors import ConfigurationError, InvalidInput, PayloadUnavailable, SuspensionSwallowed, describe
 from ..model.control import ContinueAsNew, ReplayStopped, StaleHistory, Suspend
 from ..model.failures import capture
-from ..model.records import Branch, EventRecord, HookRecord, RunStatus, SignalRecord, StepMessage, TimerRecord
+from ..model.records import (
+    Branch,
+    EventRecord,
+    HookRecord,
+    RunRecord,
+    RunStatus,
+    SignalRecord,
+    StepMessage,
+    TimerRecord,
+)
 
 if TYPE_CHECKING:
     from .context import WorkflowContext
@@ -258,8 +267,47 @@ class WakeAt:
     pos: int
 
 
+@dataclass(frozen=True)
+class ClaimRun:
+    """Resume ``owner`` made the one executor of the run's inline steps from op ``pos`` on
+    (``as_created``: only while the stored run is still this run, as created)."""
+
+    run_id: str
+    pos: int
+    owner: str
+    waiting: dict[str, Any]
+    as_created: RunRecord | None = None
+
+
+@dataclass(frozen=True)
+class RenewLease:
+    """The run's lease extended while its cursor is ``pos`` (``since``: anywhere from ``since`` to
+    ``pos``; ``pos`` None: wherever it is)."""
+
+    run_id: str
+    pos: int | None = None
+    since: int | None = None
+
+
+@dataclass(frozen=True)
+class RecordAttempt:
+    """A failed attempt's record, unless its sub-position holds it or a later one, only while run
+    ``while_live`` (if given) is live."""
+
+    event: EventRecord
+    while_live: str | None = None
+
+
+@dataclass(frozen=True)
+class ScheduleRetry:
+    """A sent step's next attempt: its retry timer, due after ``backoff`` seconds."""
+
+    timer: TimerRecord
+    backoff: float
+
+
 Immediate = Union[Publish, CreateHook, AnswerUpdate, RefuseUpdate, DropRequests, ExpireHook, MarkInFlight,
-                  SettleJoin, JoinBranch, TallyBranch, WakeAt]
+                  SettleJoin, JoinBranch, TallyBranch, WakeAt, ClaimRun, RenewLease, RecordAttempt, ScheduleRetry]
 
 
 def decide(ctx: WorkflowContext, value: Any, raised: BaseException | None) -> Command:

@@ -23,6 +23,7 @@ from ..storage.tags import current_tags
 from .children import close_timer, to_close
 from .commands import (
     AnswerUpdate,
+    ClaimRun,
     Command,
     Complete,
     Continue,
@@ -39,10 +40,13 @@ from .commands import (
     MarkInFlight,
     Publish,
     Raise,
+    RecordAttempt,
     RecordOutcome,
     RefuseUpdate,
     Reload,
+    RenewLease,
     RunEnd,
+    ScheduleRetry,
     SettleJoin,
     TallyBranch,
     Wait,
@@ -154,8 +158,22 @@ def _apply_flow(store: Store, command: Immediate) -> Any:
         return store.join_branch(command.join, command.index, command.total)
     if isinstance(command, TallyBranch):
         return store.tally_branch(command.join, command.index, command.failed)
-    assert isinstance(command, WakeAt)
-    return store.wake_run(command.run_id, at=command.pos)
+    if isinstance(command, WakeAt):
+        return store.wake_run(command.run_id, at=command.pos)
+    return _apply_run(store, command)
+
+
+def _apply_run(store: Store, command: Immediate) -> Any:
+    """The commands of a resume's claim and lease and a step's attempts (see :func:`apply`)."""
+    if isinstance(command, ClaimRun):
+        return store.claim_run(command.run_id, command.pos, command.owner, command.waiting,
+                               as_created=command.as_created)
+    if isinstance(command, RenewLease):
+        return store.renew_lease(command.run_id, command.pos, since=command.since)
+    if isinstance(command, RecordAttempt):
+        return store.record_attempt(command.event, while_live=command.while_live)
+    assert isinstance(command, ScheduleRetry)
+    return store.schedule_retry(command.timer, command.backoff)
 
 
 def _carries(ctx: WorkflowContext, command: Command) -> bool:

@@ -23,8 +23,8 @@ from ..model.records import EventRecord, OpKind, RunRecord, TimerKind, TimerReco
 from ..model.states import EventStatus
 from ..storage.payloads import reference_of
 from .children import ChildLink
-from .commands import RecordOutcome
-from .commit import write_outcome
+from .commands import ClaimRun, RecordOutcome, RenewLease
+from .commit import apply, write_outcome
 from .creation import still_created
 from .guard import GuardedStore
 from .history_cache import RunHistory
@@ -137,7 +137,7 @@ class WorkflowContext:
         # in-memory cursor past the stored one as this resume read it; the stored cursor may have followed
         # since (that op's send moves it), so any cursor up to the in-memory one is no other resume's move.
         stored = self.updates.stored_cursor
-        if not self.store.renew_lease(self.run.run_id, self.run.cursor, since=stored):
+        if not apply(self.store, RenewLease(self.run.run_id, self.run.cursor, stored)):
             run = self.store.find_run(self.run.run_id)
             if run is not None and run.cancel_requested and not run.is_terminal:
                 raise self.halt(StaleHistory(self.pos))  # the resume re-reads the run and cancels it
@@ -154,7 +154,7 @@ class WorkflowContext:
         carried = self.run if self.provisional else None
         for _ in range(MAX_SLOW_CLAIMS):
             sent = self.now()  # the lease written runs from about when the request was built, not answered
-            if not self.store.claim_run(self.run.run_id, pos, self.resume_id, waiting, as_created=carried):
+            if not apply(self.store, ClaimRun(self.run.run_id, pos, self.resume_id, waiting, carried)):
                 raise self.halt(StaleHistory(pos))  # another resume holds the run: re-read, replay, or leave it
             carried, self.provisional = None, False
             if self.now() < sent + self.lease.lease_seconds / 3:
